@@ -1,0 +1,61 @@
+/**
+ * The transcript as it crosses the workflow/activity boundary. Plain data (JSON-serialisable), snake_case
+ * on the wire like the seeds' contracts.
+ */
+
+export interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+/** A tool call as the model issued it. `args` is the raw JSON text: a tool validates it, not the loop. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string;
+  tool_calls?: ToolCall[];
+}
+
+export interface ToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  name: string;
+  content: string;
+  is_error?: boolean;
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** What the model is shown of a tool: its name, description and JSON-schema parameters. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export function addUsage(a: TokenUsage, b: TokenUsage | undefined): TokenUsage {
+  if (!b) return a;
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
+}
+
+export const ZERO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };

@@ -1,0 +1,41 @@
+/**
+ * Statuses and stop reasons, as the seeds' cross-language contract (`subagent_status_contract.json`, v2)
+ * spells them. `test/unit/status-contract.test.ts` pins these lists to the JSON fixture.
+ */
+
+export const SUBAGENT_STATUSES = [
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+  'polling_timed_out',
+] as const;
+export type SubagentStatus = (typeof SUBAGENT_STATUSES)[number];
+
+/** Guard stop reasons: additive beside a normal status, never a status of their own. */
+export const SUBAGENT_STOP_REASONS = ['token_capped', 'turn_capped', 'loop_capped'] as const;
+export type SubagentStopReason = (typeof SUBAGENT_STOP_REASONS)[number];
+
+/** The lead run can also stop for reasons no subagent has. */
+export const RUN_STOP_REASONS = [
+  ...SUBAGENT_STOP_REASONS,
+  'subagent_limit_capped',
+  'model_length_capped',
+] as const;
+export type RunStopReason = (typeof RUN_STOP_REASONS)[number];
+
+export const LEDGER_STATUSES = ['in_progress', ...SUBAGENT_STATUSES] as const;
+export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
+
+export const TERMINAL_STATUSES: readonly SubagentStatus[] = SUBAGENT_STATUSES;
+
+/** Keys under which status metadata travels beside a tool message (DeerFlow's additional_kwargs). */
+export const METADATA_KEYS = {
+  status: 'subagent_status',
+  stop_reason: 'subagent_stop_reason',
+  error_fallback: 'deerflow_error_fallback',
+  model_name: 'subagent_model_name',
+  token_usage: 'subagent_token_usage',
+} as const;
+
+export const STATUS_CONTRACT_VERSION = 2;

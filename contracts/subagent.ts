@@ -1,0 +1,79 @@
+import type { ChatMessage, TokenUsage } from './messages';
+import type { ModelSettings } from './model';
+import type { SubagentStatus, SubagentStopReason } from './status';
+import type { SandboxSettings } from './tools';
+
+export interface TokenBudgetSettings {
+  enabled: boolean;
+  max_tokens: number;
+  /** Fraction of max_tokens at which a one-time budget note is added to the next model call. */
+  warn_threshold: number;
+  /** Fraction of max_tokens at which the turn's tool calls are stripped and the run finishes (1.0). */
+  hard_threshold: number;
+}
+
+export interface ToolFrequencyOverride {
+  warn: number;
+  hard_limit: number;
+}
+
+export interface LoopDetectionSettings {
+  enabled: boolean;
+  /** Identical tool-call sets within the window before a warning is added. */
+  warn_threshold: number;
+  /** Identical tool-call sets within the window before the run is stopped. */
+  hard_limit: number;
+  window_size: number;
+  /** Calls of one tool name (any arguments) before a warning, and before the stop. */
+  tool_freq_warn: number;
+  tool_freq_hard_limit: number;
+  tool_freq_overrides: Record<string, ToolFrequencyOverride>;
+}
+
+/** An agent with every default applied: what a subagent workflow runs with. */
+export interface ResolvedAgent {
+  name: string;
+  description: string;
+  system_prompt: string;
+  /** Tools the agent may see and run, after allow/deny (never `task` for a subagent unless nesting is on). */
+  tools: string[];
+  max_turns: number;
+  timeout_seconds: number;
+  token_budget: TokenBudgetSettings;
+  model: ModelSettings;
+}
+
+export interface SubagentInput {
+  /** The lead run's id (its workflow id). */
+  run_id: string;
+  /** The tool_call_id of the `task` call that started this subagent. */
+  task_id: string;
+  description: string;
+  prompt: string;
+  subagent_type: string;
+  agent: ResolvedAgent;
+  loop_detection: LoopDetectionSettings;
+  workspace: string;
+  sandbox: SandboxSettings;
+  /** Delegation depth: a child's depth is its parent's plus one (the lead is 0). */
+  depth: number;
+  /** `fork` provider: the lead's completed turns the child starts from. */
+  fork_messages?: ChatMessage[];
+}
+
+export interface SubagentResult {
+  status: SubagentStatus;
+  stop_reason?: SubagentStopReason;
+  /** The final (or partial) answer, when there is one. */
+  result?: string;
+  error?: string;
+  /** ≤ 2,000 chars, head and tail kept. */
+  result_brief?: string;
+  result_sha256?: string;
+  model_name?: string;
+  /** Absent when the provider reported no usage. */
+  token_usage?: TokenUsage;
+  turns: number;
+  /** The failure came from a model provider error (the seeds' `deerflow_error_fallback`). */
+  error_fallback?: boolean;
+}

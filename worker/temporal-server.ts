@@ -1,0 +1,231 @@
+/**
+ * The embedded Temporal dev server: one module used by the tests, `npm start` and the CLI.
+ *
+ * `temporal server start-dev` runs the real server (SQLite persistence, the Web UI) as a child process on
+ * free loopback ports, with this project's search attributes registered. TEMPORAL_ADDRESS skips all of it
+ * and uses a running server instead.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
+import { cacheRoot, missingCliMessage, resolveTemporalCli, TemporalCliNotFoundError } from './temporal-cli';
+
+export interface DevServerOptions {
+  /** Frontend gRPC port; a free one when omitted. */
+  port?: number;
+  /** Web UI port; a free one when omitted. */
+  uiPort?: number;
+  /** Run without the Web UI. */
+  headless?: boolean;
+  /** SQLite file: the server's state survives a restart on the same file. In memory when omitted. */
+  dbFilename?: string;
+  namespace?: string;
+  /** Extra `--dynamic-config-value` entries (key → JSON value). */
+  dynamicConfig?: Record<string, unknown>;
+  /** Server log level (`warn` by default: the server is chatty). */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** Progress lines: the CLI build, where the server listens. */
+  log?: (line: string) => void;
+  /** How long to wait for the server to answer (default 60 s). */
+  startTimeoutMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface TemporalServer {
+  /** host:port of the frontend. */
+  address: string;
+  namespace: string;
+  /** The Web UI's base URL, when this process started a server with one. */
+  uiUrl?: string;
+  /** How the server was obtained: a running one, a local binary, or the SDK's download. */
+  source: 'TEMPORAL_ADDRESS' | 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go-build' | 'sdk-download';
+  /** Stops a server this process started (a no-op for TEMPORAL_ADDRESS). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Dynamic config this project sets on the dev server. The CLI already makes new search attributes visible at
+ * once; task-queue rate limits (UpdateTaskQueueConfig) need no flag on server 1.29.
+ */
+export const PROJECT_DYNAMIC_CONFIG: Record<string, unknown> = {
+  // Child ids are `<lead id>/task/<tool_call_id>`, nested per depth: leave room beyond the 1,000-char default.
+  'limit.maxIDLength': 2000,
+};
+
+const LOOPBACK = '127.0.0.1';
+
+/** A port that was free a moment ago (the kernel picks it). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, LOOPBACK, () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        server.close();
+        reject(new Error('could not read the port the kernel picked'));
+        return;
+      }
+      server.close(() => resolve(address.port));
+    });
+  });
+}
+
+/** Uses TEMPORAL_ADDRESS when set, else starts the embedded dev server. */
+export async function connectOrStartServer(options: DevServerOptions = {}): Promise<TemporalServer> {
+  const env = options.env ?? process.env;
+  if (env.TEMPORAL_ADDRESS) {
+    return {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: options.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default',
+      source: 'TEMPORAL_ADDRESS',
+      stop: async () => undefined,
+    };
+  }
+  return startDevServer(options);
+}
+
+export async function startDevServer(options: DevServerOptions = {}): Promise<TemporalServer> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => undefined);
+  const cli = await resolveTemporalCli({ env, log });
+  if (!cli) return startWithSdkDownload(options);
+
+  const namespace = options.namespace ?? 'default';
+  const port = options.port ?? (await freePort());
+  const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort()));
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    LOOPBACK,
+    '--port',
+    String(port),
+    '--http-port',
+    String(await freePort()),
+    '--metrics-port',
+    String(await freePort()),
+    '--namespace',
+    namespace,
+    '--log-level',
+    options.logLevel ?? 'warn',
+  ];
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-ip', LOOPBACK, '--ui-port', String(uiPort));
+  if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES))
+    args.push('--search-attribute', `${name}=${type}`);
+  for (const [key, value] of Object.entries({ ...PROJECT_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
+
+  const child = spawn(cli.path, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString('utf8'));
+    if (output.length > 200) output.shift();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  // A server left behind by a parent that exits normally would hold its ports and its SQLite lock.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  const address = `${LOOPBACK}:${port}`;
+  const uiUrl = uiPort === undefined ? undefined : `http://${LOOPBACK}:${uiPort}`;
+  const stop = async () => {
+    process.removeListener('exit', killOnExit);
+    await stopChild(child);
+  };
+  try {
+    await waitUntilServing(child, address, namespace, uiUrl, options.startTimeoutMs ?? 60_000, output);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  log(`Temporal dev server (${cli.source}: ${cli.path}) on ${address}` + (uiUrl ? `, Web UI ${uiUrl}` : ''));
+  return { address, namespace, uiUrl, source: cli.source, stop };
+}
+
+async function waitUntilServing(
+  child: ChildProcess,
+  address: string,
+  namespace: string,
+  uiUrl: string | undefined,
+  timeoutMs: number,
+  output: string[],
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited: number | null | undefined;
+  child.once('exit', (code) => (exited = code));
+  let lastError = '';
+  while (Date.now() < deadline) {
+    if (exited !== undefined) {
+      throw new Error(
+        `temporal server start-dev exited with code ${exited}:\n${output.join('').trim().slice(-3000)}`,
+      );
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+      } finally {
+        await connection.close();
+      }
+      if (uiUrl) {
+        const response = await fetch(uiUrl, { signal: AbortSignal.timeout(1000) });
+        if (!response.ok) throw new Error(`Web UI answered ${response.status}`);
+      }
+      return;
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  throw new Error(`Temporal dev server on ${address} did not answer within ${timeoutMs} ms: ${lastError}`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Last resort on a machine that is online but has neither a binary nor Go: the SDK downloads the CLI. */
+async function startWithSdkDownload(options: DevServerOptions): Promise<TemporalServer> {
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  const namespace = options.namespace ?? 'default';
+  const port = options.port ?? (await freePort());
+  const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort()));
+  const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => `${name}=${type}`);
+  try {
+    const testEnv = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'cached-download', downloadDir: join(cacheRoot(options.env), 'sdk-download') },
+        ip: LOOPBACK,
+        port,
+        namespace,
+        ui: uiPort !== undefined,
+        uiPort,
+        dbFilename: options.dbFilename,
+        extraArgs: searchAttributes.flatMap((sa) => ['--search-attribute', sa]),
+      },
+    });
+    options.log?.(`Temporal dev server (SDK download) on ${LOOPBACK}:${port}`);
+    return {
+      address: `${LOOPBACK}:${port}`,
+      namespace,
+      uiUrl: uiPort === undefined ? undefined : `http://${LOOPBACK}:${uiPort}`,
+      source: 'sdk-download',
+      stop: () => testEnv.teardown(),
+    };
+  } catch (err) {
+    throw new TemporalCliNotFoundError(missingCliMessage(err instanceof Error ? err.message : String(err)));
+  }
+}
