@@ -1,0 +1,181 @@
+/**
+ * Agents and models as a run uses them: the built-in subagents, custom agents from config, and every
+ * override applied in one place, so the lead workflow and the CLI can never disagree about a limit.
+ */
+import {
+  BUILTIN_AGENT_NAMES,
+  ConfigError,
+  INHERIT_MODEL,
+  type AgentOverride,
+  type BuiltinAgentName,
+  type Config,
+  type CustomAgentConfig,
+  type TokenBudgetOverride,
+} from './config';
+import type { ModelSettings } from './model';
+import type { ResolvedAgent, TokenBudgetSettings } from './subagent';
+import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from './tools';
+
+interface BuiltinAgentDefinition {
+  description: string;
+  system_prompt: string;
+  /** The agent's tools when config names none; `task` is never among them. */
+  tools: readonly string[];
+  max_turns: number;
+}
+
+const FINAL_ANSWER_RULE =
+  'When you are done, reply with a concise final answer that stands on its own: the lead agent sees only ' +
+  'that message, not your tool calls or notes. Say what you did, what you found (the key facts inline) and ' +
+  'where any results are (file paths in the workspace). If part of the task could not be done, say which ' +
+  'part and why.';
+
+export const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>> = {
+  'general-purpose': {
+    description:
+      'A capable agent for multi-step work that needs both exploration and action: reading and searching ' +
+      'files, editing them, running commands. Use it for a self-contained task whose working context ' +
+      'would crowd your own.',
+    system_prompt: [
+      'You are a general-purpose subagent. The lead agent has delegated one self-contained task to you; ' +
+        'complete it on your own, without asking questions back.',
+      'Work inside the workspace: it is your only project folder, and paths outside it are refused. Read ' +
+        'before you edit, do the work rather than describe it, and check your result (re-read the file, run ' +
+        'the test) before you finish.',
+      FINAL_ANSWER_RULE,
+    ].join('\n\n'),
+    tools: BUILTIN_TOOL_NAMES,
+    max_turns: 150,
+  },
+  bash: {
+    description:
+      'A command-line specialist: runs shell commands in the workspace (builds, tests, git, scripts, data ' +
+      'wrangling) and reports what happened.',
+    system_prompt: [
+      'You are a command-line subagent. The lead agent has delegated one task to you that is done by ' +
+        'running commands; complete it on your own, without asking questions back.',
+      'Commands run in the workspace with a time limit and an output cap, and without network access. Keep ' +
+        'them non-interactive, keep their output short (filter it, write long output to a file), and read ' +
+        'exit codes rather than guessing.',
+      FINAL_ANSWER_RULE +
+        ' For commands, report the ones that mattered, their exit status and the output lines that decide ' +
+        'the answer.',
+    ].join('\n\n'),
+    tools: ['bash', 'ls', 'read_file', 'write_file', 'str_replace'],
+    max_turns: 60,
+  },
+};
+
+/** DeerFlow's coupling: with compaction on, a subagent needs far fewer tokens for the same work. */
+export const DEFAULT_TOKEN_BUDGET = 2_000_000;
+export const DEFAULT_TOKEN_BUDGET_WITH_SUMMARIZATION = 1_000_000;
+export const TOKEN_BUDGET_HARD_THRESHOLD = 1.0;
+
+/** A `subagent_type` that names no agent: the lead turns it into an error result for the model. */
+export class UnknownAgentError extends Error {
+  readonly available: string[];
+
+  constructor(name: string, available: string[]) {
+    super(`subagent_type ${JSON.stringify(name)} is not an available agent (${available.join(', ')})`);
+    this.name = 'UnknownAgentError';
+    this.available = available;
+  }
+}
+
+/** Built-ins first, then custom agents in the order the config lists them. */
+export function listAgentNames(config: Config): string[] {
+  return [...BUILTIN_AGENT_NAMES, ...Object.keys(config.subagents.custom_agents)];
+}
+
+export function listAgents(config: Config): ResolvedAgent[] {
+  return listAgentNames(config).map((name) => resolveAgent(config, name));
+}
+
+/** An agent with every default and override applied: per-agent beats global beats built-in. */
+export function resolveAgent(config: Config, name: string): ResolvedAgent {
+  const settings = config.subagents;
+  const override: AgentOverride = ownEntry(settings.agents, name) ?? {};
+  if (isBuiltin(name)) {
+    const builtin = BUILTIN_AGENTS[name];
+    return {
+      name,
+      description: builtin.description,
+      system_prompt: builtin.system_prompt,
+      tools: filterTools(override.tools?.allow ?? builtin.tools, override.tools?.deny ?? []),
+      // The global turn and time limits are for built-ins only; custom agents carry their own.
+      max_turns: override.max_turns ?? settings.max_turns ?? builtin.max_turns,
+      timeout_seconds: override.timeout_seconds ?? settings.timeout_seconds,
+      token_budget: resolveTokenBudget(config, undefined, override.token_budget),
+      model: resolveAgentModel(config, override.model, settings.model),
+    };
+  }
+  const custom: CustomAgentConfig | undefined = ownEntry(settings.custom_agents, name);
+  if (custom === undefined) throw new UnknownAgentError(name, listAgentNames(config));
+  return {
+    name,
+    description: custom.description,
+    system_prompt: custom.system_prompt,
+    tools: filterTools(
+      override.tools?.allow ?? custom.tools?.allow ?? BUILTIN_TOOL_NAMES,
+      override.tools?.deny ?? custom.tools?.deny ?? [],
+    ),
+    max_turns: override.max_turns ?? custom.max_turns,
+    timeout_seconds: override.timeout_seconds ?? custom.timeout_seconds,
+    token_budget: resolveTokenBudget(config, custom.token_budget, override.token_budget),
+    model: resolveAgentModel(config, override.model, custom.model, settings.model),
+  };
+}
+
+/** The lead uses the first model listed, as DeerFlow does. */
+export function resolveLeadModel(config: Config): ModelSettings {
+  return config.models[0];
+}
+
+export function resolveModel(config: Config, name: string): ModelSettings {
+  if (name === INHERIT_MODEL) return resolveLeadModel(config);
+  const model = config.models.find((candidate) => candidate.name === name);
+  if (model === undefined) {
+    const names = config.models.map((candidate) => candidate.name);
+    throw new ConfigError([`model: ${JSON.stringify(name)} is not a configured model (${names.join(', ')})`]);
+  }
+  return model;
+}
+
+function isBuiltin(name: string): name is BuiltinAgentName {
+  return (BUILTIN_AGENT_NAMES as readonly string[]).includes(name);
+}
+
+/** Own keys only: an agent called `constructor` must not find Object's prototype. */
+function ownEntry<T>(record: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** In the fixed order of the tool list, so the model sees the same tools in the same order every run. */
+function filterTools(allow: readonly string[], deny: readonly string[]): string[] {
+  return [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME].filter(
+    (tool) => allow.includes(tool) && !deny.includes(tool),
+  );
+}
+
+function resolveAgentModel(config: Config, ...chain: (string | undefined)[]): ModelSettings {
+  const name = chain.find((candidate) => candidate !== undefined);
+  return name === undefined ? resolveLeadModel(config) : resolveModel(config, name);
+}
+
+/** A value the user wrote (global, custom agent, then per-agent override) always beats the coupled default. */
+function resolveTokenBudget(
+  config: Config,
+  custom: TokenBudgetOverride | undefined,
+  override: TokenBudgetOverride | undefined,
+): TokenBudgetSettings {
+  const global = config.subagents.token_budget;
+  const coupledDefault = config.summarization.enabled
+    ? DEFAULT_TOKEN_BUDGET_WITH_SUMMARIZATION
+    : DEFAULT_TOKEN_BUDGET;
+  return {
+    enabled: override?.enabled ?? custom?.enabled ?? global.enabled,
+    max_tokens: override?.max_tokens ?? custom?.max_tokens ?? global.max_tokens ?? coupledDefault,
+    warn_threshold: override?.warn_threshold ?? custom?.warn_threshold ?? global.warn_threshold,
+    hard_threshold: TOKEN_BUDGET_HARD_THRESHOLD,
+  };
+}

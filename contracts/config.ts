@@ -1,0 +1,486 @@
+/**
+ * The config file, in the shape of DeerFlow's `config.yaml`, so a DeerFlow user's sections work as written.
+ *
+ * Sections this project does not read are ignored with one warning (a DeerFlow config has many); the keys
+ * inside the sections it does read are strict, because a typo there would silently change a limit. A few
+ * keys DeerFlow writes in those sections are understood as aliases or accepted and ignored (with a warning).
+ *
+ * Pure: no Node APIs. `worker/config.ts` reads the file and resolves relative paths.
+ */
+import { z } from 'zod';
+import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './config-deerflow';
+import {
+  apiKeyReference,
+  bool,
+  ConfigError,
+  fraction,
+  hostPort,
+  httpUrl,
+  issueProblems,
+  KNOWN_TOOL_NAMES,
+  listOf,
+  mappingOf,
+  oneOf,
+  positiveNumber,
+  problem,
+  seconds,
+  section,
+  temperature,
+  text,
+  toolName,
+  wholeNumber,
+  type ConfigPath,
+} from './config-fields';
+import { MODEL_PROVIDERS, type ModelSettings } from './model';
+import type { LoopDetectionSettings } from './subagent';
+import { DEFAULT_SANDBOX, TASK_TOOL_NAME, type SandboxSettings } from './tools';
+
+export const BUILTIN_AGENT_NAMES = ['general-purpose', 'bash'] as const;
+export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
+
+/** The lead agent's name in model calls and scripts; no custom agent may take it. */
+export const LEAD_AGENT_NAME = 'lead';
+
+/** Written as a model name, it means "the lead agent's model" (DeerFlow's spelling). */
+export const INHERIT_MODEL = 'inherit';
+
+export { ConfigError, CONFIG_KEYS } from './config-fields';
+
+/** DeerFlow names its model classes (`use: langchain_openai:ChatOpenAI`); any ChatOpenAI speaks our openai. */
+const OPENAI_CLASS_MARKER = 'ChatOpenAI';
+
+const modelEntry = section('models[]', {
+  name: text,
+  provider: oneOf(MODEL_PROVIDERS).optional(),
+  use: text.optional(),
+  display_name: text.optional(),
+  model: text.optional(),
+  base_url: httpUrl.optional(),
+  api_key: apiKeyReference.optional(),
+  temperature: temperature.optional(),
+  max_tokens: wholeNumber(1).optional(),
+  request_timeout_seconds: seconds.optional(),
+  script_file: text.optional(),
+}).transform((entry, ctx): ModelSettings => {
+  let provider = entry.provider;
+  if (provider === undefined) {
+    if (entry.use === undefined) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['provider'],
+        input: undefined,
+        message: `is missing (${MODEL_PROVIDERS.join(', ')}; or DeerFlow's use: langchain_openai:ChatOpenAI)`,
+      });
+      return z.NEVER;
+    }
+    if (!entry.use.includes(OPENAI_CLASS_MARKER)) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['use'],
+        input: entry.use,
+        message:
+          `is not a model class this project runs (langchain_openai:ChatOpenAI for any OpenAI-compatible ` +
+          `endpoint, or set provider: ${MODEL_PROVIDERS.join(' | ')})`,
+      });
+      return z.NEVER;
+    }
+    provider = 'openai';
+  }
+  if (provider === 'openai' && entry.model === undefined) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['model'],
+      input: undefined,
+      message: "is missing (the provider's model id, e.g. gpt-4o-mini)",
+    });
+    return z.NEVER;
+  }
+  return withoutUndefined({
+    name: entry.name,
+    provider,
+    model: entry.model ?? entry.name,
+    base_url: entry.base_url,
+    api_key_env: entry.api_key,
+    temperature: entry.temperature,
+    max_tokens: entry.max_tokens,
+    request_timeout_seconds: entry.request_timeout_seconds,
+    script_file: entry.script_file,
+  });
+});
+
+/** Offline and deterministic: what `npm start` runs with when no model is configured. */
+export const DEFAULT_MODEL_NAME = 'scripted';
+
+function tokenBudgetSection(where: string) {
+  return section(where, {
+    enabled: bool.optional(),
+    max_tokens: wholeNumber(1).optional(),
+    warn_threshold: fraction.optional(),
+  });
+}
+
+function toolFilterSection(where: string) {
+  return section(where, {
+    allow: listOf(toolName, 'tool names').optional(),
+    deny: listOf(toolName, 'tool names').optional(),
+  });
+}
+
+const agentOverride = section('subagents.agents.<name>', {
+  timeout_seconds: seconds.optional(),
+  max_turns: wholeNumber(1).optional(),
+  token_budget: tokenBudgetSection('subagents.agents.<name>.token_budget').optional(),
+  model: text.optional(),
+  tools: toolFilterSection('subagents.agents.<name>.tools').optional(),
+});
+
+const customAgent = section('subagents.custom_agents.<name>', {
+  description: text,
+  system_prompt: text,
+  tools: toolFilterSection('subagents.custom_agents.<name>.tools').optional(),
+  model: text.optional(),
+  max_turns: wholeNumber(1).default(50),
+  timeout_seconds: seconds.default(900),
+  token_budget: tokenBudgetSection('subagents.custom_agents.<name>.token_budget').optional(),
+});
+
+const subagents = section('subagents', {
+  enabled: bool.default(true),
+  timeout_seconds: seconds.default(1800),
+  max_turns: wholeNumber(1).optional(),
+  max_total_per_run: wholeNumber(1, 50).default(6),
+  max_concurrent: wholeNumber(1).optional(),
+  max_depth: wholeNumber(0).default(1),
+  provider: oneOf(['spawn', 'fork']).default('spawn'),
+  model: text.optional(),
+  // max_tokens stays unset unless the user writes it: its default follows summarization.enabled.
+  token_budget: section('subagents.token_budget', {
+    enabled: bool.default(true),
+    max_tokens: wholeNumber(1).optional(),
+    warn_threshold: fraction.default(0.7),
+  }).prefault({}),
+  agents: mappingOf(agentOverride, 'agent overrides').prefault({}),
+  custom_agents: mappingOf(customAgent, 'custom agents').prefault({}),
+});
+
+const subagentRuntime = section('subagent_runtime', {
+  max_running: wholeNumber(1).default(3),
+  max_queued: wholeNumber(0).default(64),
+  admission_policy: oneOf(['queue', 'reject']).default('queue'),
+  queue_timeout_seconds: seconds.default(300),
+  rate_limit_per_second: positiveNumber.optional(),
+});
+
+const loopDetection = section('loop_detection', {
+  enabled: bool.default(true),
+  warn_threshold: wholeNumber(1).default(3),
+  hard_limit: wholeNumber(1).default(5),
+  window_size: wholeNumber(1).default(20),
+  tool_freq_warn: wholeNumber(1).default(30),
+  tool_freq_hard_limit: wholeNumber(1).default(50),
+  tool_freq_overrides: mappingOf(
+    section('loop_detection.tool_freq_overrides.<tool>', {
+      warn: wholeNumber(1),
+      hard_limit: wholeNumber(1),
+    }),
+    'per-tool thresholds',
+  ).prefault({}),
+}).transform((settings): LoopDetectionSettings => settings);
+
+const summarization = section('summarization', {
+  enabled: bool.default(false),
+  model: text.optional(),
+  trigger_tokens: wholeNumber(1).default(80_000),
+  keep_messages: wholeNumber(1).default(10),
+  summary_prompt: text.optional(),
+});
+
+const sandbox = section('sandbox', {
+  use: text.optional(),
+  allow_host_bash: bool.default(DEFAULT_SANDBOX.allow_host_bash),
+  bash_timeout_seconds: seconds.default(DEFAULT_SANDBOX.bash_timeout_seconds),
+  output_cap_chars: wholeNumber(1).default(DEFAULT_SANDBOX.output_cap_chars),
+}).transform(
+  // `use` names a DeerFlow sandbox class; ours is always bubblewrap (or host bash when allowed).
+  (settings): SandboxSettings => ({
+    allow_host_bash: settings.allow_host_bash,
+    bash_timeout_seconds: settings.bash_timeout_seconds,
+    output_cap_chars: settings.output_cap_chars,
+  }),
+);
+
+export interface TemporalTlsSettings {
+  server_name?: string;
+  server_root_ca_cert_path?: string;
+  client_cert_path?: string;
+  client_key_path?: string;
+}
+
+export interface TemporalSettings {
+  /** host:port; absent → the embedded dev server (or TEMPORAL_ADDRESS). */
+  address?: string;
+  namespace: string;
+  task_queue: string;
+  /** Name of the environment variable holding a Temporal Cloud API key. */
+  api_key_env?: string;
+  tls?: TemporalTlsSettings;
+  ui_url?: string;
+}
+
+const temporal = section('temporal', {
+  address: hostPort.optional(),
+  namespace: text.default('default'),
+  task_queue: text.default('durable-subagents'),
+  api_key: apiKeyReference.optional(),
+  tls: section('temporal.tls', {
+    server_name: text.optional(),
+    server_root_ca_cert_path: text.optional(),
+    client_cert_path: text.optional(),
+    client_key_path: text.optional(),
+  }).optional(),
+  ui_url: httpUrl.optional(),
+}).transform((settings): TemporalSettings =>
+  withoutUndefined({
+    address: settings.address,
+    namespace: settings.namespace,
+    task_queue: settings.task_queue,
+    api_key_env: settings.api_key,
+    tls: settings.tls,
+    ui_url: settings.ui_url,
+  }),
+);
+
+const workspace = section('workspace', {
+  root: text.default('./workspace'),
+  sample_dir: text.optional(),
+});
+
+const sections = {
+  models: listOf(modelEntry, 'models')
+    .min(1, { error: 'is empty (list at least one model, or leave models out for the scripted default)' })
+    .prefault([{ name: DEFAULT_MODEL_NAME, provider: 'scripted' }]),
+  subagents: subagents.prefault({}),
+  subagent_runtime: subagentRuntime.prefault({}),
+  loop_detection: loopDetection.prefault({}),
+  summarization: summarization.prefault({}),
+  sandbox: sandbox.prefault({}),
+  temporal: temporal.prefault({}),
+  workspace: workspace.prefault({}),
+};
+
+/** The top-level sections this project reads; any other section is ignored with a warning. */
+export const CONFIG_SECTIONS: readonly string[] = Object.keys(sections);
+
+const sectionsSchema = z.object(sections);
+
+const configSchema = sectionsSchema
+  .superRefine((config, ctx) => {
+    for (const [path, input, message] of crossSectionProblems(config)) {
+      ctx.addIssue({ code: 'custom', path: [...path], input, message });
+    }
+  })
+  .transform((config) => ({
+    ...config,
+    subagents: {
+      ...config.subagents,
+      // Per-response concurrency can never exceed what the workers can run at once.
+      max_concurrent: Math.min(
+        config.subagents.max_concurrent ?? config.subagent_runtime.max_running,
+        config.subagent_runtime.max_running,
+      ),
+    },
+  }));
+
+export type Config = z.output<typeof configSchema>;
+export type AgentOverride = z.output<typeof agentOverride>;
+export type CustomAgentConfig = z.output<typeof customAgent>;
+export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
+export type SummarizationSettings = Config['summarization'];
+export type SubagentRuntimeSettings = Config['subagent_runtime'];
+export type WorkspaceSettings = Config['workspace'];
+
+type CrossProblem = [path: ConfigPath, input: unknown, message: string];
+
+/** Checks that span keys: names that must refer to something, thresholds that must be ordered. */
+function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossProblem[] {
+  const out: CrossProblem[] = [];
+  const modelNames = config.models.map((model) => model.name);
+  config.models.forEach((model, index) => {
+    if (model.name === INHERIT_MODEL) {
+      out.push([['models', index, 'name'], model.name, 'is reserved (it means "the lead\'s model")']);
+    } else if (modelNames.indexOf(model.name) !== index) {
+      out.push([['models', index, 'name'], model.name, 'is listed twice (model names must be unique)']);
+    }
+  });
+  const checkModel = (path: ConfigPath, name: string | undefined): void => {
+    if (name !== undefined && name !== INHERIT_MODEL && !modelNames.includes(name)) {
+      out.push([path, name, `is not a configured model (${[...modelNames, INHERIT_MODEL].join(', ')})`]);
+    }
+  };
+  checkModel(['subagents', 'model'], config.subagents.model);
+  checkModel(['summarization', 'model'], config.summarization.model);
+
+  const { agents, custom_agents: customAgents } = config.subagents;
+  const builtins: readonly string[] = BUILTIN_AGENT_NAMES;
+  for (const [name, custom] of Object.entries(customAgents)) {
+    if (builtins.includes(name) || name === LEAD_AGENT_NAME) {
+      out.push([
+        ['subagents', 'custom_agents', name],
+        undefined,
+        `is a reserved agent name (${[...builtins, LEAD_AGENT_NAME].join(', ')}); ` +
+          `adjust built-in agents under subagents.agents`,
+      ]);
+    }
+    checkModel(['subagents', 'custom_agents', name, 'model'], custom.model);
+  }
+  const agentNames = [...builtins, ...Object.keys(customAgents)];
+  for (const [name, override] of Object.entries(agents)) {
+    if (!agentNames.includes(name)) {
+      out.push([['subagents', 'agents', name], undefined, `is not an agent (${agentNames.join(', ')})`]);
+    }
+    if (builtins.includes(name) && override.tools?.allow?.includes(TASK_TOOL_NAME)) {
+      out.push([
+        ['subagents', 'agents', name, 'tools', 'allow'],
+        undefined,
+        `lists ${TASK_TOOL_NAME}, but built-in agents never delegate (define a custom agent for nested delegation)`,
+      ]);
+    }
+    checkModel(['subagents', 'agents', name, 'model'], override.model);
+  }
+
+  const loop = config.loop_detection;
+  const ordered = (path: ConfigPath, warn: number, hard: number, warnKey: string, hardKey: string): void => {
+    if (warn >= hard) out.push([path, warn, `is not below ${hardKey} (${warnKey} < ${hardKey} = ${hard})`]);
+  };
+  ordered(
+    ['loop_detection', 'warn_threshold'],
+    loop.warn_threshold,
+    loop.hard_limit,
+    'warn_threshold',
+    'hard_limit',
+  );
+  if (loop.hard_limit > loop.window_size) {
+    out.push([
+      ['loop_detection', 'hard_limit'],
+      loop.hard_limit,
+      `is larger than window_size, so the stop could never fire (at most window_size = ${loop.window_size})`,
+    ]);
+  }
+  ordered(
+    ['loop_detection', 'tool_freq_warn'],
+    loop.tool_freq_warn,
+    loop.tool_freq_hard_limit,
+    'tool_freq_warn',
+    'tool_freq_hard_limit',
+  );
+  for (const [tool, override] of Object.entries(loop.tool_freq_overrides)) {
+    ordered(
+      ['loop_detection', 'tool_freq_overrides', tool, 'warn'],
+      override.warn,
+      override.hard_limit,
+      'warn',
+      'hard_limit',
+    );
+  }
+
+  const tls = config.temporal.tls;
+  if (tls !== undefined && (tls.client_cert_path === undefined) !== (tls.client_key_path === undefined)) {
+    const missing = tls.client_cert_path === undefined ? 'client_cert_path' : 'client_key_path';
+    out.push([
+      ['temporal', 'tls', missing],
+      undefined,
+      'is missing (mTLS needs client_cert_path and client_key_path)',
+    ]);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Entry points
+
+export interface ParseOptions {
+  /** Where `$NAME` values come from. Without it they stay as written (api keys are never read). */
+  env?: Env;
+}
+
+export interface ParsedConfig {
+  config: Config;
+  /** Things the user should know that do not stop the run; the caller prints them. */
+  warnings: string[];
+}
+
+/** Validates a config file's content (already read from YAML) and applies every default. */
+export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedConfig {
+  const source = raw ?? {};
+  if (!isMapping(source)) {
+    throw new ConfigError([
+      problem([], source, `is not a mapping (sections: ${CONFIG_SECTIONS.join(', ')})`),
+    ]);
+  }
+  const unknown = Object.keys(source).filter((name) => !CONFIG_SECTIONS.includes(name));
+  const sectionWarnings =
+    unknown.length === 0
+      ? []
+      : [
+          `ignoring sections this project does not read: ${unknown.join(', ')} (it reads ${CONFIG_SECTIONS.join(', ')})`,
+        ];
+  const normalized = normalizeDeerFlowConfig(source, CONFIG_SECTIONS, options.env);
+  const parsed = configSchema.safeParse(normalized.sections, { reportInput: true });
+  const problems = [
+    ...normalized.problems,
+    ...(parsed.success ? [] : parsed.error.issues.flatMap(issueProblems)),
+  ];
+  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+
+  const config = parsed.data;
+  const warnings = [
+    ...sectionWarnings,
+    ...normalized.warnings,
+    ...configWarnings(config, normalized.sections),
+  ];
+  return { config, warnings };
+}
+
+/** The configuration with nothing written: every default. */
+export function defaultConfig(): Config {
+  return parseConfig({}).config;
+}
+
+function configWarnings(config: Config, prepared: Mapping): string[] {
+  const out: string[] = [];
+  const requested = isMapping(prepared.subagents) ? prepared.subagents.max_concurrent : undefined;
+  if (typeof requested === 'number' && requested > config.subagents.max_concurrent) {
+    out.push(
+      `subagents.max_concurrent: ${requested} is above subagent_runtime.max_running, ` +
+        `so ${config.subagents.max_concurrent} is used`,
+    );
+  }
+  const { max_depth: maxDepth, agents, custom_agents: customAgents } = config.subagents;
+  if (maxDepth <= 1) {
+    for (const [name, custom] of Object.entries(customAgents)) {
+      const override = Object.hasOwn(agents, name) ? agents[name].tools : undefined;
+      const allow = override?.allow ?? custom.tools?.allow ?? [];
+      const deny = override?.deny ?? custom.tools?.deny ?? [];
+      if (allow.includes(TASK_TOOL_NAME) && !deny.includes(TASK_TOOL_NAME)) {
+        out.push(
+          `subagents: ${name} may call ${TASK_TOOL_NAME}, but subagents.max_depth is ${maxDepth}, ` +
+            `so its delegations will be refused`,
+        );
+      }
+    }
+  }
+  const tools: readonly string[] = KNOWN_TOOL_NAMES;
+  const strangers = Object.keys(config.loop_detection.tool_freq_overrides).filter(
+    (tool) => !tools.includes(tool),
+  );
+  if (strangers.length > 0) {
+    out.push(
+      `loop_detection.tool_freq_overrides: no such tools here, thresholds unused: ${strangers.join(', ')}`,
+    );
+  }
+  return out;
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
+}
