@@ -1,0 +1,38 @@
+/**
+ * A subagent's step log: one record per assistant turn and per tool result, as DeerFlow's step capture
+ * (`subagent.step`) shapes them. Read through a query with an `after_seq` cursor; snake_case on the wire.
+ */
+
+/** Characters kept of a step's text and of each tool call's arguments; the cut is flagged, never silent. */
+export const SUBAGENT_STEP_MAX_CHARS = 8192;
+
+export interface SubagentStepToolCall {
+  id: string;
+  name: string;
+  /** The raw JSON argument text the model sent, capped at SUBAGENT_STEP_MAX_CHARS. */
+  args: string;
+  args_truncated: boolean;
+}
+
+interface SubagentStepBase {
+  /** Position in the subagent's step log, from 1, so `after_seq: 0` reads everything. */
+  seq: number;
+  text: string;
+  truncated: boolean;
+}
+
+/** An assistant turn: its text and the tool calls it asked for. */
+export interface SubagentAiStep extends SubagentStepBase {
+  kind: 'ai';
+  tool_calls: SubagentStepToolCall[];
+}
+
+/** A tool's output, tied to the call that asked for it. */
+export interface SubagentToolStep extends SubagentStepBase {
+  kind: 'tool';
+  tool_call_id: string;
+  name: string;
+  is_error: boolean;
+}
+
+export type SubagentStep = SubagentAiStep | SubagentToolStep;

@@ -1,0 +1,35 @@
+import type { AssistantMessage, ToolMessage } from '../../contracts/messages';
+import { SUBAGENT_STEP_MAX_CHARS, type SubagentStep } from '../../contracts/steps';
+import { capText } from './text';
+
+/** The step record of one assistant turn or tool result, with text and arguments capped. */
+export function buildStep(seq: number, message: AssistantMessage | ToolMessage): SubagentStep {
+  const { text, truncated } = capText(message.content, SUBAGENT_STEP_MAX_CHARS);
+  if (message.role === 'tool') {
+    return {
+      seq,
+      kind: 'tool',
+      text,
+      truncated,
+      tool_call_id: message.tool_call_id,
+      name: message.name,
+      is_error: message.is_error ?? false,
+    };
+  }
+  return {
+    seq,
+    kind: 'ai',
+    text,
+    truncated,
+    tool_calls: (message.tool_calls ?? []).map((call) => {
+      const args = capText(call.args, SUBAGENT_STEP_MAX_CHARS);
+      return { id: call.id, name: call.name, args: args.text, args_truncated: args.truncated };
+    }),
+  };
+}
+
+/** The steps after the `afterSeq` cursor, oldest first, at most `limit` of them when a limit is given. */
+export function stepsAfter(steps: readonly SubagentStep[], afterSeq: number, limit?: number): SubagentStep[] {
+  const after = steps.filter((step) => step.seq > afterSeq);
+  return limit === undefined ? after : after.slice(0, Math.max(0, limit));
+}

@@ -1,0 +1,59 @@
+/**
+ * Text shaping for what crosses into history, queries and model prompts. Lengths are JavaScript string
+ * lengths (UTF-16 code units); a cut never splits a surrogate pair, so no lone half of an emoji is left.
+ */
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** The first `count` code units of `text`, one fewer when the last would be half of a pair. */
+function headOf(text: string, count: number): string {
+  if (count <= 0) return '';
+  if (count >= text.length) return text;
+  const end = isHighSurrogate(text.charCodeAt(count - 1)) ? count - 1 : count;
+  return text.slice(0, end);
+}
+
+/** The last `count` code units of `text`, one fewer when the first would be half of a pair. */
+function tailOf(text: string, count: number): string {
+  if (count <= 0) return '';
+  if (count >= text.length) return text;
+  const start = text.length - count;
+  return text.slice(isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start);
+}
+
+/** 1234567 → "1,234,567", without locale data (the workflow sandbox must not depend on ICU). */
+export function groupThousands(value: number): string {
+  const sign = value < 0 ? '-' : '';
+  const digits = String(Math.trunc(Math.abs(value)));
+  return sign + digits.replace(/\B(?=(\d{3})+$)/g, ',');
+}
+
+function omissionMarker(omitted: number): string {
+  return `\n\n[… ${groupThousands(omitted)} characters omitted …]\n\n`;
+}
+
+/**
+ * Shortens `text` to at most `maxChars` by keeping its head (two thirds) and tail (one third) around a
+ * marker that says how much was cut. Text that already fits comes back unchanged.
+ */
+export function truncateHeadTail(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  // The longest marker this text can need, so head + marker + tail never exceeds maxChars.
+  const budget = maxChars - omissionMarker(text.length).length;
+  if (budget <= 0) return headOf(text, maxChars);
+  const head = headOf(text, Math.ceil((budget * 2) / 3));
+  const tail = tailOf(text, budget - Math.ceil((budget * 2) / 3));
+  return head + omissionMarker(text.length - head.length - tail.length) + tail;
+}
+
+/** Keeps the first `maxChars` of `text` and says whether anything was cut. */
+export function capText(text: string, maxChars: number): { text: string; truncated: boolean } {
+  if (text.length <= maxChars) return { text, truncated: false };
+  return { text: headOf(text, maxChars), truncated: true };
+}
