@@ -1,0 +1,132 @@
+import { spawn } from 'node:child_process';
+import type { BashArgs } from '../../contracts/tool-specs';
+import type { ActivityHooks } from './activity-hooks';
+import { OutputCollector } from './output';
+import { bubblewrapArgs, SANDBOX_ENV } from './sandbox';
+import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
+
+const HEARTBEAT_INTERVAL_MS = 1_000;
+
+interface Launch {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+interface Finished {
+  output: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+}
+
+/** Host fallback: the worker's PATH and HOME, but none of its other variables (keys, tokens). */
+function hostEnv(): Record<string, string> {
+  const env: Record<string, string> = { LANG: 'C.UTF-8', TERM: 'dumb' };
+  for (const name of ['PATH', 'HOME', 'LANG', 'TZ']) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/**
+ * Runs the command in its own process group and kills the whole group on timeout, on cancellation and once
+ * the command itself exits (so nothing it left in the background outlives the call).
+ */
+function run(launch: Launch, timeoutMs: number, cap: number, hooks: ActivityHooks): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(launch.file, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const collector = new OutputCollector(cap);
+    let timedOut = false;
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => collector.push(chunk));
+    }
+    const kill = (): void => killGroup(child.pid);
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, timeoutMs);
+    hooks.heartbeat();
+    const heartbeats = setInterval(hooks.heartbeat, HEARTBEAT_INTERVAL_MS);
+    hooks.signal?.addEventListener('abort', kill, { once: true });
+    const cleanUp = (): void => {
+      clearTimeout(timer);
+      clearInterval(heartbeats);
+      hooks.signal?.removeEventListener('abort', kill);
+    };
+    child.on('exit', kill);
+    child.on('error', (err) => {
+      cleanUp();
+      reject(err);
+    });
+    child.on('close', (exitCode, signal) => {
+      cleanUp();
+      resolve({ output: collector.text(), exitCode, signal, timedOut });
+    });
+  });
+}
+
+function unavailable(reason: string): ToolError {
+  return new ToolError(
+    `bash is unavailable: no sandbox could start (${reason}). To enable it, install bubblewrap on the worker ` +
+      'machine, or allow unsandboxed commands on the host with `sandbox: {allow_host_bash: true}` in the config.',
+  );
+}
+
+/** The `bash` tool: sandboxed with bubblewrap, or on the host in the workspace when the config allows it. */
+export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOutput> {
+  const limit = ctx.sandbox.bash_timeout_seconds;
+  const timeoutSeconds = args.timeout_seconds ?? limit;
+  if (timeoutSeconds > limit) {
+    throw new ToolError(`timeout_seconds: ${timeoutSeconds} is above this agent's limit (at most ${limit})`);
+  }
+  ctx.signal?.throwIfAborted();
+
+  const probe = await ctx.probeSandbox();
+  let launch: Launch;
+  if (probe.available) {
+    launch = {
+      file: 'bwrap',
+      args: [...bubblewrapArgs(ctx.workspaceReal), '--', 'bash', '-c', args.command],
+      cwd: ctx.workspaceReal,
+      env: { ...SANDBOX_ENV },
+    };
+  } else if (ctx.sandbox.allow_host_bash) {
+    launch = { file: 'bash', args: ['-c', args.command], cwd: ctx.workspaceReal, env: hostEnv() };
+  } else {
+    throw unavailable(probe.reason);
+  }
+
+  const finished = await run(launch, timeoutSeconds * 1000, ctx.sandbox.output_cap_chars, ctx);
+  if (ctx.signal?.aborted) throw ctx.signal.reason;
+
+  const output = finished.output === '' ? '(no output)\n' : finished.output.replace(/\n?$/, '\n');
+  if (finished.timedOut) {
+    return {
+      content: `${output}[timed out after ${timeoutSeconds} s: the command was killed]`,
+      is_error: true,
+    };
+  }
+  const status =
+    finished.exitCode !== null
+      ? `[exit code: ${finished.exitCode}]`
+      : `[killed by signal ${finished.signal}]`;
+  return { content: output + status, is_error: false };
+}

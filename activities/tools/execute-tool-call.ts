@@ -1,0 +1,125 @@
+import { mkdir, realpath } from 'node:fs/promises';
+import * as path from 'node:path';
+import type { z } from 'zod';
+import {
+  bashArgsSchema,
+  BUILTIN_TOOL_SPECS,
+  isBuiltinToolName,
+  lsArgsSchema,
+  readFileArgsSchema,
+  strReplaceArgsSchema,
+  writeFileArgsSchema,
+  type BuiltinToolSpec,
+} from '../../contracts/tool-specs';
+import type { BuiltinToolName, ToolCallInput, ToolCallResult } from '../../contracts/tools';
+import { currentActivityHooks } from './activity-hooks';
+import { runBash } from './bash';
+import { listDirectory } from './ls';
+import { readFile } from './read-file';
+import { detectBubblewrap } from './sandbox';
+import { strReplace } from './str-replace';
+import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
+import { writeFile } from './write-file';
+
+type Issues = z.ZodError['issues'];
+type PreparedCall = { run: (ctx: ToolContext) => Promise<ToolOutput> } | { issues: Issues };
+
+function bind<T>(schema: z.ZodType<T>, implementation: (args: T, ctx: ToolContext) => Promise<ToolOutput>) {
+  return (raw: unknown): PreparedCall => {
+    const parsed = schema.safeParse(raw);
+    return parsed.success
+      ? { run: (ctx) => implementation(parsed.data, ctx) }
+      : { issues: parsed.error.issues };
+  };
+}
+
+const TOOLS: Readonly<Record<BuiltinToolName, (raw: unknown) => PreparedCall>> = {
+  bash: bind(bashArgsSchema, runBash),
+  ls: bind(lsArgsSchema, listDirectory),
+  read_file: bind(readFileArgsSchema, readFile),
+  write_file: bind(writeFileArgsSchema, writeFile),
+  str_replace: bind(strReplaceArgsSchema, strReplace),
+};
+
+/** `path (string, required), start_line (integer, optional)`, read off the JSON schema the model was shown. */
+function acceptedArguments(spec: BuiltinToolSpec): string {
+  const properties = (spec.parameters.properties ?? {}) as Record<string, { type?: unknown }>;
+  const required = (spec.parameters.required ?? []) as unknown[];
+  const described = Object.entries(properties).map(
+    ([name, schema]) =>
+      `${name} (${String(schema.type)}, ${required.includes(name) ? 'required' : 'optional'})`,
+  );
+  return `Accepted arguments: a JSON object with ${described.join(', ')}; no other keys.`;
+}
+
+function describeIssue(issue: Issues[number]): string {
+  const where = issue.path.length > 0 ? issue.path.join('.') : 'arguments';
+  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) {
+    return `- ${where}: missing (required, ${issue.expected})`;
+  }
+  return `- ${where}: ${issue.message}`;
+}
+
+async function toolContext(input: ToolCallInput): Promise<ToolContext> {
+  if (!path.isAbsolute(input.workspace)) {
+    throw new Error(`workspace: "${input.workspace}" is not an absolute path`);
+  }
+  const workspace = path.resolve(input.workspace);
+  // The first tool call of a run may come before anything created the folder.
+  await mkdir(workspace, { recursive: true });
+  const hooks = currentActivityHooks();
+  return {
+    workspace,
+    workspaceReal: await realpath(workspace),
+    sandbox: input.sandbox,
+    heartbeat: hooks.heartbeat,
+    signal: hooks.signal,
+    probeSandbox: detectBubblewrap,
+  };
+}
+
+/**
+ * Runs one built-in tool call for the model. The model's mistakes (unknown or refused tool, arguments that
+ * are not JSON or break the tool's schema, paths outside the workspace, missing files) come back as error
+ * results it can read and correct; only infrastructure faults throw.
+ */
+export async function executeToolCall(input: ToolCallInput): Promise<ToolCallResult> {
+  const { call } = input;
+  const reply = (output: ToolOutput): ToolCallResult => ({
+    tool_call_id: call.id,
+    name: call.name,
+    ...output,
+  });
+  const refuse = (content: string): ToolCallResult => reply({ content, is_error: true });
+  const available = `Available tools: ${input.allowed_tools.join(', ') || 'none'}.`;
+
+  if (!isBuiltinToolName(call.name)) return refuse(`Unknown tool "${call.name}". ${available}`);
+  if (!input.allowed_tools.includes(call.name)) {
+    return refuse(`Tool "${call.name}" is not available to this agent. ${available}`);
+  }
+  const spec = BUILTIN_TOOL_SPECS[call.name];
+
+  let raw: unknown;
+  try {
+    // Some providers send an empty string for a call without arguments.
+    raw = call.args.trim() === '' ? {} : JSON.parse(call.args);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    return refuse(
+      `Invalid arguments for ${call.name}: not valid JSON (${reason}).\n${acceptedArguments(spec)}`,
+    );
+  }
+  const prepared = TOOLS[call.name](raw);
+  if ('issues' in prepared) {
+    return refuse(
+      `Invalid arguments for ${call.name}:\n${prepared.issues.map(describeIssue).join('\n')}\n${acceptedArguments(spec)}`,
+    );
+  }
+
+  try {
+    return reply(await prepared.run(await toolContext(input)));
+  } catch (err) {
+    if (err instanceof ToolError) return refuse(err.message);
+    throw err;
+  }
+}

@@ -1,0 +1,2 @@
+export { executeToolCall } from './execute-tool-call';
+export { detectBubblewrap, type SandboxProbe } from './sandbox';

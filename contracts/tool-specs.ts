@@ -1,0 +1,169 @@
+/**
+ * The built-in tools as the model sees them, and the zod schemas their arguments are validated with. The
+ * JSON schema shown to the model is generated from the zod schema, so what the model is told and what the
+ * tool activity accepts cannot drift apart. The specs are plain data, safe to pass to a model activity.
+ */
+import { z } from 'zod';
+import type { ToolCall, ToolSpec } from './messages';
+import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from './tools';
+
+export const bashArgsSchema = z.strictObject({
+  command: z.string().min(1).describe('The bash command line to run, e.g. "npm test 2>&1 | tail -n 40".'),
+  timeout_seconds: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Time limit in seconds; defaults to, and may not exceed, the configured limit.'),
+});
+
+export const lsArgsSchema = z.strictObject({
+  path: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Directory to list, relative to the workspace (default ".", the workspace itself).'),
+});
+
+export const readFileArgsSchema = z.strictObject({
+  path: z.string().min(1).describe('File to read, relative to the workspace.'),
+  start_line: z.int().min(1).optional().describe('First line to show (1-based, default 1).'),
+  end_line: z.int().min(1).optional().describe('Last line to show, inclusive (default: the last line).'),
+});
+
+export const writeFileArgsSchema = z.strictObject({
+  path: z.string().min(1).describe('File to write, relative to the workspace; missing folders are created.'),
+  content: z.string().describe('The text to write.'),
+  append: z
+    .boolean()
+    .optional()
+    .describe('Add the content to the end of the file instead of replacing it (default false).'),
+});
+
+export const strReplaceArgsSchema = z.strictObject({
+  path: z.string().min(1).describe('File to edit, relative to the workspace.'),
+  old_str: z
+    .string()
+    .min(1)
+    .describe('The exact text to replace, whitespace and indentation included; must occur exactly once.'),
+  new_str: z.string().describe('The text to put in its place (may be empty to delete old_str).'),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe('Replace every occurrence of old_str instead of requiring exactly one (default false).'),
+});
+
+export type BashArgs = z.infer<typeof bashArgsSchema>;
+export type LsArgs = z.infer<typeof lsArgsSchema>;
+export type ReadFileArgs = z.infer<typeof readFileArgsSchema>;
+export type WriteFileArgs = z.infer<typeof writeFileArgsSchema>;
+export type StrReplaceArgs = z.infer<typeof strReplaceArgsSchema>;
+
+export interface BuiltinToolSpec extends ToolSpec {
+  name: BuiltinToolName;
+  /** Running the same call twice leaves the same state: safe to retry after a crash without asking. */
+  idempotent: boolean;
+}
+
+/** The JSON schema the model is shown, without the `$schema` header and the meaningless safe-integer maximum. */
+function parametersOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _dialect, ...parameters } = z.toJSONSchema(schema, {
+    io: 'input',
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  });
+  return parameters;
+}
+
+function spec(
+  name: BuiltinToolName,
+  description: string,
+  idempotent: boolean,
+  args: z.ZodType,
+): BuiltinToolSpec {
+  return { name, description, parameters: parametersOf(args), idempotent };
+}
+
+export const BUILTIN_TOOL_SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpec>> = {
+  bash: spec(
+    'bash',
+    'Run a bash command in the workspace directory and return its combined stdout and stderr and its exit ' +
+      'code. Normally it runs in a sandbox: the workspace is the only project folder it can see and the only ' +
+      'one it can write, system folders are read-only and there is no network. Every call is a fresh shell: ' +
+      'the current directory, variables and anything written outside the workspace do not carry over. A ' +
+      'command that runs past its time limit is killed; long output is cut in the middle.',
+    false,
+    bashArgsSchema,
+  ),
+  ls: spec(
+    'ls',
+    'List a directory of the workspace: one entry a line, sorted, hidden entries included; directories end ' +
+      'with "/", symbolic links with "@". Not recursive.',
+    true,
+    lsArgsSchema,
+  ),
+  read_file: spec(
+    'read_file',
+    'Read a text file of the workspace. Lines are shown numbered like `cat -n` (number, tab, text); use ' +
+      'start_line and end_line to read part of a long file. The numbers are not part of the file.',
+    true,
+    readFileArgsSchema,
+  ),
+  write_file: spec(
+    'write_file',
+    'Create or overwrite a file of the workspace with the given content (or append to it), creating missing ' +
+      'folders. To change part of an existing file, prefer str_replace.',
+    true,
+    writeFileArgsSchema,
+  ),
+  str_replace: spec(
+    'str_replace',
+    'Edit a file of the workspace by replacing old_str with new_str. old_str must match the file exactly ' +
+      '(whitespace and indentation included) and occur exactly once, unless replace_all is true; read the ' +
+      'file first and include enough surrounding lines to make it unique.',
+    false,
+    strReplaceArgsSchema,
+  ),
+};
+
+export function isBuiltinToolName(name: string): name is BuiltinToolName {
+  return (BUILTIN_TOOL_NAMES as readonly string[]).includes(name);
+}
+
+/** The specs shown to the model for these tool names, in their order; names that are not built-in are skipped. */
+export function builtinToolSpecs(names: readonly string[]): ToolSpec[] {
+  return names.filter(isBuiltinToolName).map((name) => {
+    const { description, parameters } = BUILTIN_TOOL_SPECS[name];
+    return { name, description, parameters };
+  });
+}
+
+/**
+ * Whether this call may be retried blindly after a crash. `write_file` with `append: true` is the exception to
+ * its tool's flag: appending twice is not the state appending once leaves.
+ */
+export function isIdempotentCall(call: ToolCall): boolean {
+  if (!isBuiltinToolName(call.name)) return false;
+  if (!BUILTIN_TOOL_SPECS[call.name].idempotent) return false;
+  if (call.name !== 'write_file') return true;
+  try {
+    const args: unknown = JSON.parse(call.args);
+    return !(typeof args === 'object' && args !== null && (args as { append?: unknown }).append === true);
+  } catch {
+    // Arguments that are not JSON are refused before anything is written, so a retry is harmless.
+    return true;
+  }
+}
+
+export interface ToolFilter {
+  /** When given, only these tools remain. */
+  allow?: readonly string[];
+  /** Removed after `allow` is applied. */
+  deny?: readonly string[];
+}
+
+/** Applies `allow` then `deny` to `all`, keeping the order of `all`. */
+export function filterTools(all: readonly string[], filter: ToolFilter): string[] {
+  const { allow, deny } = filter;
+  return all.filter((name) => (allow === undefined || allow.includes(name)) && !(deny ?? []).includes(name));
+}
