@@ -1,0 +1,132 @@
+/**
+ * The script file of the `scripted` model provider: planned answers, turn by turn, per agent. YAML or JSON:
+ *
+ *   scripts:
+ *     - agent: lead                  # optional: matches ModelCallInput.agent_name
+ *       prompt_contains: "report"    # optional: matches the first user message
+ *       repeat_last: false           # when the turns run out: repeat the last turn, or answer a fixed final text
+ *       turns:
+ *         - content: "text"
+ *           tool_calls: [{ name: read_file, args: { path: a.txt }, id: optional }]  # args may be a raw string
+ *           usage: { input_tokens: 10, output_tokens: 5 }   # total = sum when omitted; no usage = absent
+ *           finish_reason: length                          # default tool_calls / stop
+ *           delay_ms: 0
+ *           fail_attempts: [{ status: 429, message: "rate limited" }]  # attempt k fails with entry k
+ *           error: { status: 400, message: "bad request" }            # this turn fails with a provider error
+ *
+ * A status in `fail_attempts` or `error` is classified like a real HTTP status; no status means a network error.
+ */
+import { stat, readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
+const scriptedToolCallSchema = z.strictObject({
+  name: z.string().min(1),
+  args: z.union([z.record(z.string(), z.unknown()), z.string()]).default({}),
+  id: z.string().min(1).optional(),
+});
+
+const scriptedUsageSchema = z.strictObject({
+  input_tokens: z.int().nonnegative(),
+  output_tokens: z.int().nonnegative(),
+  total_tokens: z.int().nonnegative().optional(),
+});
+
+const scriptedErrorSchema = z.strictObject({
+  status: z.int().min(100).max(599).optional(),
+  message: z.string().min(1),
+});
+
+const scriptedTurnSchema = z.strictObject({
+  content: z.string().default(''),
+  tool_calls: z.array(scriptedToolCallSchema).default([]),
+  usage: scriptedUsageSchema.optional(),
+  finish_reason: z.string().min(1).optional(),
+  delay_ms: z.int().nonnegative().default(0),
+  fail_attempts: z.array(scriptedErrorSchema).default([]),
+  error: scriptedErrorSchema.optional(),
+});
+
+const scriptSchema = z.strictObject({
+  agent: z.string().min(1).optional(),
+  prompt_contains: z.string().min(1).optional(),
+  repeat_last: z.boolean().default(false),
+  turns: z.array(scriptedTurnSchema).min(1),
+});
+
+export const modelScriptFileSchema = z.strictObject({
+  scripts: z.array(scriptSchema).min(1),
+});
+
+/** A script file as written (defaults not yet applied): what tests build and serialise. */
+export type ModelScriptFileInput = z.input<typeof modelScriptFileSchema>;
+export type ModelScriptFile = z.output<typeof modelScriptFileSchema>;
+export type ModelScript = ModelScriptFile['scripts'][number];
+export type ScriptedTurn = ModelScript['turns'][number];
+
+/** A script file that cannot be read or does not validate; the message names the file and the key. */
+export class ModelScriptError extends Error {
+  override readonly name = 'ModelScriptError';
+}
+
+// The keys an object may have, by the name of the list or key holding it (for "unknown key" messages).
+const ACCEPTED_KEYS: Record<string, string[]> = {
+  '': Object.keys(modelScriptFileSchema.shape),
+  scripts: Object.keys(scriptSchema.shape),
+  turns: Object.keys(scriptedTurnSchema.shape),
+  tool_calls: Object.keys(scriptedToolCallSchema.shape),
+  usage: Object.keys(scriptedUsageSchema.shape),
+  fail_attempts: Object.keys(scriptedErrorSchema.shape),
+  error: Object.keys(scriptedErrorSchema.shape),
+};
+
+const cache = new Map<string, { mtimeMs: number; size: number; script: ModelScriptFile }>();
+
+/** Reads and validates a script file; parsed files are reused until the file changes (path + mtime + size). */
+export async function loadModelScript(file: string): Promise<ModelScriptFile> {
+  const path = resolve(file);
+  let stats;
+  let text;
+  try {
+    stats = await stat(path);
+    const cached = cache.get(path);
+    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.script;
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ModelScriptError(
+      `model script ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? err})`,
+    );
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    throw new ModelScriptError(`model script ${file}: not valid YAML or JSON: ${(err as Error).message}`);
+  }
+  const parsed = modelScriptFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ModelScriptError(`model script ${file}: ${parsed.error.issues.map(describeIssue).join('; ')}`);
+  }
+  cache.set(path, { mtimeMs: stats.mtimeMs, size: stats.size, script: parsed.data });
+  return parsed.data;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    const holder = [...issue.path].reverse().find((segment) => typeof segment === 'string') ?? '';
+    const accepted = ACCEPTED_KEYS[String(holder)];
+    const hint = accepted ? ` (accepted: ${accepted.join(', ')})` : '';
+    return issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown key${hint}`).join('; ');
+  }
+  return `${formatPath(issue.path)}: ${issue.message}`;
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return '(top level)';
+  return path
+    .map((segment, i) =>
+      typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`,
+    )
+    .join('');
+}

@@ -1,0 +1,182 @@
+/**
+ * The `openai` model provider: any OpenAI-compatible Chat Completions endpoint with tool calling (OpenAI,
+ * DeepSeek, vLLM, Ollama, LM Studio) through LangChain's ChatOpenAI adapter.
+ *
+ * Offline pitfall: ChatOpenAI's streaming `invoke` estimates token counts with tiktoken encodings it downloads,
+ * and hangs where there is no egress. This provider only uses `.stream()` (which asks the provider for its own
+ * usage chunk) and the non-streaming `invoke` (which reads the response's `usage`); neither counts tokens itself.
+ */
+import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
+import { ChatOpenAI } from '@langchain/openai';
+import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
+import { whileHeartbeating } from './activity-context';
+import { ProviderError } from './errors';
+import { fromLangChainReply, toLangChainMessages, toOpenAITools } from './langchain-messages';
+
+export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
+
+// Local servers (Ollama, vLLM, LM Studio) accept any key, but the OpenAI client refuses to send none.
+const PLACEHOLDER_API_KEY = 'no-key';
+
+// Endpoints (base URL + model) that answered a stream request without a stream: asked without streaming from
+// then on, so each later call costs one request, not two.
+const nonStreamingEndpoints = new Set<string>();
+
+type ChatRunnable = Pick<ChatOpenAI, 'stream' | 'invoke'>;
+
+export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallResult> {
+  const settings = input.model;
+  const baseURL = settings.base_url || process.env.OPENAI_BASE_URL || undefined;
+  const endpoint = baseURL ?? 'the OpenAI API';
+  const keyEnv = settings.api_key_env ?? DEFAULT_API_KEY_ENV;
+  const apiKey = process.env[keyEnv] || (baseURL ? PLACEHOLDER_API_KEY : undefined);
+  if (apiKey === undefined) {
+    throw new ProviderError(
+      `no API key for model ${settings.name}: environment variable ${keyEnv} is not set (set it, or set base_url for an endpoint without keys)`,
+      undefined,
+      false,
+    );
+  }
+  const chat = new ChatOpenAI({
+    model: settings.model,
+    apiKey,
+    configuration: baseURL ? { baseURL } : undefined,
+    temperature: settings.temperature,
+    maxTokens: settings.max_tokens,
+    // Retries belong to Temporal (with backoff, visible in history), never to the SDK inside one attempt.
+    maxRetries: 0,
+    streamUsage: true,
+  });
+  const model: ChatRunnable = input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat;
+  const messages = toLangChainMessages(input.messages);
+  const turnIndex = input.messages.filter((m) => m.role === 'assistant').length;
+  const endpointKey = `${endpoint} ${settings.model}`;
+  const timeoutMs =
+    settings.request_timeout_seconds === undefined ? undefined : settings.request_timeout_seconds * 1000;
+
+  const reply = await whileHeartbeating(async (signal) => {
+    try {
+      if (!nonStreamingEndpoints.has(endpointKey)) {
+        const streamed = await streamReply(model, messages, signal);
+        if (streamed) return streamed;
+        nonStreamingEndpoints.add(endpointKey);
+      }
+      return await model.invoke(messages, { signal });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw classifyOpenAIError(err, endpoint);
+    }
+  }, timeoutMs);
+  const parsed = fromLangChainReply(reply, turnIndex);
+  return {
+    content: parsed.content,
+    tool_calls: parsed.tool_calls,
+    ...(parsed.usage ? { usage: parsed.usage } : {}),
+    model_name: parsed.model_name ?? settings.name,
+    ...(parsed.finish_reason ? { finish_reason: parsed.finish_reason } : {}),
+  };
+}
+
+/** The streamed chunks concatenated; undefined when the endpoint sent no stream at all. */
+async function streamReply(
+  model: ChatRunnable,
+  messages: BaseMessage[],
+  signal: AbortSignal,
+): Promise<AIMessageChunk | undefined> {
+  let reply: AIMessageChunk | undefined;
+  for await (const chunk of await model.stream(messages, { signal })) {
+    reply = reply ? reply.concat(chunk) : chunk;
+  }
+  return reply;
+}
+
+const NETWORK_ERROR_NAMES = new Set([
+  'APIConnectionError',
+  'APIConnectionTimeoutError',
+  'TimeoutError',
+  'ConnectTimeoutError',
+  'HeadersTimeoutError',
+  'BodyTimeoutError',
+  'SocketError',
+]);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+interface ErrorLike {
+  name?: unknown;
+  message?: unknown;
+  code?: unknown;
+  status?: unknown;
+  error?: unknown;
+  cause?: unknown;
+}
+
+/** Sorts what the OpenAI client and LangChain throw into HTTP status, network, malformed response, or a bug. */
+export function classifyOpenAIError(err: unknown, endpoint: string): unknown {
+  const chain = causeChain(err);
+  const withStatus = chain.find((e) => typeof e.status === 'number');
+  if (withStatus) {
+    const status = withStatus.status as number;
+    return ProviderError.fromStatus(status, providerMessage(withStatus, status));
+  }
+  const network = chain.find(isNetworkError);
+  if (network) {
+    const code = chain.map((e) => e.code).find((c) => typeof c === 'string');
+    return new ProviderError(
+      `cannot reach ${endpoint}: ${String(network.message)}${code ? ` (${code})` : ''}`,
+      undefined,
+      true,
+    );
+  }
+  const inStream = chain.find((e) => e.error !== null && typeof e.error === 'object');
+  if (inStream) {
+    // An error event inside a stream that already started: the provider failed mid-answer, so try again.
+    const body = inStream.error as ErrorLike;
+    const code = typeof body.code === 'number' ? body.code : undefined;
+    return ProviderError.fromStatus(
+      code,
+      typeof body.message === 'string' ? body.message : String(inStream.message),
+    );
+  }
+  if (err instanceof SyntaxError || err instanceof TypeError) {
+    return new ProviderError(`malformed response from ${endpoint}: ${err.message}`, undefined, false);
+  }
+  return err;
+}
+
+function causeChain(err: unknown): ErrorLike[] {
+  const chain: ErrorLike[] = [];
+  let current: unknown = err;
+  while (current !== null && typeof current === 'object' && chain.length < 6) {
+    chain.push(current as ErrorLike);
+    current = (current as ErrorLike).cause;
+  }
+  return chain;
+}
+
+function isNetworkError(e: ErrorLike): boolean {
+  const name = typeof e.name === 'string' ? e.name : '';
+  const constructorName = (e as { constructor?: { name?: string } }).constructor?.name ?? '';
+  return (
+    NETWORK_ERROR_NAMES.has(name) ||
+    NETWORK_ERROR_NAMES.has(constructorName) ||
+    (typeof e.code === 'string' && (NETWORK_ERROR_CODES.has(e.code) || e.code.startsWith('UND_ERR_'))) ||
+    (name === 'TypeError' && (e.message === 'fetch failed' || e.message === 'terminated'))
+  );
+}
+
+/** The provider's own message: the `error.message` of its error body, else the client's text without the status. */
+function providerMessage(e: ErrorLike, status: number): string {
+  const body = e.error as ErrorLike | undefined;
+  if (body && typeof body.message === 'string' && body.message !== '') return body.message;
+  const message = String(e.message ?? '');
+  return message.startsWith(`${status} `) ? message.slice(`${status} `.length) : message || `HTTP ${status}`;
+}
