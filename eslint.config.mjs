@@ -15,6 +15,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ['jest.config.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
+  },
+  {
     // Workflow code runs in Temporal's deterministic sandbox: no Node APIs, no activity implementations.
     files: ['workflows/**/*.ts'],
     rules: {

@@ -1,18 +1,31 @@
 /**
- * One real Temporal dev server for the whole `temporal` test project (the built binary, never a mock).
+ * One real Temporal dev server for the whole `temporal` test project (the built binary, never a mock), and
+ * one workflow bundle that every test worker loads instead of bundling again.
  * Tests that need their own server (a restart on one SQLite file) start one themselves.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { connectOrStartServer, type TemporalServer } from '../../worker/temporal-server';
+import { WORKFLOWS_PATH } from '../../worker/worker';
 
 declare global {
   var __TEMPORAL_TEST_SERVER__: TemporalServer | undefined;
 }
 
 export default async function globalSetup(): Promise<void> {
-  const server = await connectOrStartServer({ log: (line) => process.stderr.write(`[temporal] ${line}\n`) });
+  const log = (line: string) => process.stderr.write(`[temporal] ${line}\n`);
+  const [server, bundle] = await Promise.all([
+    connectOrStartServer({ log }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined }),
+  ]);
   globalThis.__TEMPORAL_TEST_SERVER__ = server;
+  const bundlePath = join(mkdtempSync(join(tmpdir(), 'workflow-bundle-')), 'workflows.js');
+  writeFileSync(bundlePath, bundle.code);
   // Jest workers start after this and inherit the environment.
   process.env.TEMPORAL_TEST_ADDRESS = server.address;
   process.env.TEMPORAL_TEST_NAMESPACE = server.namespace;
+  process.env.TEMPORAL_TEST_WORKFLOW_BUNDLE = bundlePath;
   if (server.uiUrl) process.env.TEMPORAL_TEST_UI_URL = server.uiUrl;
 }

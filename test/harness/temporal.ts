@@ -1,7 +1,17 @@
 /** What a workflow test needs: the suite's server, a task queue of its own, workers that always shut down. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createProjectWorker } from '../../worker/worker';
+
+// Worker state changes at INFO would bury the test output; warnings and errors still show.
+let runtimeInstalled = false;
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
 
 export function testAddress(): string {
   const address = process.env.TEMPORAL_TEST_ADDRESS;
@@ -34,11 +44,75 @@ export async function withWorker<T>(
   body: (worker: Worker) => Promise<T>,
   address = testAddress(),
 ): Promise<T> {
+  quietRuntime();
   const connection = await NativeConnection.connect({ address });
   try {
     const worker = await Worker.create({ ...options, connection, namespace: testNamespace() });
     return await worker.runUntil(body(worker));
   } finally {
     await connection.close();
+  }
+}
+
+export function testWorkflowBundle(): string {
+  const path = process.env.TEMPORAL_TEST_WORKFLOW_BUNDLE;
+  if (!path)
+    throw new Error('TEMPORAL_TEST_WORKFLOW_BUNDLE is not set: run workflow tests through `npm test`');
+  return path;
+}
+
+/** Runs `body` while an in-process worker of the project (every workflow and activity) polls `taskQueue`. */
+export async function withProjectWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
+  quietRuntime();
+  const connection = await NativeConnection.connect({ address: testAddress() });
+  try {
+    const worker = await createProjectWorker({
+      connection,
+      namespace: testNamespace(),
+      taskQueue,
+      workflowBundlePath: testWorkflowBundle(),
+    });
+    return await worker.runUntil(body());
+  } finally {
+    await connection.close();
+  }
+}
+
+/** A project worker in a process of its own (so a test can SIGKILL it); resolves once it polls. */
+export async function startProjectWorkerProcess(
+  taskQueue: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [require.resolve('../../worker/worker-main')], {
+    env: {
+      ...process.env,
+      ...env,
+      TEMPORAL_ADDRESS: testAddress(),
+      TEMPORAL_NAMESPACE: testNamespace(),
+      TASK_QUEUE: taskQueue,
+      WORKFLOW_BUNDLE: testWorkflowBundle(),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      if (seen.includes('worker ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`worker process exited with code ${code} before polling`)));
+  });
+  return child;
+}
+
+export async function waitFor(
+  what: string,
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { startDevServer } from '../../worker/temporal-server';
-import { connectClient, testAddress, uniqueTaskQueue, withWorker } from '../harness/temporal';
+import { connectClient, testAddress, uniqueTaskQueue, waitFor, withWorker } from '../harness/temporal';
 import * as activities from '../fixtures/smoke/activities';
 import { echo, greetWithChild, twoSteps } from '../fixtures/smoke/workflows';
 
@@ -22,14 +22,6 @@ function runsOf(dir: string, step: string): string[] {
       .filter(Boolean);
   } catch {
     return [];
-  }
-}
-
-async function waitFor(what: string, predicate: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -1,0 +1,3 @@
+/** Every activity a worker registers; workflows import only the types of these. */
+export { callModel } from './model';
+export { executeToolCall } from './tools';

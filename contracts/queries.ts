@@ -1,0 +1,21 @@
+/**
+ * Queries, declared once for the workflows that answer them and the clients that ask (no Node APIs: the
+ * workflow bundle imports this file).
+ */
+import { defineQuery } from '@temporalio/workflow';
+import type { TokenUsage } from './messages';
+import type { SubagentStep } from './steps';
+
+export interface SubagentProgress {
+  /** `running` until the workflow returns its result. */
+  state: 'running' | 'finished';
+  turns: number;
+  token_usage?: TokenUsage;
+  model_name?: string;
+  /** The last step's sequence number: pass it as `after_seq` to read only what is new. */
+  last_seq: number;
+}
+
+/** Steps with `seq > after_seq` (all of them for 0), oldest first. */
+export const subagentStepsQuery = defineQuery<SubagentStep[], [afterSeq?: number]>('subagent_steps');
+export const subagentProgressQuery = defineQuery<SubagentProgress>('subagent_progress');

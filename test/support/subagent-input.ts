@@ -1,0 +1,50 @@
+/** Builds a subagent's input the way the lead will: from a config (as a user writes it) and an agent name. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveAgent } from '../../contracts/agents';
+import { parseConfig } from '../../contracts/config';
+import type { SubagentInput } from '../../contracts/subagent';
+import type { ModelScriptFileInput } from '../../activities/model/model-script';
+
+export function tempDir(label: string): string {
+  return mkdtempSync(join(tmpdir(), `${label}-`));
+}
+
+export function writeScript(dir: string, script: ModelScriptFileInput): string {
+  const path = join(dir, 'script.json');
+  writeFileSync(path, JSON.stringify(script, null, 2));
+  return path;
+}
+
+export interface SubagentInputOptions {
+  /** The config as YAML would give it; a scripted model reading `scriptFile` is added when `models` is absent. */
+  config?: Record<string, unknown>;
+  scriptFile?: string;
+  agent?: string;
+  prompt?: string;
+  workspace: string;
+  taskId?: string;
+}
+
+export function subagentInput(options: SubagentInputOptions): SubagentInput {
+  const raw = {
+    models: [{ name: 'scripted', provider: 'scripted', model: 'test', script_file: options.scriptFile }],
+    ...options.config,
+  };
+  const { config } = parseConfig(raw);
+  const agent = resolveAgent(config, options.agent ?? 'general-purpose');
+  const taskId = options.taskId ?? 'call_1';
+  return {
+    run_id: 'test-run',
+    task_id: taskId,
+    description: 'test task',
+    prompt: options.prompt ?? 'Do the task.',
+    subagent_type: agent.name,
+    agent,
+    loop_detection: config.loop_detection,
+    workspace: options.workspace,
+    sandbox: config.sandbox,
+    depth: 1,
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * A worker as a process of its own: `node dist/worker/worker-main.js`. Env: TEMPORAL_ADDRESS (required),
+ * TEMPORAL_NAMESPACE, TASK_QUEUE, WORKFLOW_BUNDLE. Prints `worker ready` on stdout once it polls.
+ */
+import { NativeConnection } from '@temporalio/worker';
+import { createProjectWorker } from './worker';
+
+async function main(): Promise<void> {
+  const address = process.env.TEMPORAL_ADDRESS;
+  if (!address) throw new Error('TEMPORAL_ADDRESS must be set (host:port of the Temporal frontend)');
+  const connection = await NativeConnection.connect({ address });
+  try {
+    const worker = await createProjectWorker({
+      connection,
+      namespace: process.env.TEMPORAL_NAMESPACE,
+      taskQueue: process.env.TASK_QUEUE,
+      workflowBundlePath: process.env.WORKFLOW_BUNDLE,
+      // A crashed worker's sticky workflow tasks move to the shared queue after this.
+      tuning: { stickyQueueScheduleToStartTimeout: '1 second' },
+    });
+    const running = worker.run();
+    process.stdout.write('worker ready\n');
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
+    await running;
+  } finally {
+    await connection.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

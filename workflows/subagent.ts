@@ -1,0 +1,102 @@
+/**
+ * `subagentWorkflow`: one delegated task, run on the shared agent loop. Its outcome is always a result
+ * (`failed`, `timed_out`, `cancelled` included); only infrastructure faults throw.
+ */
+import { CancellationScope, isCancellation, setHandler, sleep, ActivityFailure } from '@temporalio/workflow';
+import type { ChatMessage } from '../contracts/messages';
+import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
+import type { SubagentStopReason } from '../contracts/status';
+import type { SubagentInput, SubagentResult } from '../contracts/subagent';
+import { builtinToolSpecs } from '../contracts/tool-specs';
+import { initialLoopState, runAgentLoop, type AgentLoopState, type LoopEnd } from './agent-loop';
+import { DEFAULT_GUARDS } from './guards';
+import { finishSubagent, type FinishSubagentInput } from './pure/final-result';
+import { stepsAfter } from './pure/steps';
+
+/** Above `timeout_seconds`, the workflow execution timeout a starter sets as a hard backstop. */
+export const SUBAGENT_TIMEOUT_GRACE_SECONDS = 60;
+
+function initialMessages(input: SubagentInput): ChatMessage[] {
+  // A fork child starts from the lead's completed turns; its prompt states only what is new.
+  return [
+    { role: 'system', content: input.agent.system_prompt },
+    ...(input.fork_messages ?? []).filter((m) => m.role !== 'system'),
+    { role: 'user', content: input.prompt },
+  ];
+}
+
+export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
+  const { agent } = input;
+  const state: AgentLoopState = initialLoopState(initialMessages(input), DEFAULT_GUARDS);
+  const ownFrom = state.messages.length - 1;
+  let finished = false;
+  setHandler(subagentStepsQuery, (afterSeq = 0) => stepsAfter(state.steps, afterSeq));
+  setHandler(subagentProgressQuery, () => ({
+    state: finished ? 'finished' : 'running',
+    turns: state.turns,
+    ...(state.usage && { token_usage: state.usage }),
+    ...(state.model_name && { model_name: state.model_name }),
+    last_seq: state.steps.length,
+  }));
+
+  const loopScope = new CancellationScope();
+  const clockScope = new CancellationScope();
+  const loop = loopScope.run(() =>
+    runAgentLoop(state, {
+      agentName: agent.name,
+      model: agent.model,
+      toolSpecs: builtinToolSpecs(agent.tools),
+      allowedTools: agent.tools,
+      maxTurns: agent.max_turns,
+      tokenBudget: agent.token_budget,
+      loopDetection: input.loop_detection,
+      guards: DEFAULT_GUARDS,
+      workspace: input.workspace,
+      sandbox: input.sandbox,
+    }),
+  );
+  const clock = clockScope.run(() => sleep(agent.timeout_seconds * 1000));
+
+  let outcome: Pick<FinishSubagentInput, 'status' | 'stopReason' | 'errorFallback' | 'error'>;
+  try {
+    const first = await Promise.race([loop, clock.then(() => 'timed_out' as const)]);
+    if (first === 'timed_out') {
+      // Graceful wall clock: running activities are cancelled (they heartbeat), the partial text is kept.
+      loopScope.cancel();
+      await loop.catch(() => undefined);
+      outcome = { status: 'timed_out' };
+    } else {
+      outcome = fromLoopEnd(first);
+    }
+  } catch (err) {
+    if (isCancellation(err)) outcome = { status: 'cancelled', error: 'Task cancelled by user' };
+    else if (err instanceof ActivityFailure) {
+      // The model activity ran out of retries (a provider that kept answering 429/5xx, or never answered).
+      outcome = { status: 'failed', errorFallback: { message: err.cause?.message ?? err.message } };
+    } else throw err;
+  } finally {
+    clockScope.cancel();
+    await clock.catch(() => undefined);
+  }
+  finished = true;
+  return finishSubagent({
+    ...outcome,
+    transcript: state.messages.slice(ownFrom),
+    timeoutSeconds: agent.timeout_seconds,
+    modelName: state.model_name,
+    tokenUsage: state.usage,
+    turns: state.turns,
+  });
+}
+
+function fromLoopEnd(end: LoopEnd): Pick<FinishSubagentInput, 'status' | 'stopReason' | 'errorFallback'> {
+  switch (end.kind) {
+    case 'answered':
+      return { status: 'completed' };
+    case 'stopped':
+      // A subagent's loop has no hooks, so only guard reasons reach here.
+      return { status: 'completed', stopReason: end.stopReason as SubagentStopReason };
+    case 'error_fallback':
+      return { status: 'failed', errorFallback: end.error };
+  }
+}
