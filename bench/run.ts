@@ -1,0 +1,35 @@
+/**
+ * `npm run bench`: starts a dev server (or uses TEMPORAL_ADDRESS), runs every benchmark, prints a table and
+ * writes the figures to bench/results.json (copied by hand into BENCHMARKS.md with the machine they ran on).
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { connectOrStartServer } from '../worker/temporal-server';
+import { formatTable, type BenchResult } from './stats';
+import { benchTurnOverhead } from './turn-overhead';
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await connectOrStartServer({
+    headless: true,
+    log: (line) => process.stderr.write(`${line}\n`),
+  });
+  try {
+    const results: BenchResult[] = [];
+    results.push(...(await benchTurnOverhead(server)));
+    process.stdout.write(`${formatTable(results)}\n`);
+    const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+    const out = join(__dirname, '..', '..', 'bench', 'results.json');
+    writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2)}\n`);
+    process.stderr.write(`figures written to ${out}\n`);
+  } finally {
+    await server.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
