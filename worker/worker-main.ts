@@ -1,11 +1,15 @@
 /**
  * A worker as a process of its own: `node dist/worker/worker-main.js`. Env: TEMPORAL_ADDRESS (required),
- * TEMPORAL_NAMESPACE, TASK_QUEUE, WORKFLOW_BUNDLE. Prints `worker ready` on stdout once it polls.
+ * TEMPORAL_NAMESPACE, TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO). Prints `worker ready` on
+ * stdout once it polls.
  */
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import { createProjectWorker } from './worker';
 
 async function main(): Promise<void> {
+  Runtime.install({
+    logger: new DefaultLogger((process.env.WORKER_LOG_LEVEL as LogLevel | undefined) ?? 'INFO'),
+  });
   const address = process.env.TEMPORAL_ADDRESS;
   if (!address) throw new Error('TEMPORAL_ADDRESS must be set (host:port of the Temporal frontend)');
   const connection = await NativeConnection.connect({ address });

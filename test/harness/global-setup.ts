@@ -6,7 +6,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { connectOrStartServer, type TemporalServer } from '../../worker/temporal-server';
 import { WORKFLOWS_PATH } from '../../worker/worker';
 
@@ -18,7 +18,7 @@ export default async function globalSetup(): Promise<void> {
   const log = (line: string) => process.stderr.write(`[temporal] ${line}\n`);
   const [server, bundle] = await Promise.all([
     connectOrStartServer({ log }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: undefined }),
+    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
   ]);
   globalThis.__TEMPORAL_TEST_SERVER__ = server;
   const bundlePath = join(mkdtempSync(join(tmpdir(), 'workflow-bundle-')), 'workflows.js');

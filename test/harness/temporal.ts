@@ -91,6 +91,7 @@ export async function startProjectWorkerProcess(
       TEMPORAL_NAMESPACE: testNamespace(),
       TASK_QUEUE: taskQueue,
       WORKFLOW_BUNDLE: testWorkflowBundle(),
+      WORKER_LOG_LEVEL: 'WARN',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
