@@ -1,0 +1,99 @@
+/**
+ * The lead run's input, result and queries, declared once for `leadRunWorkflow` and the clients that start
+ * and watch it (no Node APIs: the workflow bundle imports this file). snake_case on the wire.
+ */
+import { defineQuery } from '@temporalio/workflow';
+import type { TaskEvent } from './events';
+import type { LedgerEntry } from './ledger';
+import type { TokenUsage } from './messages';
+import type { ModelSettings } from './model';
+import type { LedgerStatus, RunStopReason } from './status';
+import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from './subagent';
+import type { SandboxSettings } from './tools';
+
+/**
+ * How a child is seeded, bound by config (`subagents.provider`), never chosen by the model: `spawn` starts a
+ * fresh conversation, `fork` starts from the lead's completed turns.
+ */
+export const SUBAGENT_PROVIDERS = ['spawn', 'fork'] as const;
+export type SubagentProvider = (typeof SUBAGENT_PROVIDERS)[number];
+
+/** The delegation limits of one lead run, as config resolves them. */
+export interface DelegationLimitSettings {
+  /** Worker slots for subagents (`subagent_runtime.max_running`). */
+  max_running: number;
+  /** `task` calls one response may contain; never above `max_running`. */
+  max_concurrent: number;
+  /** Delegations one run may make in total (1–50). */
+  max_total_per_run: number;
+  /** Deepest delegation allowed: a child's depth is its parent's plus one; 0 allows none. */
+  max_depth: number;
+  provider: SubagentProvider;
+}
+
+export interface LeadRunInput {
+  /** The user's request. */
+  prompt: string;
+  /** Defaults to the workflow id (DESIGN §1: one execution per run, workflow id = run id). */
+  run_id?: string;
+  model: ModelSettings;
+  /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
+  tools: string[];
+  /** The agents `task` may start, every override applied, in the order the tool lists them. */
+  agents: ResolvedAgent[];
+  workspace: string;
+  sandbox: SandboxSettings;
+  loop_detection: LoopDetectionSettings;
+  /** The lead's own token budget; each child carries its agent's. */
+  token_budget: TokenBudgetSettings;
+  /** The lead's own turn budget. */
+  max_turns: number;
+  limits: DelegationLimitSettings;
+  /** 0 for a top-level lead; a lead started by a delegating child has the child's depth. */
+  depth: number;
+  /**
+   * Entries carried in: from a continue-as-new of this run (same run_id), or from an earlier run of the same
+   * conversation (another run_id: shown to the model, not counted toward this run's total).
+   */
+  ledger?: LedgerEntry[];
+}
+
+export const LEAD_RUN_STATUSES = ['completed', 'failed', 'cancelled', 'timed_out'] as const;
+export type LeadRunStatus = (typeof LEAD_RUN_STATUSES)[number];
+
+/** Each part is absent when no provider reported usage for it, rather than estimated as zero. */
+export interface LeadTokenUsage {
+  lead?: TokenUsage;
+  /** This run's children, summed. */
+  subagents?: TokenUsage;
+  total?: TokenUsage;
+}
+
+export interface LeadRunResult {
+  run_id: string;
+  status: LeadRunStatus;
+  stop_reason?: RunStopReason;
+  /** The lead's last answer (partial when a cap stopped the run). */
+  final_output: string;
+  ledger: LedgerEntry[];
+  token_usage: LeadTokenUsage;
+  /** The lead's own model calls. */
+  turns: number;
+  error?: string;
+}
+
+export interface LeadStatus {
+  /** `running` until the workflow returns its result. */
+  state: 'running' | 'finished';
+  turns: number;
+  token_usage: LeadTokenUsage;
+  /** This run's ledger entries by status, every status present (0 when none). */
+  counts: Record<LedgerStatus, number>;
+  /** The last event's sequence number: pass it as `after_seq` to read only what is new. */
+  last_seq: number;
+}
+
+export const leadLedgerQuery = defineQuery<LedgerEntry[]>('lead_ledger');
+/** Events with `seq > after_seq` (all of them for 0), oldest first. */
+export const leadEventsQuery = defineQuery<TaskEvent[], [afterSeq?: number]>('lead_events');
+export const leadStatusQuery = defineQuery<LeadStatus>('lead_status');

@@ -1,0 +1,35 @@
+/**
+ * The delegation ledger: one entry per `task` call the lead ran as a child workflow. It lives in the lead's
+ * workflow state (rebuilt from history on replay, carried across continue-as-new), is read through the
+ * `lead_ledger` query and is rendered into the lead's context so it does not delegate finished work again.
+ * The functions that build and read it are in `workflows/lead/ledger.ts`; only the wire shape lives here.
+ */
+import type { TokenUsage } from './messages';
+import type { LedgerStatus, SubagentStopReason } from './status';
+
+/** Characters of the task's description kept in an entry; the model is asked for 3–5 words anyway. */
+export const LEDGER_DESCRIPTION_MAX_CHARS = 200;
+
+export interface LedgerEntry {
+  /** The tool_call_id of the `task` call. */
+  id: string;
+  /** The lead run that delegated it: only the current run's entries count toward `max_total_per_run`. */
+  run_id: string;
+  description: string;
+  subagent_type: string;
+  /** `in_progress` until the child returns; a terminal status is never replaced. */
+  status: LedgerStatus;
+  /** ≤ 2,000 chars, head and tail kept. */
+  result_brief?: string;
+  result_sha256?: string;
+  stop_reason?: SubagentStopReason;
+  error?: string;
+  model_name?: string;
+  /** Absent when the provider reported no usage: absent usage stays absent rather than estimated as zero. */
+  token_usage?: TokenUsage;
+  /** ISO 8601, from the workflow clock. */
+  created_at: string;
+  updated_at: string;
+  /** The child workflow's id. */
+  workflow_id: string;
+}
