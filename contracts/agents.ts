@@ -126,6 +126,11 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
   };
 }
 
+/** The lead's own budget: the global `subagents.token_budget` with its defaults (no per-agent override). */
+export function resolveLeadTokenBudget(config: Config): TokenBudgetSettings {
+  return resolveTokenBudget(config, undefined, undefined);
+}
+
 /** The lead uses the first model listed, as DeerFlow does. */
 export function resolveLeadModel(config: Config): ModelSettings {
   return config.models[0];

@@ -38,6 +38,8 @@ export interface ToolMessage {
   name: string;
   content: string;
   is_error?: boolean;
+  /** Structured fields beside the text (a delegation's status, usage…); never sent to the model. */
+  metadata?: { [key: string]: unknown };
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;

@@ -2,7 +2,7 @@
  * Queries, declared once for the workflows that answer them and the clients that ask (no Node APIs: the
  * workflow bundle imports this file).
  */
-import { defineQuery } from '@temporalio/workflow';
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 import type { TokenUsage } from './messages';
 import type { SubagentStep } from './steps';
 
@@ -19,3 +19,13 @@ export interface SubagentProgress {
 /** Steps with `seq > after_seq` (all of them for 0), oldest first. */
 export const subagentStepsQuery = defineQuery<SubagentStep[], [afterSeq?: number]>('subagent_steps');
 export const subagentProgressQuery = defineQuery<SubagentProgress>('subagent_progress');
+
+/** A child's progress, sent to the workflow that started it after its first turn and then at most every 15 s. */
+export interface SubagentProgressUpdate {
+  task_id: string;
+  turns: number;
+  token_usage?: TokenUsage;
+  model_name?: string;
+}
+
+export const subagentProgressSignal = defineSignal<[SubagentProgressUpdate]>('subagent_progress_update');

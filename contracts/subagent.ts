@@ -1,6 +1,7 @@
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
 import type { SubagentStatus, SubagentStopReason } from './status';
+import type { DelegationLimitSettings } from './lead';
 import type { SandboxSettings } from './tools';
 
 export interface TokenBudgetSettings {
@@ -59,6 +60,8 @@ export interface SubagentInput {
   depth: number;
   /** `fork` provider: the lead's completed turns the child starts from. */
   fork_messages?: ChatMessage[];
+  /** Present when the agent may delegate in turn (its tools include `task`): what it may start, and the limits. */
+  delegation?: { agents: ResolvedAgent[]; limits: DelegationLimitSettings };
 }
 
 export interface SubagentResult {

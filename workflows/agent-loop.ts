@@ -50,11 +50,15 @@ export interface AgentLoopConfig {
   sandbox: SandboxSettings;
 }
 
-/** Lead-only behaviour. A subagent runs the loop without hooks. */
+/** What plugs into the loop: delegation (lead, or a subagent that may delegate) and progress reports. */
 export interface LoopHooks {
+  /** The messages the model is sent this turn (the transcript plus, e.g., the ledger block). */
+  prepareMessages?(messages: ChatMessage[]): ChatMessage[];
+  /** Called after every model response is recorded (progress reports). */
+  onTurn?(state: AgentLoopState): void;
   /** Rewrites a response before its tools run (delegation limits); may end the run with its own reason. */
   reviewResponse?(message: AssistantMessage): { message: AssistantMessage; stopReason?: RunStopReason };
-  /** Runs the calls this hook owns (`task`), returning a tool message each; undefined leaves a call to the tools. */
+  /** Whether this hook runs the call itself (`task`) instead of the tool activity. */
   claimsCall?(call: ToolCall): boolean;
   runClaimedCalls?(calls: ToolCall[]): Promise<ToolMessage[]>;
 }
@@ -147,7 +151,7 @@ export async function runAgentLoop(
     const response = await callModel({
       model: config.model,
       agent_name: config.agentName,
-      messages: state.messages,
+      messages: hooks.prepareMessages ? hooks.prepareMessages(state.messages) : state.messages,
       tools: config.toolSpecs,
     });
     state.turns += 1;
@@ -163,6 +167,7 @@ export async function runAgentLoop(
       settings: { token_budget: config.tokenBudget, loop_detection: config.loopDetection },
     });
     state.guard_states = verdict.states;
+    hooks.onTurn?.(state);
 
     let message: AssistantMessage = { role: 'assistant', content: response.content };
     if (response.tool_calls.length > 0) message.tool_calls = response.tool_calls;

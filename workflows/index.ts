@@ -1,2 +1,3 @@
 /** Every workflow a worker registers (the bundle's entry point). */
+export { leadRunWorkflow } from './lead-run';
 export { subagentWorkflow } from './subagent';

@@ -2,19 +2,59 @@
  * `subagentWorkflow`: one delegated task, run on the shared agent loop. Its outcome is always a result
  * (`failed`, `timed_out`, `cancelled` included); only infrastructure faults throw.
  */
-import { CancellationScope, isCancellation, setHandler, sleep, ActivityFailure } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  CancellationScope,
+  getExternalWorkflowHandle,
+  isCancellation,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { ChatMessage } from '../contracts/messages';
-import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
+import { subagentProgressQuery, subagentProgressSignal, subagentStepsQuery } from '../contracts/queries';
 import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentInput, SubagentResult } from '../contracts/subagent';
 import { builtinToolSpecs } from '../contracts/tool-specs';
-import { initialLoopState, runAgentLoop, type AgentLoopState, type LoopEnd } from './agent-loop';
+import {
+  initialLoopState,
+  runAgentLoop,
+  type AgentLoopState,
+  type LoopEnd,
+  type LoopHooks,
+} from './agent-loop';
+import { Delegator } from './delegation';
 import { DEFAULT_GUARDS } from './guards';
 import { finishSubagent, type FinishSubagentInput } from './pure/final-result';
 import { stepsAfter } from './pure/steps';
 
 /** Above `timeout_seconds`, the workflow execution timeout a starter sets as a hard backstop. */
 export const SUBAGENT_TIMEOUT_GRACE_SECONDS = 60;
+
+/** A child reports progress to its parent after its first turn, then at most this often (history stays small). */
+export const PROGRESS_REPORT_INTERVAL_MS = 15_000;
+
+/** Sends `task_running` snapshots to the parent workflow, when there is one. */
+function progressReporter(input: SubagentInput): LoopHooks['onTurn'] {
+  const parent = workflowInfo().parent;
+  if (!parent) return undefined;
+  const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
+  let lastReport: number | undefined;
+  return (state) => {
+    const now = Date.now();
+    if (lastReport !== undefined && now - lastReport < PROGRESS_REPORT_INTERVAL_MS) return;
+    lastReport = now;
+    // A parent that has finished cannot take the report; the child's own result is what counts.
+    void handle
+      .signal(subagentProgressSignal, {
+        task_id: input.task_id,
+        turns: state.turns,
+        ...(state.usage && { token_usage: state.usage }),
+        ...(state.model_name && { model_name: state.model_name }),
+      })
+      .catch(() => undefined);
+  };
+}
 
 function initialMessages(input: SubagentInput): ChatMessage[] {
   // A fork child starts from the lead's completed turns; its prompt states only what is new.
@@ -39,21 +79,42 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     last_seq: state.steps.length,
   }));
 
+  // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
+  const delegator = input.delegation
+    ? new Delegator({
+        runId: input.run_id,
+        depth: input.depth,
+        agents: input.delegation.agents,
+        limits: input.delegation.limits,
+        workspace: input.workspace,
+        sandbox: input.sandbox,
+        loopDetection: input.loop_detection,
+        transcript: () => state.messages,
+      })
+    : undefined;
+  const hooks: LoopHooks = { ...delegator?.hooks(), onTurn: progressReporter(input) };
+  const toolSpecs = builtinToolSpecs(agent.tools);
+  if (delegator) toolSpecs.push(delegator.toolSpec());
+
   const loopScope = new CancellationScope();
   const clockScope = new CancellationScope();
   const loop = loopScope.run(() =>
-    runAgentLoop(state, {
-      agentName: agent.name,
-      model: agent.model,
-      toolSpecs: builtinToolSpecs(agent.tools),
-      allowedTools: agent.tools,
-      maxTurns: agent.max_turns,
-      tokenBudget: agent.token_budget,
-      loopDetection: input.loop_detection,
-      guards: DEFAULT_GUARDS,
-      workspace: input.workspace,
-      sandbox: input.sandbox,
-    }),
+    runAgentLoop(
+      state,
+      {
+        agentName: agent.name,
+        model: agent.model,
+        toolSpecs,
+        allowedTools: agent.tools,
+        maxTurns: agent.max_turns,
+        tokenBudget: agent.token_budget,
+        loopDetection: input.loop_detection,
+        guards: DEFAULT_GUARDS,
+        workspace: input.workspace,
+        sandbox: input.sandbox,
+      },
+      hooks,
+    ),
   );
   const clock = clockScope.run(() => sleep(agent.timeout_seconds * 1000));
 
@@ -77,6 +138,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   } finally {
     clockScope.cancel();
     await clock.catch(() => undefined);
+    if (delegator) await CancellationScope.nonCancellable(() => delegator.settle());
   }
   finished = true;
   return finishSubagent({

@@ -10,23 +10,38 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
+import { leadStatusQuery } from '../../contracts/lead';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { resolveTemporalCli } from '../../worker/temporal-cli';
 import { connectOrStartServer } from '../../worker/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
-import { subagentInput, tempDir, writeScript } from './subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from './subagent-input';
 
 interface Scenario {
-  workflow: 'subagentWorkflow';
+  workflow: 'subagentWorkflow' | 'leadRunWorkflow';
   script: ModelScriptFileInput;
   config?: Record<string, unknown>;
   agent?: string;
+  /** Cancel the run once this many delegations are in progress. */
+  cancelWhenRunning?: number;
 }
 
 const ls = { name: 'ls', args: { path: '.' } };
 const usage = { input_tokens: 400, output_tokens: 20 };
+
+const task = (id: string, subagentType = 'general-purpose') => ({
+  name: 'task',
+  id,
+  args: { description: `Part ${id}`, prompt: `Work on part ${id}.`, subagent_type: subagentType },
+});
+const childAnswers = {
+  agent: 'general-purpose',
+  repeat_last: true,
+  turns: [{ content: 'Part done.', usage }],
+};
 
 export const SCENARIOS: Record<string, Scenario> = {
   'subagent-completed': {
@@ -83,6 +98,95 @@ export const SCENARIOS: Record<string, Scenario> = {
     workflow: 'subagentWorkflow',
     script: { scripts: [{ turns: [{ error: { status: 400, message: 'bad request' } }] }] },
   },
+  'lead-concurrency-capped': {
+    workflow: 'leadRunWorkflow',
+    config: { subagent_runtime: { max_running: 3 } },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: ['a', 'b', 'c', 'd', 'e'].map((id) => task(id)), usage },
+            { content: 'Combined.', usage },
+          ],
+        },
+        childAnswers,
+      ],
+    },
+  },
+  'lead-limit-capped': {
+    workflow: 'leadRunWorkflow',
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [1, 2, 3].map((n) => ({
+            content: `Batch ${n}.`,
+            tool_calls: [1, 2, 3].map((k) => task(`t${n}${k}`)),
+          })),
+        },
+        childAnswers,
+      ],
+    },
+  },
+  'lead-nested-depth': {
+    workflow: 'leadRunWorkflow',
+    config: {
+      subagents: {
+        max_depth: 2,
+        custom_agents: {
+          coordinator: {
+            description: 'Delegates parts.',
+            system_prompt: 'You coordinate.',
+            tools: { allow: ['task', 'ls'] },
+          },
+        },
+      },
+    },
+    script: {
+      scripts: [
+        { agent: 'lead', turns: [{ tool_calls: [task('lvl1', 'coordinator')] }, { content: 'Lead done.' }] },
+        {
+          agent: 'coordinator',
+          prompt_contains: 'part lvl1',
+          turns: [{ tool_calls: [task('lvl2', 'coordinator')] }, { content: 'One.' }],
+        },
+        {
+          agent: 'coordinator',
+          prompt_contains: 'part lvl2',
+          turns: [{ tool_calls: [task('lvl3')] }, { content: 'Two.' }],
+        },
+        childAnswers,
+      ],
+    },
+  },
+  'lead-fork': {
+    workflow: 'leadRunWorkflow',
+    config: { subagents: { provider: 'fork' } },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { content: 'Looking first.', tool_calls: [ls], usage },
+            { tool_calls: [task('f1'), task('f2')], usage },
+            { content: 'Both forks reported.', usage },
+          ],
+        },
+        childAnswers,
+      ],
+    },
+  },
+  'lead-cancelled': {
+    workflow: 'leadRunWorkflow',
+    cancelWhenRunning: 2,
+    script: {
+      scripts: [
+        { agent: 'lead', turns: [{ tool_calls: [task('slow1'), task('slow2')] }, { content: 'never' }] },
+        { agent: 'general-purpose', turns: [{ content: 'never', delay_ms: 120_000 }] },
+      ],
+    },
+  },
   'subagent-retried-429': {
     workflow: 'subagentWorkflow',
     script: {
@@ -126,41 +230,60 @@ async function main(): Promise<void> {
       tuning: { identity: IDENTITY },
     });
     mkdirSync(histories, { recursive: true });
+    // Replay must run under the recorded workflow id: children's ids derive from it.
+    const index: Record<string, string> = {};
     await worker.runUntil(async () => {
       for (const [name, scenario] of Object.entries(SCENARIOS)) {
         const dir = tempDir(`record-${name}`);
         const workspace = join(dir, 'workspace');
         mkdirSync(workspace);
-        const input = subagentInput({
-          workspace,
-          agent: scenario.agent,
-          config: scenario.config,
-          scriptFile: writeScript(dir, scenario.script),
-        });
-        const workflowId = `replay-${name}/task/call_1`;
+        const scriptFile = writeScript(dir, scenario.script);
+        const { config, agent } = scenario;
+        const lead = scenario.workflow === 'leadRunWorkflow';
+        const input = lead
+          ? leadInput({ workspace, config, scriptFile })
+          : subagentInput({ workspace, agent, config, scriptFile });
+        const workflowId = lead ? `replay-${name}` : `replay-${name}/task/call_1`;
         const handle = await client.workflow.start(scenario.workflow, {
           taskQueue,
           workflowId,
           args: [input],
         });
-        const result = await handle.result();
-        // The CLI's export is the JSON the Web UI downloads too, the form `historyFromJSON` reads.
-        const exported = execFileSync(
-          cli,
-          ['workflow', 'show', '--workflow-id', workflowId, '--address', server.address, '--output', 'json'],
-          { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-        );
-        const json = scrub(exported, [
-          [dir, '/workspace'],
-          [PROJECT_ROOT, '/project'],
-          [hostname(), 'recorder'],
-        ]);
-        writeFileSync(join(histories, `${name}.json`), json);
+        if (scenario.cancelWhenRunning !== undefined) {
+          const running = scenario.cancelWhenRunning;
+          while ((await handle.query(leadStatusQuery)).counts.in_progress < running) await setTimeout(100);
+          await handle.cancel();
+        }
+        const result = (await handle.result()) as {
+          status: string;
+          stop_reason?: string;
+          ledger?: { workflow_id: string }[];
+        };
+        // A lead's first child too: a subagent as a lead starts it (fork seeding, progress reports, nesting).
+        const recordings: [string, string][] = [[`${name}.json`, workflowId]];
+        const firstChild = result.ledger?.[0]?.workflow_id;
+        if (firstChild) recordings.push([`${name}.first-child.json`, firstChild]);
+        for (const [file, id] of recordings) {
+          // The CLI's export is the JSON the Web UI downloads too, the form `historyFromJSON` reads.
+          const exported = execFileSync(
+            cli,
+            ['workflow', 'show', '--workflow-id', id, '--address', server.address, '--output', 'json'],
+            { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+          );
+          const replacements: [string, string][] = [
+            [dir, '/workspace'],
+            [PROJECT_ROOT, '/project'],
+            [hostname(), 'recorder'],
+          ];
+          writeFileSync(join(histories, file), scrub(exported, replacements));
+          index[file] = id;
+        }
         process.stdout.write(
           `${name}: ${JSON.stringify({ status: result.status, stop_reason: result.stop_reason })}\n`,
         );
       }
     });
+    writeFileSync(join(histories, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
   } finally {
     await native.close();
     await connection.close();

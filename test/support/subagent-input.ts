@@ -1,9 +1,11 @@
-/** Builds a subagent's input the way the lead will: from a config (as a user writes it) and an agent name. */
+/** Builds workflow inputs the way a run does: from a config (as a user writes it). */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveAgent } from '../../contracts/agents';
 import { parseConfig } from '../../contracts/config';
+import type { LeadRunInput } from '../../contracts/lead';
+import { buildLeadRunInput } from '../../contracts/lead-input';
 import type { SubagentInput } from '../../contracts/subagent';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 
@@ -47,4 +49,23 @@ export function subagentInput(options: SubagentInputOptions): SubagentInput {
     sandbox: config.sandbox,
     depth: 1,
   };
+}
+
+export interface LeadInputOptions {
+  config?: Record<string, unknown>;
+  scriptFile?: string;
+  prompt?: string;
+  workspace: string;
+}
+
+/** A lead run's input from a config, with a scripted model reading `scriptFile` unless `models` is given. */
+export function leadInput(options: LeadInputOptions): LeadRunInput {
+  const raw = {
+    models: [{ name: 'scripted', provider: 'scripted', model: 'test', script_file: options.scriptFile }],
+    ...options.config,
+  };
+  return buildLeadRunInput(parseConfig(raw).config, {
+    prompt: options.prompt ?? 'Do the work.',
+    workspace: options.workspace,
+  });
 }

@@ -1,0 +1,40 @@
+/** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
+import { listAgents, resolveLeadModel, resolveLeadTokenBudget } from './agents';
+import type { Config } from './config';
+import type { LeadRunInput } from './lead';
+import { BUILTIN_TOOL_NAMES } from './tools';
+
+/** The lead's own turn budget (DeerFlow's lead recursion limit is of the same order). */
+export const LEAD_MAX_TURNS = 100;
+
+export interface LeadRunRequest {
+  prompt: string;
+  /** Absolute path of the run's workspace. */
+  workspace: string;
+  run_id?: string;
+}
+
+export function buildLeadRunInput(config: Config, request: LeadRunRequest): LeadRunInput {
+  const { subagents, subagent_runtime: runtime } = config;
+  return {
+    prompt: request.prompt,
+    ...(request.run_id !== undefined && { run_id: request.run_id }),
+    model: resolveLeadModel(config),
+    tools: [...BUILTIN_TOOL_NAMES],
+    agents: subagents.enabled ? listAgents(config) : [],
+    workspace: request.workspace,
+    sandbox: config.sandbox,
+    loop_detection: config.loop_detection,
+    token_budget: resolveLeadTokenBudget(config),
+    max_turns: LEAD_MAX_TURNS,
+    limits: {
+      max_running: runtime.max_running,
+      // The per-response default and cap is the process capacity (the seeds' SubagentLimitMiddleware).
+      max_concurrent: Math.min(subagents.max_concurrent ?? runtime.max_running, runtime.max_running),
+      max_total_per_run: subagents.max_total_per_run,
+      max_depth: subagents.max_depth,
+      provider: subagents.provider,
+    },
+    depth: 0,
+  };
+}

@@ -1,0 +1,195 @@
+/**
+ * `leadRunWorkflow` against the real server with the scripted model: delegations as child workflows, the
+ * per-response and per-run limits, nested delegation up to max_depth, and cancellation.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
+import { subagentStepsQuery } from '../../contracts/queries';
+import { leadRunWorkflow } from '../../workflows/lead-run';
+import { depthRefusalText } from '../../workflows/lead/delegation-text';
+import { SUBAGENT_LIMIT_NOTE } from '../../workflows/lead/limits';
+import {
+  connectClient,
+  uniqueTaskQueue,
+  waitFor,
+  withProjectWorker,
+  type TestClient,
+} from '../harness/temporal';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+
+let testClient: TestClient;
+let client: Client;
+beforeAll(async () => {
+  testClient = await connectClient();
+  client = testClient.client;
+});
+afterAll(() => testClient.close());
+
+type ScriptedCall = { name: string; args: Record<string, unknown>; id?: string };
+const task = (id: string, subagentType = 'general-purpose'): ScriptedCall => ({
+  name: 'task',
+  id,
+  args: { description: `Part ${id}`, prompt: `Work on part ${id}.`, subagent_type: subagentType },
+});
+const childAnswers = { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] };
+
+function setUp(script: ModelScriptFileInput, config?: Record<string, unknown>): LeadRunInput {
+  const dir = tempDir('lead');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  return leadInput({ workspace, scriptFile: writeScript(dir, script), config });
+}
+
+async function startLead(
+  input: LeadRunInput,
+  taskQueue: string,
+): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
+  return client.workflow.start(leadRunWorkflow, {
+    taskQueue,
+    workflowId: `${taskQueue}-lead`,
+    args: [input],
+  });
+}
+
+async function childStarts(handle: WorkflowHandle): Promise<string[]> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events.flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? []);
+}
+
+describe('leadRunWorkflow', () => {
+  it('starts only max_running children when one response asks for five', async () => {
+    const input = setUp(
+      {
+        scripts: [
+          {
+            agent: 'lead',
+            turns: [
+              { tool_calls: ['a', 'b', 'c', 'd', 'e'].map((id) => task(id)) },
+              { content: 'Combined.' },
+            ],
+          },
+          childAnswers,
+        ],
+      },
+      { subagent_runtime: { max_running: 3 } },
+    );
+    const taskQueue = uniqueTaskQueue('lead-concurrency');
+    const { result, starts } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      return { result: await handle.result(), starts: await childStarts(handle) };
+    });
+
+    expect(starts).toEqual(['a', 'b', 'c'].map((id) => `${taskQueue}-lead/task/${id}`));
+    expect(result).toMatchObject({ status: 'completed', final_output: 'Combined.', turns: 2 });
+    expect(result.ledger.map((e) => [e.id, e.status, e.result_brief])).toEqual([
+      ['a', 'completed', 'Part done.'],
+      ['b', 'completed', 'Part done.'],
+      ['c', 'completed', 'Part done.'],
+    ]);
+  });
+
+  it('stops a lead that keeps delegating at six, with the limit note and subagent_limit_capped', async () => {
+    const batch = (n: number) => ({
+      content: `Batch ${n}.`,
+      tool_calls: [1, 2, 3].map((k) => task(`t${n}${k}`)),
+    });
+    const input = setUp({
+      scripts: [
+        { agent: 'lead', turns: [batch(1), batch(2), batch(3), { content: 'never reached' }] },
+        childAnswers,
+      ],
+    });
+    const taskQueue = uniqueTaskQueue('lead-total');
+    const { result, starts } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      return { result: await handle.result(), starts: await childStarts(handle) };
+    });
+
+    expect(starts).toHaveLength(6);
+    expect(result.stop_reason).toBe('subagent_limit_capped');
+    expect(result.status).toBe('completed');
+    expect(result.turns).toBe(3);
+    expect(result.ledger).toHaveLength(6);
+    expect(result.final_output).toBe(`Batch 3.\n\n${SUBAGENT_LIMIT_NOTE}`);
+    expect(result.token_usage).toEqual({});
+  });
+
+  it('refuses delegation past max_depth with an error result, the tool still visible', async () => {
+    const coordinator = {
+      description: 'Splits work and delegates parts.',
+      system_prompt: 'You coordinate.',
+      tools: { allow: ['task', 'ls'] },
+    };
+    const input = setUp(
+      {
+        scripts: [
+          {
+            agent: 'lead',
+            turns: [{ tool_calls: [task('lvl1', 'coordinator')] }, { content: 'Lead done.' }],
+          },
+          {
+            agent: 'coordinator',
+            prompt_contains: 'part lvl1',
+            turns: [{ tool_calls: [task('lvl2', 'coordinator')] }, { content: 'Level one done.' }],
+          },
+          {
+            agent: 'coordinator',
+            prompt_contains: 'part lvl2',
+            turns: [{ tool_calls: [task('lvl3')] }, { content: 'Level two did it directly.' }],
+          },
+          childAnswers,
+        ],
+      },
+      { subagents: { max_depth: 2, custom_agents: { coordinator } } },
+    );
+    const taskQueue = uniqueTaskQueue('lead-depth');
+    const levelTwo = `${taskQueue}-lead/task/lvl1/task/lvl2`;
+    const { result, steps } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      const result = await handle.result();
+      return { result, steps: await client.workflow.getHandle(levelTwo).query(subagentStepsQuery, 0) };
+    });
+
+    expect(result.ledger.map((e) => [e.id, e.status, e.result_brief])).toEqual([
+      ['lvl1', 'completed', 'Level one done.'],
+    ]);
+    const refusal = steps.find((s) => s.kind === 'tool');
+    expect(refusal).toMatchObject({ kind: 'tool', name: 'task', is_error: true, text: depthRefusalText(2) });
+    await expect(client.workflow.getHandle(`${levelTwo}/task/lvl3`).describe()).rejects.toThrow(/not found/i);
+  });
+
+  it('cancels running children with the lead: every entry ends cancelled, no child keeps running', async () => {
+    const input = setUp({
+      scripts: [
+        { agent: 'lead', turns: [{ tool_calls: [task('slow1'), task('slow2')] }, { content: 'never' }] },
+        { agent: 'general-purpose', turns: [{ content: 'never', delay_ms: 120_000 }] },
+      ],
+    });
+    const taskQueue = uniqueTaskQueue('lead-cancel');
+    const { result, children } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      await waitFor(
+        'two children running',
+        async () => (await handle.query(leadStatusQuery)).counts.in_progress === 2,
+      );
+      await handle.cancel();
+      const result = await handle.result();
+      const children = await Promise.all(
+        result.ledger.map(
+          async (e) => (await client.workflow.getHandle(e.workflow_id).describe()).status.name,
+        ),
+      );
+      return { result, children };
+    });
+
+    expect(result.status).toBe('cancelled');
+    expect(result.ledger.map((e) => [e.id, e.status])).toEqual([
+      ['slow1', 'cancelled'],
+      ['slow2', 'cancelled'],
+    ]);
+    expect(children.filter((status) => status === 'RUNNING')).toEqual([]);
+  });
+});

@@ -1,0 +1,242 @@
+/**
+ * `task` delegation, plugged into the agent loop: each call becomes a child `subagentWorkflow` with the
+ * deterministic id `<owner workflow id>/task/<tool_call_id>`, so a replay or a retry can never start it twice.
+ * Limits are applied before any child starts; the ledger and the event log live in workflow state.
+ * The lead uses it, and so does a subagent whose agent may delegate in turn (nested, up to `max_depth`).
+ */
+import {
+  ChildWorkflowFailure,
+  isCancellation,
+  startChild,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  WorkflowExecutionAlreadyStartedError,
+} from '@temporalio/common';
+import type { TaskEvent } from '../contracts/events';
+import type { DelegationLimitSettings } from '../contracts/lead';
+import type { LedgerEntry } from '../contracts/ledger';
+import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
+import type { SubagentProgressUpdate } from '../contracts/queries';
+import type { RunStopReason } from '../contracts/status';
+import type {
+  LoopDetectionSettings,
+  ResolvedAgent,
+  SubagentInput,
+  SubagentResult,
+} from '../contracts/subagent';
+import { TASK_TOOL_NAME, type SandboxSettings } from '../contracts/tools';
+import type { LoopHooks } from './agent-loop';
+import {
+  delegationMetadata,
+  delegationToolMessage,
+  depthRefusalText,
+  refusedTaskMessage,
+} from './lead/delegation-text';
+import { appendEvent, terminalEvent } from './lead/events';
+import { forkMessages } from './lead/fork';
+import { applyProgress, applyResult, countForRun, renderLedgerForPrompt, startEntry } from './lead/ledger';
+import { applyDelegationLimits, delegationDepthAllows } from './lead/limits';
+import { buildTaskToolSpec, parseTaskArgs } from './lead/task-tool';
+import { SUBAGENT_TIMEOUT_GRACE_SECONDS, subagentWorkflow } from './subagent';
+
+/** Characters of the "work already delegated" block shown to the model each turn. */
+export const LEDGER_PROMPT_BUDGET_CHARS = 4000;
+
+const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
+const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeType.KEYWORD);
+const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttributeType.INT);
+
+export interface DelegatorOptions {
+  /** The lead run every entry belongs to (only its entries count toward the per-run total). */
+  runId: string;
+  /** Depth of the agent that delegates: the lead is 0, its children 1. */
+  depth: number;
+  agents: ResolvedAgent[];
+  limits: DelegationLimitSettings;
+  workspace: string;
+  sandbox: SandboxSettings;
+  loopDetection: LoopDetectionSettings;
+  /** The delegating agent's transcript, for the `fork` provider. */
+  transcript: () => readonly ChatMessage[];
+  /** Entries carried in (continue-as-new, or earlier runs of the same conversation). */
+  ledger?: LedgerEntry[];
+}
+
+export class Delegator {
+  ledger: LedgerEntry[];
+  events: TaskEvent[] = [];
+  /** Worker-log lines for calls the limits removed. */
+  readonly limitLog: string[] = [];
+  private readonly running = new Set<Promise<ToolMessage>>();
+
+  constructor(private readonly options: DelegatorOptions) {
+    this.ledger = options.ledger ?? [];
+  }
+
+  /** The `task` tool as the model sees it: wording follows the bound provider, limits match enforcement. */
+  toolSpec(): ToolSpec {
+    const { agents, limits } = this.options;
+    return buildTaskToolSpec({
+      provider: limits.provider,
+      agents: agents.map(({ name, description }) => ({ name, description })),
+      maxConcurrent: limits.max_concurrent,
+      maxTotalPerRun: limits.max_total_per_run,
+    });
+  }
+
+  hooks(): LoopHooks {
+    return {
+      prepareMessages: (messages) => this.withLedgerBlock(messages),
+      reviewResponse: (message) => this.reviewResponse(message),
+      claimsCall: (call) => call.name === TASK_TOOL_NAME,
+      runClaimedCalls: (calls) => Promise.all(calls.map((call) => this.track(this.delegate(call)))),
+    };
+  }
+
+  /** A child's progress report (signal): a `task_running` event and the entry's running usage. */
+  recordProgress(update: SubagentProgressUpdate): void {
+    const entry = this.ledger.find((candidate) => candidate.id === update.task_id);
+    if (!entry || entry.status !== 'in_progress') return;
+    this.ledger = applyProgress(
+      this.ledger,
+      update.task_id,
+      { modelName: update.model_name, tokenUsage: update.token_usage },
+      now(),
+    );
+    this.events = appendEvent(this.events, {
+      type: 'task_running',
+      task_id: update.task_id,
+      at: now(),
+      turns: update.turns,
+      ...(update.token_usage && { token_usage: update.token_usage }),
+      ...(update.model_name && { model_name: update.model_name }),
+    });
+  }
+
+  /** Waits for every delegation still in flight (after a cancel, so that no entry stays `in_progress`). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+
+  private track(delegation: Promise<ToolMessage>): Promise<ToolMessage> {
+    this.running.add(delegation);
+    void delegation.finally(() => this.running.delete(delegation)).catch(() => undefined);
+    return delegation;
+  }
+
+  private withLedgerBlock(messages: ChatMessage[]): ChatMessage[] {
+    const block = renderLedgerForPrompt(this.ledger, LEDGER_PROMPT_BUDGET_CHARS);
+    if (!block || messages[0]?.role !== 'system') return messages;
+    // One leading system message: strict providers refuse a second one.
+    return [{ role: 'system', content: `${messages[0].content}\n\n${block}` }, ...messages.slice(1)];
+  }
+
+  private reviewResponse(message: AssistantMessage): {
+    message: AssistantMessage;
+    stopReason?: RunStopReason;
+  } {
+    const outcome = applyDelegationLimits(message, {
+      maxConcurrent: this.options.limits.max_concurrent,
+      maxTotalPerRun: this.options.limits.max_total_per_run,
+      usedThisRun: countForRun(this.ledger, this.options.runId),
+    });
+    this.limitLog.push(...outcome.log);
+    return { message: outcome.message, ...(outcome.stopReason && { stopReason: outcome.stopReason }) };
+  }
+
+  private async delegate(call: ToolCall): Promise<ToolMessage> {
+    const { agents, limits, depth, runId } = this.options;
+    // Refuse before anything exists: a refusal leaves no half-made child behind.
+    const parsed = parseTaskArgs(
+      call.args,
+      agents.map((agent) => agent.name),
+    );
+    if (!parsed.ok) return refusedTaskMessage(call.id, parsed.error);
+    if (!delegationDepthAllows(depth, limits.max_depth)) {
+      return refusedTaskMessage(call.id, depthRefusalText(limits.max_depth));
+    }
+    const { description, prompt, subagent_type: subagentType } = parsed.args;
+    const agent = agents.find((candidate) => candidate.name === subagentType) as ResolvedAgent;
+    const workflowId = `${workflowInfo().workflowId}/task/${call.id}`;
+    const input: SubagentInput = {
+      run_id: runId,
+      task_id: call.id,
+      description,
+      prompt,
+      subagent_type: subagentType,
+      agent,
+      loop_detection: this.options.loopDetection,
+      workspace: this.options.workspace,
+      sandbox: this.options.sandbox,
+      depth: depth + 1,
+      ...(limits.provider === 'fork' && { fork_messages: forkMessages(this.options.transcript()) }),
+      ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents, limits } }),
+    };
+
+    // Recorded before the first await: entries keep the order in which the model issued the calls.
+    this.ledger = startEntry(
+      this.ledger,
+      { id: call.id, runId, description, subagentType, workflowId, modelName: agent.model.name },
+      now(),
+    );
+    let result: SubagentResult;
+    try {
+      const child = await startChild(subagentWorkflow, {
+        workflowId,
+        args: [input],
+        workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS} seconds`,
+        staticSummary: `${subagentType}: ${description}`,
+        staticDetails: prompt,
+        memo: { description, subagent_type: subagentType },
+        typedSearchAttributes: [
+          { key: LEAD_RUN_ID, value: runId },
+          { key: SUBAGENT_TYPE, value: subagentType },
+          { key: DELEGATION_DEPTH, value: depth + 1 },
+        ],
+      });
+      this.events = appendEvent(this.events, {
+        type: 'task_started',
+        task_id: call.id,
+        at: now(),
+        description,
+        subagent_type: subagentType,
+        model_name: agent.model.name,
+        workflow_id: workflowId,
+      });
+      result = await child.result();
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        return refusedTaskMessage(
+          call.id,
+          `Task refused: a delegation with the id ${call.id} already exists in this run.`,
+        );
+      }
+      result = failedDelegation(err, agent.timeout_seconds);
+    }
+    this.ledger = applyResult(this.ledger, call.id, result, now());
+    this.events = appendEvent(this.events, terminalEvent(call.id, result, now()));
+    return {
+      ...delegationToolMessage(call.id, result, agent.timeout_seconds),
+      metadata: { ...delegationMetadata(result) },
+    };
+  }
+}
+
+/** A child that ended without returning its result: cancelled, cut by its hard backstop, or lost. */
+function failedDelegation(err: unknown, timeoutSeconds: number): SubagentResult {
+  if (isCancellation(err)) return { status: 'cancelled', error: 'Task cancelled by user', turns: 0 };
+  if (err instanceof ChildWorkflowFailure && err.cause instanceof TimeoutFailure) {
+    return { status: 'timed_out', error: `Execution timed out after ${timeoutSeconds} seconds`, turns: 0 };
+  }
+  const message = err instanceof ChildWorkflowFailure && err.cause ? err.cause.message : String(err);
+  return { status: 'failed', error: message, turns: 0 };
+}
+
+function now(): string {
+  // The workflow clock: deterministic on replay.
+  return new Date().toISOString();
+}
