@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectOrStartServer } from '../worker/temporal-server';
 import { formatTable, type BenchResult } from './stats';
+import { benchDelegationOverhead } from './delegation-overhead';
 import { benchTurnOverhead } from './turn-overhead';
 
 async function main(): Promise<void> {
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   try {
     const results: BenchResult[] = [];
     results.push(...(await benchTurnOverhead(server)));
+    results.push(...(await benchDelegationOverhead(server)));
     process.stdout.write(`${formatTable(results)}\n`);
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const out = join(__dirname, '..', '..', 'bench', 'results.json');
