@@ -1,0 +1,509 @@
+/**
+ * What `subagents run` prints: the live progress tree (lead → its subagents), the ledger table and the
+ * summary after the run. Pure: the caller polls the lead's queries, passes `now`, and writes the lines.
+ */
+import type { TaskEvent } from '../contracts/events';
+import type { LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/lead';
+import type { LedgerEntry } from '../contracts/ledger';
+import type { TokenUsage } from '../contracts/messages';
+import type { LedgerStatus, RunStopReason } from '../contracts/status';
+import { STOP_REASON_LABELS } from '../workflows/pure/result-text';
+import { groupThousands } from '../workflows/pure/text';
+
+/** A child's latest turns and cumulative usage, from its last `task_running` or terminal event. */
+export interface TaskProgress {
+  turns: number;
+  token_usage?: TokenUsage;
+}
+
+export interface TreeSnapshot {
+  run_id: string;
+  lead: {
+    /** From `lead_status`. */
+    state: 'running' | 'finished';
+    /** From the run's result, once the client has it. */
+    status?: LeadRunStatus;
+    stop_reason?: RunStopReason;
+    turns: number;
+    token_usage?: LeadTokenUsage;
+    /** The workflow's start and close times, as the client describes them. */
+    started_at_ms: number;
+    finished_at_ms?: number;
+  };
+  /** From `lead_ledger`; entries carried in from earlier runs (another run_id) are not drawn. */
+  ledger: LedgerEntry[];
+  /** Per task id, folded from `lead_events` by `foldTaskProgress`. */
+  progress: Record<string, TaskProgress>;
+  ui_url?: string;
+  /** Per task id: the child workflow's page, linked under a child that did not complete. */
+  children_ui_urls?: Record<string, string>;
+}
+
+export interface TreeOptions {
+  /** Epoch ms: the end of every elapsed time still running. */
+  now: number;
+  color: boolean;
+  /** Terminal columns; no line but a link is wider. */
+  width?: number;
+}
+
+export interface TableOptions {
+  color: boolean;
+  width?: number;
+}
+
+export interface SummaryOptions {
+  color: boolean;
+  ui_url?: string;
+}
+
+const DEFAULT_WIDTH = 100;
+/** A custom agent's long name is cut here so descriptions keep room. */
+const TYPE_MAX_WIDTH = 20;
+/** Below this a description is no longer worth shrinking for; the line is clipped instead. */
+const DESCRIPTION_MIN_WIDTH = 10;
+const SEPARATOR = ' · ';
+
+const RUN_STOP_LABELS: Record<RunStopReason, string> = {
+  ...STOP_REASON_LABELS,
+  subagent_limit_capped: 'delegation limit',
+  model_length_capped: 'model output length',
+};
+
+const STATUS_GLYPHS: Record<LedgerStatus, string> = {
+  in_progress: '⠿',
+  completed: '✓',
+  failed: '✗',
+  cancelled: '⊘',
+  timed_out: '◷',
+  polling_timed_out: '◌',
+};
+
+const STATUS_EXPLANATIONS: Record<LeadRunStatus, string> = {
+  completed: 'the lead finished with an answer',
+  failed: 'the run stopped on an error',
+  cancelled: 'the run was cancelled before the lead finished',
+  timed_out: 'the run ran out of time before the lead finished',
+};
+
+const STOP_EXPLANATIONS: Record<RunStopReason, string> = {
+  token_capped: 'the lead spent its whole token budget; the answer may be partial',
+  turn_capped: 'the lead used all its turns; the answer may be partial',
+  loop_capped: 'the lead kept repeating the same tool calls and was stopped (loop_detection)',
+  subagent_limit_capped: 'the run used all its delegations (subagents.max_total_per_run)',
+  model_length_capped:
+    "the model's last reply was cut at its output limit (models[].max_tokens); the answer may be incomplete",
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Terminal text: colour, column widths, clipping
+
+type Tone = 'green' | 'red' | 'yellow' | 'grey';
+
+const ANSI: Record<Tone, string> = {
+  green: '\x1b[32m',
+  red: '\x1b[31m',
+  yellow: '\x1b[33m',
+  grey: '\x1b[90m',
+};
+const RESET = '\x1b[0m';
+const ESC = 0x1b;
+
+/** A run of text painted in one tone: lines are built from these so clipping never cuts a colour code. */
+interface Segment {
+  text: string;
+  tone?: Tone;
+}
+
+function paint(segments: readonly Segment[], color: boolean): string {
+  return segments
+    .map(({ text, tone }) => (color && tone && text !== '' ? `${ANSI[tone]}${text}${RESET}` : text))
+    .join('');
+}
+
+function isWide(code: number): boolean {
+  return (
+    (code >= 0x1100 && code <= 0x115f) ||
+    (code >= 0x2e80 && code <= 0xa4cf) ||
+    (code >= 0xac00 && code <= 0xd7a3) ||
+    (code >= 0xf900 && code <= 0xfaff) ||
+    (code >= 0xfe30 && code <= 0xfe4f) ||
+    (code >= 0xff00 && code <= 0xff60) ||
+    (code >= 0xffe0 && code <= 0xffe6) ||
+    (code >= 0x1f300 && code <= 0x1f64f) ||
+    (code >= 0x1f900 && code <= 0x1f9ff) ||
+    (code >= 0x20000 && code <= 0x3fffd)
+  );
+}
+
+/** Columns one code point takes: CJK and emoji take two, combining marks none. */
+function charWidth(code: number): number {
+  if ((code >= 0x300 && code <= 0x36f) || code === 0x200d || (code >= 0xfe00 && code <= 0xfe0f)) return 0;
+  return isWide(code) ? 2 : 1;
+}
+
+/** Columns `text` takes on a terminal; colour codes take none. */
+export function displayWidth(text: string): number {
+  let width = 0;
+  let inEscape = false;
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (inEscape) {
+      // A CSI sequence ends at its final byte, '@' to '~', after the '['.
+      if (char !== '[' && code >= 0x40 && code <= 0x7e) inEscape = false;
+    } else if (code === ESC) inEscape = true;
+    else width += charWidth(code);
+  }
+  return width;
+}
+
+/** Terminal rows `lines` take on a terminal `columns` wide, counting the ones that wrap. */
+export function terminalRows(lines: readonly string[], columns: number): number {
+  return lines.reduce((rows, line) => rows + Math.max(1, Math.ceil(displayWidth(line) / columns)), 0);
+}
+
+/**
+ * Text from a model or a user on one line: whitespace runs become one space and control characters go, so
+ * no escape sequence a model wrote can reach the terminal.
+ */
+function oneLine(text: string): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (/\s/.test(char)) out += ' ';
+    else if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += char;
+  }
+  return out.replace(/ {2,}/g, ' ').trim();
+}
+
+/** Keeps newlines and tabs, drops every other control character. */
+function printable(text: string): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (char === '\n' || char === '\t' || (code >= 0x20 && (code < 0x7f || code > 0x9f))) out += char;
+  }
+  return out;
+}
+
+/** The longest head of `text` that fits `columns`. */
+function headColumns(text: string, columns: number): string {
+  let out = '';
+  let width = 0;
+  for (const char of text) {
+    const next = charWidth(char.codePointAt(0) ?? 0);
+    if (width + next > columns) break;
+    out += char;
+    width += next;
+  }
+  return out;
+}
+
+/** `text` cut to `columns`, ending in '…' when anything was cut. */
+function truncate(text: string, columns: number): string {
+  if (displayWidth(text) <= columns) return text;
+  if (columns <= 0) return '';
+  return `${headColumns(text, columns - 1)}…`;
+}
+
+function padEnd(text: string, columns: number): string {
+  return text + ' '.repeat(Math.max(0, columns - displayWidth(text)));
+}
+
+function padStart(text: string, columns: number): string {
+  return ' '.repeat(Math.max(0, columns - displayWidth(text))) + text;
+}
+
+/** Cuts a line of segments to `columns`, the ellipsis in the tone of the text it replaces. */
+function clipSegments(segments: readonly Segment[], columns: number): Segment[] {
+  const total = segments.reduce((sum, segment) => sum + displayWidth(segment.text), 0);
+  if (total <= columns) return [...segments];
+  const out: Segment[] = [];
+  let room = Math.max(0, columns - 1);
+  for (const segment of segments) {
+    const width = displayWidth(segment.text);
+    if (width < room) {
+      out.push(segment);
+      room -= width;
+      continue;
+    }
+    out.push({ ...segment, text: `${headColumns(segment.text, room)}…` });
+    break;
+  }
+  return out;
+}
+
+function line(segments: readonly Segment[], columns: number, color: boolean): string {
+  return paint(clipSegments(segments, columns), color).trimEnd();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Shared wording
+
+/** 850ms, 4.1s, 2m05s, 1h02m: counts up without ever rounding past what has elapsed. */
+export function formatDuration(ms: number): string {
+  const clamped = Math.max(0, Math.floor(ms));
+  if (clamped < 1000) return `${clamped}ms`;
+  if (clamped < 60_000) return `${Math.floor(clamped / 100) / 10}s`.replace(/^(\d+)s$/, '$1.0s');
+  const seconds = Math.floor(clamped / 1000);
+  const two = (value: number) => String(value).padStart(2, '0');
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${two(seconds % 60)}s`;
+  return `${Math.floor(seconds / 3600)}h${two(Math.floor(seconds / 60) % 60)}m`;
+}
+
+function plural(count: number, word: string): string {
+  return `${groupThousands(count)} ${word}${count === 1 ? '' : 's'}`;
+}
+
+function tokens(usage: TokenUsage | undefined): string | undefined {
+  return usage === undefined ? undefined : `${groupThousands(usage.total_tokens)} tok`;
+}
+
+function statusTone(status: LedgerStatus, capped: boolean): Tone {
+  switch (status) {
+    case 'in_progress':
+      return 'yellow';
+    case 'completed':
+      return capped ? 'yellow' : 'green';
+    case 'cancelled':
+      return 'grey';
+    case 'failed':
+    case 'timed_out':
+    case 'polling_timed_out':
+      return 'red';
+  }
+}
+
+function statusWord(status: LedgerStatus): string {
+  return status === 'in_progress' ? 'running' : status.replace(/_/g, ' ');
+}
+
+function capped(stopReason: RunStopReason | undefined): string {
+  return stopReason === undefined ? '' : ` (capped: ${RUN_STOP_LABELS[stopReason]})`;
+}
+
+/** Own keys only: a task id such as `constructor` must not read the object's prototype. */
+function own<T>(record: Record<string, T> | undefined, key: string): T | undefined {
+  return record !== undefined && Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
+}
+
+function firstLine(text: string | undefined): string | undefined {
+  const found = text?.split('\n').find((candidate) => candidate.trim() !== '');
+  return found === undefined ? undefined : oneLine(found);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The live tree
+
+/**
+ * Folds new `lead_events` into the per-task progress: a `task_running` or terminal event replaces the task's
+ * turns and usage (both are cumulative), so polling with an `after_seq` cursor loses nothing.
+ */
+export function foldTaskProgress(
+  progress: Readonly<Record<string, TaskProgress>>,
+  events: readonly TaskEvent[],
+): Record<string, TaskProgress> {
+  // No prototype: a task id such as `__proto__` stays an ordinary key.
+  const next: Record<string, TaskProgress> = Object.assign(Object.create(null), progress);
+  for (const event of events) {
+    if (event.type === 'task_started') continue;
+    next[event.task_id] = {
+      turns: event.turns,
+      ...(event.token_usage !== undefined && { token_usage: event.token_usage }),
+    };
+  }
+  return next;
+}
+
+interface ChildRow {
+  entry: LedgerEntry;
+  tone: Tone;
+  type: string;
+  description: string;
+  details: Segment[];
+}
+
+function childRow(entry: LedgerEntry, progress: TaskProgress | undefined, now: number): ChildRow {
+  const running = entry.status === 'in_progress';
+  const tone = statusTone(entry.status, entry.stop_reason !== undefined);
+  const usage = running
+    ? (progress?.token_usage ?? entry.token_usage)
+    : (entry.token_usage ?? progress?.token_usage);
+  const started = Date.parse(entry.created_at);
+  const ended = running ? now : Date.parse(entry.updated_at);
+  const rest = [
+    progress === undefined ? undefined : plural(progress.turns, 'turn'),
+    tokens(usage),
+    Number.isNaN(started) || Number.isNaN(ended) ? undefined : formatDuration(ended - started),
+  ].filter((part): part is string => part !== undefined);
+  return {
+    entry,
+    tone,
+    type: truncate(oneLine(entry.subagent_type), TYPE_MAX_WIDTH),
+    description: oneLine(entry.description),
+    details: [
+      { text: statusWord(entry.status) + capped(entry.stop_reason), tone },
+      { text: rest.map((part) => SEPARATOR + part).join('') },
+    ],
+  };
+}
+
+function leadLine(lead: TreeSnapshot['lead'], now: number): Segment[] {
+  const finished = lead.state === 'finished';
+  const word = finished ? (lead.status ?? 'finished') : 'running';
+  const capReached = lead.stop_reason !== undefined;
+  let tone: Tone | undefined;
+  if (!finished) tone = statusTone('in_progress', capReached);
+  else if (lead.status !== undefined) tone = statusTone(lead.status, capReached);
+  let turns: string | undefined;
+  if (finished) turns = plural(lead.turns, 'turn');
+  else if (lead.turns > 0) turns = `turn ${groupThousands(lead.turns)}`;
+  const rest = [
+    turns,
+    tokens(lead.token_usage?.lead),
+    formatDuration((lead.finished_at_ms ?? now) - lead.started_at_ms),
+  ].filter((part): part is string => part !== undefined);
+  return [
+    { text: 'lead  ' },
+    { text: word + capped(lead.stop_reason), tone },
+    { text: rest.map((part) => SEPARATOR + part).join('') },
+  ];
+}
+
+/**
+ * The progress tree: the run and its link, the lead, then one aligned row per subagent of this run. Every
+ * line fits `width` except the links, which are never cut (a cut link cannot be opened); `terminalRows`
+ * counts the rows they wrap onto.
+ */
+export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string[] {
+  const width = options.width ?? DEFAULT_WIDTH;
+  const rows = snapshot.ledger
+    .filter((entry) => entry.run_id === snapshot.run_id)
+    .map((entry) => childRow(entry, own(snapshot.progress, entry.id), options.now));
+  const widest = (values: number[]) => values.reduce((max, value) => Math.max(max, value), 0);
+  const typeWidth = widest(rows.map((row) => displayWidth(row.type)));
+  const detailsWidth = widest(rows.map((row) => displayWidth(row.details.map((s) => s.text).join(''))));
+  // '├─ ' + glyph + ' ' + type + '  ' + description + '  ' + details
+  const room = width - (3 + 2 + typeWidth + 2 + 2) - detailsWidth;
+  const descriptionWidth = Math.min(
+    widest(rows.map((row) => displayWidth(row.description))),
+    Math.max(DESCRIPTION_MIN_WIDTH, room),
+  );
+
+  const lines = [
+    `run ${oneLine(snapshot.run_id)}${snapshot.ui_url === undefined ? '' : `  ${snapshot.ui_url}`}`,
+    line(leadLine(snapshot.lead, options.now), width, options.color),
+  ];
+  rows.forEach((row, index) => {
+    const last = index === rows.length - 1;
+    const segments: Segment[] = [
+      { text: last ? '└─ ' : '├─ ' },
+      { text: STATUS_GLYPHS[row.entry.status], tone: row.tone },
+      { text: ` ${padEnd(row.type, typeWidth)}  ` },
+      { text: `${padEnd(truncate(row.description, descriptionWidth), descriptionWidth)}  ` },
+      ...row.details,
+    ];
+    lines.push(line(segments, width, options.color));
+    const link = own(snapshot.children_ui_urls, row.entry.id);
+    if (link !== undefined && row.entry.status !== 'in_progress' && row.entry.status !== 'completed') {
+      lines.push(`${last ? '   ' : '│  '}  ${link}`);
+    }
+  });
+  return lines;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// After the run
+
+/** The delegation ledger as a table: id, type, status, stop reason, tokens and the result's first line. */
+export function renderLedgerTable(ledger: readonly LedgerEntry[], options: TableOptions): string[] {
+  if (ledger.length === 0) return ['(no delegations)'];
+  const width = options.width ?? DEFAULT_WIDTH;
+  const header = ['ID', 'TYPE', 'STATUS', 'STOP REASON', 'TOKENS'];
+  const cells = ledger.map((entry) => [
+    oneLine(entry.id),
+    truncate(oneLine(entry.subagent_type), TYPE_MAX_WIDTH),
+    entry.status,
+    entry.stop_reason ?? '-',
+    entry.token_usage === undefined ? '-' : groupThousands(entry.token_usage.total_tokens),
+  ]);
+  const widths = header.map((title, column) =>
+    Math.max(displayWidth(title), ...cells.map((row) => displayWidth(row[column]))),
+  );
+  const fixed = widths.reduce((sum, columnWidth) => sum + columnWidth + 2, 0);
+  const resultWidth = Math.max(DESCRIPTION_MIN_WIDTH, width - fixed);
+  const columns = (row: string[]) =>
+    row.map((cell, column) =>
+      column === 4 ? `${padStart(cell, widths[column])}  ` : `${padEnd(cell, widths[column])}  `,
+    );
+
+  const lines = [line([...columns(header).map((text) => ({ text })), { text: 'RESULT' }], width, false)];
+  ledger.forEach((entry, index) => {
+    const [id, type, status, stopReason, tokenCell] = columns(cells[index]);
+    const brief = firstLine(entry.result_brief);
+    const error = firstLine(entry.error);
+    const result = brief ?? (error === undefined ? '' : `error: ${error}`);
+    const tone = statusTone(entry.status, entry.stop_reason !== undefined);
+    const segments: Segment[] = [
+      { text: id + type },
+      { text: entry.status, tone },
+      { text: status.slice(entry.status.length) + stopReason + tokenCell },
+      { text: truncate(result, resultWidth) },
+    ];
+    lines.push(line(segments, width, options.color));
+  });
+  return lines;
+}
+
+function usageLine(usage: LeadTokenUsage): string {
+  const part = (name: string, value: TokenUsage | undefined) =>
+    `${name} ${value === undefined ? 'not reported' : groupThousands(value.total_tokens)}`;
+  if (usage.lead === undefined && usage.subagents === undefined && usage.total === undefined) {
+    return 'not reported by the provider';
+  }
+  return [part('lead', usage.lead), part('subagents', usage.subagents), part('total', usage.total)].join(
+    SEPARATOR,
+  );
+}
+
+function delegationsLine(result: LeadRunResult): string {
+  const entries = result.ledger.filter((entry) => entry.run_id === result.run_id);
+  const counts = new Map<LedgerStatus, number>();
+  for (const entry of entries) counts.set(entry.status, (counts.get(entry.status) ?? 0) + 1);
+  const byStatus = [...counts].map(([status, count]) => `${count} ${statusWord(status)}`).join(', ');
+  return `${plural(result.turns, 'lead turn')}${SEPARATOR}${plural(entries.length, 'delegation')}${
+    entries.length === 0 ? '' : ` (${byStatus})`
+  }`;
+}
+
+/** The run's outcome in words: status and stop reason explained, usage, the link, then the final answer. */
+export function renderSummary(result: LeadRunResult, options: SummaryOptions): string[] {
+  const tone = statusTone(result.status, result.stop_reason !== undefined);
+  const statusText =
+    result.status === 'completed' && result.stop_reason !== undefined
+      ? 'the lead stopped at a limit'
+      : STATUS_EXPLANATIONS[result.status];
+  const rows: [string, Segment[]][] = [
+    ['run', [{ text: oneLine(result.run_id) }]],
+    ['status', [{ text: result.status, tone }, { text: `: ${statusText}` }]],
+  ];
+  if (result.stop_reason !== undefined) {
+    rows.push([
+      'stop reason',
+      [{ text: result.stop_reason, tone: 'yellow' }, { text: `: ${STOP_EXPLANATIONS[result.stop_reason]}` }],
+    ]);
+  }
+  const error = result.error === undefined ? undefined : oneLine(result.error);
+  if (error !== undefined && error !== '') rows.push(['error', [{ text: error, tone: 'red' }]]);
+  rows.push(['work', [{ text: delegationsLine(result) }]]);
+  rows.push(['tokens', [{ text: usageLine(result.token_usage) }]]);
+  if (options.ui_url !== undefined) rows.push(['Web UI', [{ text: options.ui_url }]]);
+
+  const labelWidth = rows.reduce((max, [label]) => Math.max(max, label.length), 0);
+  const lines = rows.map(([label, segments]) =>
+    paint([{ text: `${padEnd(label, labelWidth)}  ` }, ...segments], options.color),
+  );
+  const answer = printable(result.final_output).trimEnd();
+  lines.push('', answer === '' ? '(no answer)' : answer);
+  return lines.flatMap((text) => text.split('\n'));
+}
