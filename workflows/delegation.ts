@@ -11,13 +11,10 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import {
-  defineSearchAttributeKey,
-  SearchAttributeType,
-  WorkflowExecutionAlreadyStartedError,
-} from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { TaskEvent } from '../contracts/events';
 import type { DelegationLimitSettings } from '../contracts/lead';
+import { runSearchAttributes } from '../contracts/search-attributes';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
 import type { SubagentProgressUpdate } from '../contracts/queries';
@@ -45,10 +42,6 @@ import { SUBAGENT_TIMEOUT_GRACE_SECONDS, subagentWorkflow } from './subagent';
 
 /** Characters of the "work already delegated" block shown to the model each turn. */
 export const LEDGER_PROMPT_BUDGET_CHARS = 4000;
-
-const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
-const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeType.KEYWORD);
-const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttributeType.INT);
 
 export interface DelegatorOptions {
   /** The lead run every entry belongs to (only its entries count toward the per-run total). */
@@ -192,11 +185,7 @@ export class Delegator {
         staticSummary: `${subagentType}: ${description}`,
         staticDetails: prompt,
         memo: { description, subagent_type: subagentType },
-        typedSearchAttributes: [
-          { key: LEAD_RUN_ID, value: runId },
-          { key: SUBAGENT_TYPE, value: subagentType },
-          { key: DELEGATION_DEPTH, value: depth + 1 },
-        ],
+        typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
       });
       this.events = appendEvent(this.events, {
         type: 'task_started',

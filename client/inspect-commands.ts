@@ -1,0 +1,118 @@
+/** `subagents status|ledger|cancel <run-id>` and `subagents events <run-id> [--follow]`. */
+import type { TaskEvent } from '../contracts/events';
+import { loadConfig } from '../worker/config';
+import { SubagentsClient, type RunHandle } from './api';
+import { connectClient, connectionSettings } from './connection';
+import { findRunningDevServer } from './dev-server-state';
+import {
+  hostPortFlag,
+  integerFlag,
+  parseFlags,
+  stringFlag,
+  UsageError,
+  type FlagSpec,
+  type FlagValues,
+} from './flags';
+import { renderLedgerTable } from './tree';
+
+async function withRun<T>(
+  command: string,
+  args: string[],
+  spec: FlagSpec,
+  body: (run: RunHandle, values: FlagValues) => Promise<T>,
+): Promise<T> {
+  const { values, positionals } = parseFlags(args, spec);
+  if (positionals.length !== 1)
+    throw new UsageError(`${command}: give one run id: subagents ${command} <run-id>`);
+  const { config } = loadConfig(stringFlag(values, 'config'));
+  const settings = connectionSettings(config.temporal, process.env, {
+    address: hostPortFlag(values, 'address'),
+    namespace: stringFlag(values, 'namespace'),
+  });
+  if (!settings.address) {
+    const recorded = await findRunningDevServer();
+    if (!recorded) {
+      throw new UsageError(
+        `${command}: no server to ask: pass --address HOST:PORT, or start one with \`subagents dev-server\``,
+      );
+    }
+    settings.address = recorded.address;
+    settings.namespace = recorded.namespace;
+  }
+  const { client, connection } = await connectClient(settings);
+  try {
+    const run = new SubagentsClient(client, settings.namespace).getRun(positionals[0]);
+    try {
+      return await body(run, values);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      if (/not found/i.test(message))
+        throw new UsageError(`${command}: no run ${positionals[0]} on ${settings.address}`);
+      throw err;
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+export function statusCommand(args: string[]): Promise<number> {
+  return withRun('status', args, {}, async (run, values) => {
+    const status = await run.status();
+    if (values.json) json(status);
+    else {
+      const counts = Object.entries(status.counts)
+        .filter(([, n]) => n > 0)
+        .map(([state, n]) => `${n} ${state}`)
+        .join(', ');
+      const tokens = status.token_usage.total ? `, ${status.token_usage.total.total_tokens} tokens` : '';
+      process.stdout.write(
+        `${run.runId}: ${status.state}, ${status.turns} lead turns${tokens}; delegations: ${counts || 'none'}\n`,
+      );
+    }
+    return 0;
+  });
+}
+
+export function ledgerCommand(args: string[]): Promise<number> {
+  return withRun('ledger', args, {}, async (run, values) => {
+    const ledger = await run.ledger();
+    if (values.json) json(ledger);
+    else
+      process.stdout.write(
+        `${renderLedgerTable(ledger, { color: process.stdout.isTTY === true }).join('\n')}\n`,
+      );
+    return 0;
+  });
+}
+
+function printEvent(event: TaskEvent, asJson: boolean): void {
+  process.stdout.write(
+    `${asJson ? JSON.stringify(event) : `${event.seq} ${event.at} ${event.type} ${event.task_id}`}\n`,
+  );
+}
+
+export function eventsCommand(args: string[]): Promise<number> {
+  const spec: FlagSpec = { follow: { type: 'boolean' }, after: { type: 'string' } };
+  return withRun('events', args, spec, async (run, values) => {
+    const after = integerFlag(values, 'after', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const asJson = values.json === true;
+    if (values.follow) {
+      for await (const event of run.followEvents(500, after)) printEvent(event, asJson);
+    } else {
+      for (const event of await run.events(after)) printEvent(event, asJson);
+    }
+    return 0;
+  });
+}
+
+export function cancelCommand(args: string[]): Promise<number> {
+  return withRun('cancel', args, {}, async (run) => {
+    await run.cancel();
+    process.stderr.write(`Cancellation requested for ${run.runId}; waiting for its children to stop…\n`);
+    const result = await run.result();
+    process.stdout.write(`${run.runId}: ${result.status}\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * Watching a run: on a terminal a live tree redrawn in place; elsewhere one line per event (logs, CI).
+ * Polls the lead's queries; the workflow needs no signal per step for any of it.
+ */
+import type { TaskEvent } from '../contracts/events';
+import type { LeadRunResult } from '../contracts/lead';
+import type { RunHandle } from './api';
+import { foldTaskProgress, renderTree, terminalRows, type TaskProgress, type TreeSnapshot } from './tree';
+
+export interface WatchOptions {
+  out: NodeJS.WriteStream | NodeJS.WritableStream;
+  /** Redraw a tree in place (a terminal) or print event lines. */
+  live: boolean;
+  color: boolean;
+  uiUrl?: string;
+  /** Per task id, the child's Web UI page. */
+  childUiUrl?: (workflowId: string) => string | undefined;
+  pollMs?: number;
+}
+
+function eventLine(event: TaskEvent): string {
+  const at = event.at.slice(11, 19);
+  switch (event.type) {
+    case 'task_started':
+      return `${at} ${event.task_id} started: ${event.subagent_type} "${event.description}" (${event.model_name})`;
+    case 'task_running':
+      return `${at} ${event.task_id} running: turn ${event.turns}${event.token_usage ? `, ${event.token_usage.total_tokens} tokens` : ''}`;
+    default: {
+      const capped = event.stop_reason ? ` (${event.stop_reason})` : '';
+      const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';
+      return `${at} ${event.task_id} ${event.status}${capped} after ${event.turns} turns${detail}`;
+    }
+  }
+}
+
+function lastSeq(events: readonly TaskEvent[], fallback: number): number {
+  return events.length > 0 ? events[events.length - 1].seq : fallback;
+}
+
+/** Follows the run until it ends; returns its result. */
+export async function watchRun(handle: RunHandle, options: WatchOptions): Promise<LeadRunResult> {
+  const { out } = options;
+  const startedAt = Date.now();
+  let seen = 0;
+  let progress: Record<string, TaskProgress> = {};
+  let drawnRows = 0;
+  const columns = 'columns' in out && typeof out.columns === 'number' ? out.columns : 100;
+  const result = handle.result();
+  let finished: LeadRunResult | undefined;
+  void result.then((r) => (finished = r)).catch(() => undefined);
+
+  const draw = (snapshot: TreeSnapshot) => {
+    const lines = renderTree(snapshot, { now: Date.now(), color: options.color, width: columns });
+    // Move up over the previous frame and clear it, then draw the new one.
+    if (drawnRows > 0) out.write(`\x1b[${drawnRows}F\x1b[0J`);
+    out.write(`${lines.join('\n')}\n`);
+    drawnRows = terminalRows(lines, columns);
+  };
+
+  for (;;) {
+    const [status, polledLedger, polledEvents] = await Promise.all([
+      handle.status(),
+      handle.ledger(),
+      handle.events(seen),
+    ]);
+    // Each query is answered on its own, so one poll can mix moments; once the run has ended its state is
+    // final: the result's ledger, and whatever events the poll missed.
+    const closed = status.state === 'finished' && finished !== undefined;
+    const events = closed
+      ? [...polledEvents, ...(await handle.events(lastSeq(polledEvents, seen)))]
+      : polledEvents;
+    const ledger = closed && finished ? finished.ledger : polledLedger;
+    progress = foldTaskProgress(progress, events);
+    seen = lastSeq(events, seen);
+    const snapshot = (): TreeSnapshot => ({
+      run_id: handle.runId,
+      lead: {
+        state: status.state,
+        ...(finished && {
+          status: finished.status,
+          ...(finished.stop_reason && { stop_reason: finished.stop_reason }),
+        }),
+        turns: status.turns,
+        token_usage: status.token_usage,
+        started_at_ms: startedAt,
+        ...(status.state === 'finished' && { finished_at_ms: Date.now() }),
+      },
+      ledger,
+      progress,
+      ...(options.uiUrl && { ui_url: options.uiUrl }),
+      ...(options.childUiUrl && {
+        children_ui_urls: Object.fromEntries(
+          ledger.flatMap((e) => {
+            const url = options.childUiUrl?.(e.workflow_id);
+            return url ? [[e.id, url]] : [];
+          }),
+        ),
+      }),
+    });
+    if (options.live) draw(snapshot());
+    else for (const event of events) out.write(`${eventLine(event)}\n`);
+    if (closed && finished) {
+      // Without a terminal the tree is printed once, complete, after the event lines.
+      if (!options.live) {
+        out.write(
+          `\n${renderTree(snapshot(), { now: Date.now(), color: false, width: columns }).join('\n')}\n`,
+        );
+      }
+      return finished;
+    }
+    await Promise.race([
+      result.catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 300)),
+    ]);
+    if (status.state === 'finished' && !finished) await result;
+  }
+}

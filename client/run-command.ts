@@ -1,0 +1,202 @@
+/**
+ * `subagents run` and `subagents start` (the demo behind `npm start`): a lead run, on a server given by
+ * address (its workers already polling) or embedded (a dev server and a worker in this process).
+ */
+import { cpSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from '../contracts/config';
+import type { LeadRunResult } from '../contracts/lead';
+import { buildLeadRunInput } from '../contracts/lead-input';
+import { loadConfig } from '../worker/config';
+import { startDevServer, type TemporalServer } from '../worker/temporal-server';
+import { createProjectWorker } from '../worker/worker';
+import { newRunId, SubagentsClient, workflowUiUrl } from './api';
+import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
+import { findRunningDevServer } from './dev-server-state';
+import {
+  applyRunFlags,
+  hostPortFlag,
+  parseFlags,
+  RUN_FLAGS,
+  stringFlag,
+  UsageError,
+  type FlagValues,
+} from './flags';
+import { watchRun } from './progress';
+import { renderLedgerTable, renderSummary } from './tree';
+
+/** Shipped beside the code: dist/client/run-command.js → <package>/client/demo. */
+export const DEMO_DIR = resolve(__dirname, '..', '..', 'client', 'demo');
+
+export const DEMO_PROMPT =
+  'Review the sample warehouse workspace: which items must be reordered and from whom, how the incidents ' +
+  'spread over the warehouses, and which supplier is slowest. Give one short report.';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+export function loadRunConfig(values: FlagValues, env: NodeJS.ProcessEnv = process.env): Config {
+  const loaded = loadConfig(stringFlag(values, 'config'), env);
+  for (const warning of loaded.warnings) say(`warning: ${warning}`);
+  return applyRunFlags(loaded.config, values, env);
+}
+
+interface Session {
+  settings: ConnectionSettings;
+  uiUrl?: string;
+  /** Closes what this command opened (its worker, its embedded server). */
+  close(): Promise<void>;
+  /** Runs `body` while this command's own worker polls, when it has one. */
+  withWorker<T>(body: () => Promise<T>): Promise<T>;
+}
+
+/** A server given by address, or the embedded one: the recorded dev server if it runs, else a new one. */
+async function openSession(config: Config, values: FlagValues, env: NodeJS.ProcessEnv): Promise<Session> {
+  const settings = connectionSettings(config.temporal, env, {
+    address: hostPortFlag(values, 'address'),
+    namespace: stringFlag(values, 'namespace'),
+    taskQueue: stringFlag(values, 'task-queue'),
+  });
+  if (settings.address) {
+    return { settings, uiUrl: settings.uiUrl, close: async () => undefined, withWorker: (body) => body() };
+  }
+  let server: TemporalServer | undefined;
+  const recorded = await findRunningDevServer(env);
+  if (recorded) {
+    say(`Using the dev server on ${recorded.address} (started by \`subagents dev-server\`).`);
+    settings.address = recorded.address;
+    settings.namespace = recorded.namespace;
+  } else {
+    server = await startDevServer({ log: say, namespace: settings.namespace });
+    settings.address = server.address;
+  }
+  const uiUrl = recorded?.ui_url ?? server?.uiUrl;
+  const connection = await connectWorker(settings);
+  return {
+    settings,
+    uiUrl,
+    withWorker: async (body) => {
+      const worker = await createProjectWorker({
+        connection,
+        namespace: settings.namespace,
+        taskQueue: settings.taskQueue,
+      });
+      return worker.runUntil(body());
+    },
+    close: async () => {
+      await connection.close();
+      await server?.stop();
+    },
+  };
+}
+
+export interface RunRequest {
+  prompt: string;
+  config: Config;
+  values: FlagValues;
+  env?: NodeJS.ProcessEnv;
+  /** Copied into the run's workspace first (the demo's sample). */
+  sampleDir?: string;
+  /** Keep an embedded server up after the run for the Web UI, until Ctrl-C. */
+  keepServerUp?: boolean;
+}
+
+/** Runs one lead run to its end and prints it; the exit code: 0 when it completed. */
+export async function executeRun(request: RunRequest): Promise<number> {
+  const { config, values } = request;
+  const env = request.env ?? process.env;
+  const json = values.json === true;
+  const runId = newRunId();
+  const workspace = resolve(stringFlag(values, 'workspace') ?? join(config.workspace.root, runId));
+  mkdirSync(workspace, { recursive: true });
+  if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
+  const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
+
+  const session = await openSession(config, values, env);
+  try {
+    const { client, connection } = await connectClient(session.settings);
+    try {
+      const api = new SubagentsClient(client, session.settings.namespace);
+      const result: LeadRunResult = await session.withWorker(async () => {
+        const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
+        const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
+        if (json) return handle.result();
+        const tty = process.stdout.isTTY === true;
+        // The live tree carries the link itself; logs get it up front.
+        process.stdout.write(
+          `Run ${runId} · workspace ${workspace}\n${uiUrl && !tty ? `Web UI: ${uiUrl}\n` : ''}\n`,
+        );
+        return watchRun(handle, {
+          out: process.stdout,
+          live: tty,
+          color: tty && !env.NO_COLOR,
+          ...(uiUrl && { uiUrl }),
+          childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+        });
+      });
+      const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
+      if (json) {
+        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      } else {
+        const color = process.stdout.isTTY === true && !env.NO_COLOR;
+        process.stdout.write(
+          `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
+        );
+        process.stdout.write(`\nLedger:\n${renderLedgerTable(result.ledger, { color }).join('\n')}\n`);
+      }
+      if (request.keepServerUp && session.uiUrl && !json) {
+        say(`\nThe server stays up for the Web UI: ${uiUrl ?? session.uiUrl} (Ctrl-C to stop).`);
+        await new Promise((resolveSignal) => {
+          process.once('SIGINT', resolveSignal);
+          process.once('SIGTERM', resolveSignal);
+        });
+      }
+      if (result.status !== 'completed') {
+        say(`subagents: run ${runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);
+        return 1;
+      }
+      return 0;
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    await session.close();
+  }
+}
+
+export async function runCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, RUN_FLAGS);
+  if (positionals.length !== 1) {
+    throw new UsageError('run: give the prompt as one argument, in quotes: subagents run "<prompt>"');
+  }
+  const config = loadRunConfig(values);
+  return executeRun({ prompt: positionals[0], config, values });
+}
+
+/** The offline demo: three subagents in parallel on a copy of the sample workspace, then a combined answer. */
+export async function startCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values, positionals } = parseFlags(args, { ...RUN_FLAGS, once: { type: 'boolean' } });
+  if (positionals.length > 0)
+    throw new UsageError(`start: unexpected argument ${JSON.stringify(positionals[0])}`);
+  // A real model when the environment names one (and no flag says otherwise); else the offline script.
+  const online = Boolean(env.OPENAI_BASE_URL && env.OPENAI_API_KEY) && values.provider === undefined;
+  const config = loadRunConfig(online ? { ...values, provider: 'openai' } : values, env);
+  if (!online) {
+    for (const model of config.models) {
+      if (model.provider === 'scripted' && !model.script_file)
+        model.script_file = join(DEMO_DIR, 'script.yaml');
+    }
+  }
+  say(
+    online
+      ? `Model: ${config.models[0].model} at ${env.OPENAI_BASE_URL}`
+      : 'Model: the offline scripted demo model',
+  );
+  return executeRun({
+    prompt: DEMO_PROMPT,
+    config,
+    values,
+    env,
+    sampleDir: join(DEMO_DIR, 'workspace'),
+    keepServerUp: values.once !== true,
+  });
+}

@@ -1,0 +1,96 @@
+/** `subagents worker`, `subagents dev-server` and `subagents ensure-temporal`. */
+import { loadConfig } from '../worker/config';
+import { missingCliMessage, resolveTemporalCli } from '../worker/temporal-cli';
+import { startDevServer } from '../worker/temporal-server';
+import { createProjectWorker } from '../worker/worker';
+import { connectionSettings, connectWorker } from './connection';
+import { defaultDevServerDb, findRunningDevServer, recordDevServer } from './dev-server-state';
+import { hostPortFlag, integerFlag, parseFlags, stringFlag, UsageError } from './flags';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+function untilInterrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+export async function workerCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {});
+  if (positionals.length > 0)
+    throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
+  const loaded = loadConfig(stringFlag(values, 'config'));
+  for (const warning of loaded.warnings) say(`warning: ${warning}`);
+  const settings = connectionSettings(loaded.config.temporal, process.env, {
+    address: hostPortFlag(values, 'address'),
+    namespace: stringFlag(values, 'namespace'),
+    taskQueue: stringFlag(values, 'task-queue'),
+  });
+  if (!settings.address) {
+    const recorded = await findRunningDevServer();
+    if (!recorded)
+      throw new UsageError(
+        'worker: no server: pass --address HOST:PORT, or start one with `subagents dev-server`',
+      );
+    settings.address = recorded.address;
+    settings.namespace = recorded.namespace;
+  }
+  const connection = await connectWorker(settings);
+  try {
+    const worker = await createProjectWorker({
+      connection,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+    });
+    const stop = untilInterrupted().then(() => worker.shutdown());
+    process.stdout.write(`worker ready: task queue "${settings.taskQueue}" on ${settings.address}\n`);
+    await worker.run();
+    await stop.catch(() => undefined);
+    return 0;
+  } finally {
+    await connection.close();
+  }
+}
+
+export async function devServerCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    port: { type: 'string' },
+    'ui-port': { type: 'string' },
+    'db-filename': { type: 'string' },
+  });
+  if (positionals.length > 0)
+    throw new UsageError(`dev-server: unexpected argument ${JSON.stringify(positionals[0])}`);
+  const server = await startDevServer({
+    port: integerFlag(values, 'port', 1, 65535),
+    uiPort: integerFlag(values, 'ui-port', 1, 65535),
+    dbFilename: stringFlag(values, 'db-filename') ?? defaultDevServerDb(),
+    log: say,
+  });
+  const forget = recordDevServer({
+    address: server.address,
+    namespace: server.namespace,
+    ...(server.uiUrl && { ui_url: server.uiUrl }),
+    pid: process.pid,
+  });
+  try {
+    say(
+      `Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''} (Ctrl-C to stop).`,
+    );
+    process.stdout.write(`${JSON.stringify({ address: server.address, ui_url: server.uiUrl })}\n`);
+    await untilInterrupted();
+    return 0;
+  } finally {
+    forget();
+    await server.stop();
+  }
+}
+
+export async function ensureTemporalCommand(args: string[]): Promise<number> {
+  parseFlags(args, {});
+  const cli = await resolveTemporalCli({ log: say });
+  if (!cli) throw new UsageError(missingCliMessage());
+  process.stdout.write(`${cli.path}\n`);
+  say(`Temporal CLI (${cli.source}): ${cli.path}`);
+  return 0;
+}
