@@ -92,6 +92,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         transcript: () => state.messages,
       })
     : undefined;
+  if (delegator) setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
   const hooks: LoopHooks = { ...delegator?.hooks(), onTurn: progressReporter(input) };
   const toolSpecs = builtinToolSpecs(agent.tools);
   if (delegator) toolSpecs.push(delegator.toolSpec());

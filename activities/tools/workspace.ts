@@ -25,7 +25,8 @@ function errorCode(err: unknown): string | undefined {
     : undefined;
 }
 
-async function exists(candidate: string): Promise<boolean> {
+/** Whether anything (a dangling link included) is at this path. */
+export async function exists(candidate: string): Promise<boolean> {
   try {
     await lstat(candidate);
     return true;

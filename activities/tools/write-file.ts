@@ -1,17 +1,7 @@
-import { lstat } from 'node:fs/promises';
 import type { WriteFileArgs } from '../../contracts/tool-specs';
 import { countLines, writeTextFile } from './files';
 import { succeeded, type ToolContext, type ToolOutput } from './tool-context';
-import { resolveInWorkspace } from './workspace';
-
-async function exists(real: string): Promise<boolean> {
-  try {
-    await lstat(real);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { exists, resolveInWorkspace } from './workspace';
 
 /** The `write_file` tool: creates, overwrites or appends, and says which it did. */
 export async function writeFile(args: WriteFileArgs, ctx: ToolContext): Promise<ToolOutput> {
