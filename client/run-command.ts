@@ -9,7 +9,7 @@ import type { LeadRunResult } from '../contracts/lead';
 import { buildLeadRunInput } from '../contracts/lead-input';
 import { loadConfig } from '../worker/config';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
-import { createProjectWorker } from '../worker/worker';
+import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
@@ -60,6 +60,9 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
     return { settings, uiUrl: settings.uiUrl, close: async () => undefined, withWorker: (body) => body() };
   }
   let server: TemporalServer | undefined;
+  // Bundling the workflows takes as long as starting a server: do both at once.
+  const bundle = bundleProjectWorkflows();
+  bundle.catch(() => undefined);
   const recorded = await findRunningDevServer(env);
   if (recorded) {
     say(`Using the dev server on ${recorded.address} (started by \`subagents dev-server\`).`);
@@ -79,6 +82,7 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
         connection,
         namespace: settings.namespace,
         taskQueue: settings.taskQueue,
+        workflowBundleCode: await bundle,
       });
       return worker.runUntil(body());
     },
