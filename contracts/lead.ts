@@ -5,7 +5,7 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
-import type { TokenUsage } from './messages';
+import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
 import type { LedgerStatus, RunStopReason } from './status';
 import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from './subagent';
@@ -56,6 +56,20 @@ export interface LeadRunInput {
    * conversation (another run_id: shown to the model, not counted toward this run's total).
    */
   ledger?: LedgerEntry[];
+  /** Set by the run itself when it continues as new: where the previous execution left off. */
+  carry?: LeadCarry;
+}
+
+/** What a lead run hands to its next execution when history grows long (continue-as-new). */
+export interface LeadCarry {
+  messages: ChatMessage[];
+  turns: number;
+  usage?: TokenUsage;
+  /** Each guard's state under its name (plain JSON). */
+  guard_states: Record<string, unknown>;
+  events: TaskEvent[];
+  /** How many executions came before this one. */
+  continued: number;
 }
 
 export const LEAD_RUN_STATUSES = ['completed', 'failed', 'cancelled', 'timed_out'] as const;

@@ -56,6 +56,8 @@ export interface LoopHooks {
   prepareMessages?(messages: ChatMessage[]): ChatMessage[];
   /** Called after every model response is recorded (progress reports). */
   onTurn?(state: AgentLoopState): void;
+  /** Asked after every turn whose tools have all returned: true ends the loop for now (continue-as-new). */
+  shouldPause?(): boolean;
   /** Rewrites a response before its tools run (delegation limits); may end the run with its own reason. */
   reviewResponse?(message: AssistantMessage): { message: AssistantMessage; stopReason?: RunStopReason };
   /** Whether this hook runs the call itself (`task`) instead of the tool activity. */
@@ -66,7 +68,9 @@ export interface LoopHooks {
 export type LoopEnd =
   | { kind: 'answered'; finishReason?: string }
   | { kind: 'stopped'; stopReason: RunStopReason; finishReason?: string }
-  | { kind: 'error_fallback'; error: ModelErrorFallback };
+  | { kind: 'error_fallback'; error: ModelErrorFallback }
+  /** `shouldPause` said so, between two turns: nothing is in flight, the state carries on. */
+  | { kind: 'paused' };
 
 // Activities heartbeat every second: a worker that dies is noticed within this, and the attempt retried.
 const HEARTBEAT_TIMEOUT = '10 seconds';
@@ -201,5 +205,6 @@ export async function runAgentLoop(
     }
     if (verdict.notes.length > 0) state.messages.push({ role: 'user', content: verdict.notes.join('\n\n') });
     if (hookStop) return { kind: 'stopped', stopReason: hookStop, finishReason: response.finish_reason };
+    if (hooks.shouldPause?.()) return { kind: 'paused' };
   }
 }

@@ -6,6 +6,7 @@
 import {
   ActivityFailure,
   CancellationScope,
+  continueAsNew,
   isCancellation,
   setHandler,
   workflowInfo,
@@ -22,9 +23,9 @@ import type { ChatMessage } from '../contracts/messages';
 import { subagentProgressSignal } from '../contracts/queries';
 import type { RunStopReason } from '../contracts/status';
 import { builtinToolSpecs } from '../contracts/tool-specs';
-import { initialLoopState, runAgentLoop, type LoopEnd } from './agent-loop';
+import { initialLoopState, runAgentLoop, type AgentLoopState, type LoopEnd } from './agent-loop';
 import { Delegator } from './delegation';
-import { DEFAULT_GUARDS } from './guards';
+import { DEFAULT_GUARDS, type GuardStates } from './guards';
 import { eventsAfter } from './lead/events';
 import { countByStatus, leadTokenUsage } from './lead/ledger';
 import { lastAssistantText } from './pure/final-result';
@@ -43,9 +44,22 @@ function initialMessages(input: LeadRunInput): ChatMessage[] {
   ];
 }
 
+/** A new run, or the previous execution's state when this one continues it. */
+function restoreState(input: LeadRunInput): AgentLoopState {
+  const { carry } = input;
+  if (!carry) return initialLoopState(initialMessages(input), DEFAULT_GUARDS);
+  return {
+    messages: carry.messages,
+    turns: carry.turns,
+    ...(carry.usage && { usage: carry.usage }),
+    guard_states: carry.guard_states as GuardStates,
+    steps: [],
+  };
+}
+
 export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResult> {
   const runId = input.run_id ?? workflowInfo().workflowId;
-  const state = initialLoopState(initialMessages(input), DEFAULT_GUARDS);
+  const state = restoreState(input);
   const delegator = new Delegator({
     runId,
     depth: input.depth,
@@ -57,6 +71,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     transcript: () => state.messages,
     ledger: input.ledger,
   });
+  delegator.events = input.carry?.events ?? [];
   let finished = false;
   setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
   setHandler(leadLedgerQuery, () => delegator.ledger);
@@ -91,8 +106,24 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
         workspace: input.workspace,
         sandbox: input.sandbox,
       },
-      delegator.hooks(),
+      // Between turns no delegation is in flight: when history grows long, the run continues as new there.
+      { ...delegator.hooks(), shouldPause: () => workflowInfo().continueAsNewSuggested },
     );
+    if (end.kind === 'paused') {
+      return await continueAsNew<typeof leadRunWorkflow>({
+        ...input,
+        run_id: runId,
+        ledger: delegator.ledger,
+        carry: {
+          messages: state.messages,
+          turns: state.turns,
+          ...(state.usage && { usage: state.usage }),
+          guard_states: state.guard_states,
+          events: delegator.events,
+          continued: (input.carry?.continued ?? 0) + 1,
+        },
+      });
+    }
     if (end.kind === 'stopped') stopReason = end.stopReason;
     else if (end.kind === 'error_fallback') {
       status = 'failed';

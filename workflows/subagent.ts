@@ -161,5 +161,8 @@ function fromLoopEnd(end: LoopEnd): Pick<FinishSubagentInput, 'status' | 'stopRe
       return { status: 'completed', stopReason: end.stopReason as SubagentStopReason };
     case 'error_fallback':
       return { status: 'failed', errorFallback: end.error };
+    case 'paused':
+      // Only a loop given `shouldPause` pauses; a subagent's is not.
+      throw new Error('a subagent loop paused without being asked to');
   }
 }

@@ -1,0 +1,119 @@
+/**
+ * A long lead run continues as new when the server suggests it, between turns, carrying its transcript,
+ * counters, ledger and events: the user sees one run with one result.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { leadEventsQuery, leadStatusQuery } from '../../contracts/lead';
+import { startDevServer } from '../../worker/temporal-server';
+import { createProjectWorker } from '../../worker/worker';
+import { leadRunWorkflow } from '../../workflows/lead-run';
+import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+
+const ls = (k: number) => ({
+  content: `Looking at p${k}.`,
+  tool_calls: [{ name: 'ls', args: { path: `p${k}` } }],
+});
+
+it('continues a long lead run as new, carrying turns, ledger and events, and ends with one result', async () => {
+  // A history of ~30 events suggests continue-as-new: every few turns here, instead of every few thousand events.
+  const server = await startDevServer({
+    headless: true,
+    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 30 },
+  });
+  const connection = await Connection.connect({ address: server.address });
+  const native = await NativeConnection.connect({ address: server.address });
+  try {
+    const client = new Client({ connection, namespace: server.namespace });
+    const dir = tempDir('lead-can');
+    const workspace = join(dir, 'workspace');
+    mkdirSync(workspace);
+    const delegate = {
+      content: 'Delegating one part.',
+      tool_calls: [
+        {
+          name: 'task',
+          id: 'part',
+          args: { description: 'One part', prompt: 'Do the part.', subagent_type: 'general-purpose' },
+        },
+      ],
+    };
+    const input = leadInput({
+      workspace,
+      scriptFile: writeScript(dir, {
+        scripts: [
+          {
+            agent: 'lead',
+            turns: [
+              ls(1),
+              ls(2),
+              ls(3),
+              ls(4),
+              ls(5),
+              delegate,
+              ls(6),
+              ls(7),
+              ls(8),
+              ls(9),
+              { content: 'All looked at.' },
+            ],
+          },
+          { agent: 'general-purpose', turns: [{ content: 'Part done.' }] },
+        ],
+      }),
+    });
+    const taskQueue = uniqueTaskQueue('lead-can');
+    const worker = await createProjectWorker({
+      connection: native,
+      namespace: server.namespace,
+      taskQueue,
+      workflowBundlePath: testWorkflowBundle(),
+    });
+    const { result, runs, events, status } = await worker.runUntil(async () => {
+      const handle = await client.workflow.start(leadRunWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-lead`,
+        args: [input],
+      });
+      const result = await handle.result();
+      const runs: string[] = [];
+      for await (const execution of client.workflow.list({ query: `WorkflowId = "${taskQueue}-lead"` })) {
+        runs.push(execution.status.name);
+      }
+      const latest = client.workflow.getHandle(`${taskQueue}-lead`);
+      return {
+        result,
+        runs,
+        events: await latest.query(leadEventsQuery, 0),
+        status: await latest.query(leadStatusQuery),
+      };
+    });
+
+    expect(runs.filter((s) => s === 'CONTINUED_AS_NEW').length).toBeGreaterThanOrEqual(2);
+    expect(runs.filter((s) => s === 'COMPLETED')).toHaveLength(1);
+    expect(result).toMatchObject({
+      status: 'completed',
+      final_output: 'All looked at.',
+      turns: 11,
+      run_id: `${taskQueue}-lead`,
+    });
+    expect(result.ledger.map((e) => [e.id, e.status, e.result_brief])).toEqual([
+      ['part', 'completed', 'Part done.'],
+    ]);
+    // Carried across executions: the log keeps its order and its numbering (a progress report may come too).
+    const lifecycle = events.filter((e) => e.type !== 'task_running');
+    expect(lifecycle.map((e) => [e.type, e.task_id])).toEqual([
+      ['task_started', 'part'],
+      ['task_completed', 'part'],
+    ]);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_e, i) => i + 1));
+    expect(status.turns).toBe(11);
+  } finally {
+    await native.close();
+    await connection.close();
+    await server.stop();
+  }
+});
