@@ -4,7 +4,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { leadEventsQuery, leadStatusQuery } from '../../contracts/lead';
 import { startDevServer } from '../../worker/temporal-server';
@@ -12,6 +13,8 @@ import { createProjectWorker } from '../../worker/worker';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+
+type IHistory = temporal.api.history.v1.IHistory;
 
 const ls = (k: number) => ({
   content: `Looking at p${k}.`,
@@ -79,9 +82,16 @@ it('continues a long lead run as new, carrying turns, ledger and events, and end
         args: [input],
       });
       const result = await handle.result();
+      // Follow the chain of executions (describe and history are consistent at once; the list is not).
       const runs: string[] = [];
-      for await (const execution of client.workflow.list({ query: `WorkflowId = "${taskQueue}-lead"` })) {
-        runs.push(execution.status.name);
+      let runId: string | undefined = handle.firstExecutionRunId;
+      while (runId) {
+        const execution: WorkflowHandle = client.workflow.getHandle(handle.workflowId, runId);
+        runs.push((await execution.describe()).status.name);
+        const history: IHistory = await execution.fetchHistory();
+        runId =
+          (history.events ?? []).at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ??
+          undefined;
       }
       const latest = client.workflow.getHandle(`${taskQueue}-lead`);
       return {
@@ -92,8 +102,9 @@ it('continues a long lead run as new, carrying turns, ledger and events, and end
       };
     });
 
-    expect(runs.filter((s) => s === 'CONTINUED_AS_NEW').length).toBeGreaterThanOrEqual(2);
-    expect(runs.filter((s) => s === 'COMPLETED')).toHaveLength(1);
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    expect(runs.slice(0, -1).every((s) => s === 'CONTINUED_AS_NEW')).toBe(true);
+    expect(runs.at(-1)).toBe('COMPLETED');
     expect(result).toMatchObject({
       status: 'completed',
       final_output: 'All looked at.',

@@ -117,11 +117,20 @@ describe('a real Temporal dev server', () => {
       try {
         const { client, close } = await connectClient(after.address);
         try {
-          const listed = [];
-          for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-            listed.push(execution);
-          }
-          expect(listed.map((e) => [e.workflowId, e.status.name])).toEqual([[workflowId, 'COMPLETED']]);
+          // Listing reads the visibility store, which may trail a moment behind: wait for it, bounded.
+          let listed: [string, string][] = [];
+          await waitFor(
+            'the workflow to be listed',
+            async () => {
+              listed = [];
+              for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+                listed.push([execution.workflowId, execution.status.name]);
+              }
+              return listed.length > 0;
+            },
+            10_000,
+          );
+          expect(listed).toEqual([[workflowId, 'COMPLETED']]);
           expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before restart!');
         } finally {
           await close();
