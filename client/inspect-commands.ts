@@ -3,7 +3,7 @@ import type { TaskEvent } from '../contracts/events';
 import { loadConfig } from '../worker/config';
 import { SubagentsClient, type RunHandle } from './api';
 import { connectClient, connectionSettings } from './connection';
-import { findRunningDevServer } from './dev-server-state';
+import { withRecordedServer } from './dev-server-state';
 import {
   hostPortFlag,
   integerFlag,
@@ -29,16 +29,7 @@ async function withRun<T>(
     address: hostPortFlag(values, 'address'),
     namespace: stringFlag(values, 'namespace'),
   });
-  if (!settings.address) {
-    const recorded = await findRunningDevServer();
-    if (!recorded) {
-      throw new UsageError(
-        `${command}: no server to ask: pass --address HOST:PORT, or start one with \`subagents dev-server\``,
-      );
-    }
-    settings.address = recorded.address;
-    settings.namespace = recorded.namespace;
-  }
+  await withRecordedServer(settings, command);
   const { client, connection } = await connectClient(settings);
   try {
     const run = new SubagentsClient(client, settings.namespace).getRun(positionals[0]);

@@ -4,7 +4,7 @@ import { missingCliMessage, resolveTemporalCli } from '../worker/temporal-cli';
 import { startDevServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { connectionSettings, connectWorker } from './connection';
-import { defaultDevServerDb, findRunningDevServer, recordDevServer } from './dev-server-state';
+import { defaultDevServerDb, recordDevServer, withRecordedServer } from './dev-server-state';
 import { hostPortFlag, integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -27,15 +27,7 @@ export async function workerCommand(args: string[]): Promise<number> {
     namespace: stringFlag(values, 'namespace'),
     taskQueue: stringFlag(values, 'task-queue'),
   });
-  if (!settings.address) {
-    const recorded = await findRunningDevServer();
-    if (!recorded)
-      throw new UsageError(
-        'worker: no server: pass --address HOST:PORT, or start one with `subagents dev-server`',
-      );
-    settings.address = recorded.address;
-    settings.namespace = recorded.namespace;
-  }
+  await withRecordedServer(settings, 'worker');
   const connection = await connectWorker(settings);
   try {
     const worker = await createProjectWorker({
