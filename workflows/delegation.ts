@@ -7,6 +7,7 @@
 import {
   ChildWorkflowFailure,
   isCancellation,
+  log,
   startChild,
   TimeoutFailure,
   workflowInfo,
@@ -62,8 +63,6 @@ export interface DelegatorOptions {
 export class Delegator {
   ledger: LedgerEntry[];
   events: TaskEvent[] = [];
-  /** Worker-log lines for calls the limits removed. */
-  readonly limitLog: string[] = [];
   private readonly running = new Set<Promise<ToolMessage>>();
 
   constructor(private readonly options: DelegatorOptions) {
@@ -137,7 +136,8 @@ export class Delegator {
       maxTotalPerRun: this.options.limits.max_total_per_run,
       usedThisRun: countForRun(this.ledger, this.options.runId),
     });
-    this.limitLog.push(...outcome.log);
+    // As in the seeds: calls the limits drop are only logged (the workflow logger skips lines on replay).
+    for (const line of outcome.log) log.info(line, { run_id: this.options.runId });
     return { message: outcome.message, ...(outcome.stopReason && { stopReason: outcome.stopReason }) };
   }
 
