@@ -5,7 +5,9 @@
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError } from '../contracts/config';
+import { CodecServerError } from '../worker/payloads/codec-server';
 import { TemporalCliNotFoundError } from '../worker/temporal-cli';
+import { codecServerCommand } from './codec-server-command';
 import { ConnectionError } from './connection';
 import { UsageError } from './flags';
 import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
@@ -23,6 +25,8 @@ Commands:
   worker                    a long-running worker (--address, or the running dev server)
   dev-server [--port N] [--ui-port N] [--db-filename F]
                             the Temporal dev server with the Web UI, in the foreground
+  codec-server [--port N]   the Web UI's codec endpoint, which shows payloads kept in the payload store
+                            (default port 8081; dev-server and embedded runs serve one themselves)
   status <run-id>           the run's state, turns, tokens and delegations by status
   ledger <run-id>           the run's delegation ledger
   events <run-id> [--follow] [--after N]
@@ -46,6 +50,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   start: (args) => startCommand(args),
   worker: workerCommand,
   'dev-server': devServerCommand,
+  'codec-server': codecServerCommand,
   status: statusCommand,
   ledger: ledgerCommand,
   events: eventsCommand,
@@ -72,7 +77,11 @@ export async function main(argv: string[]): Promise<number> {
 export function describeFailure(err: unknown): { code: number; line: string } {
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof UsageError || err instanceof ConfigError) return { code: 2, line: message };
-  if (err instanceof ConnectionError || err instanceof TemporalCliNotFoundError)
+  if (
+    err instanceof ConnectionError ||
+    err instanceof TemporalCliNotFoundError ||
+    err instanceof CodecServerError
+  )
     return { code: 1, line: message };
   return { code: 1, line: `unexpected error: ${message}` };
 }

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { TemporalSettings } from '../contracts/config';
+import { projectDataConverter } from '../worker/payloads/data-converter';
 
 export interface ConnectionSettings {
   /** host:port; undefined means "no server given": the CLI then starts (or reuses) the embedded one. */
@@ -104,7 +105,13 @@ export async function connectClient(
         void connection.close();
         throw err;
       });
-    return { client: new Client({ connection, namespace: settings.namespace }), connection };
+    // The claim-check codec of this process's payload settings (`configurePayloads`): results come back whole.
+    const client = new Client({
+      connection,
+      namespace: settings.namespace,
+      dataConverter: projectDataConverter(),
+    });
+    return { client, connection };
   } catch (err) {
     throw unreachable(address, err);
   }

@@ -1,6 +1,7 @@
 /** `subagents status|ledger|cancel <run-id>` and `subagents events <run-id> [--follow]`. */
 import type { TaskEvent } from '../contracts/events';
 import { loadConfig } from '../worker/config';
+import { configurePayloads } from '../worker/payloads/store';
 import { SubagentsClient, type RunHandle } from './api';
 import { connectClient, connectionSettings } from './connection';
 import { withRecordedServer } from './dev-server-state';
@@ -25,6 +26,7 @@ async function withRun<T>(
   if (positionals.length !== 1)
     throw new UsageError(`${command}: give one run id: subagents ${command} <run-id>`);
   const { config } = loadConfig(stringFlag(values, 'config'));
+  configurePayloads(config.payloads);
   const settings = connectionSettings(config.temporal, process.env, {
     address: hostPortFlag(values, 'address'),
     namespace: stringFlag(values, 'namespace'),

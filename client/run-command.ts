@@ -8,6 +8,8 @@ import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
 import { buildLeadRunInput } from '../contracts/lead-input';
 import { loadConfig } from '../worker/config';
+import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
+import { configurePayloads } from '../worker/payloads/store';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl } from './api';
@@ -60,6 +62,7 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
     return { settings, uiUrl: settings.uiUrl, close: async () => undefined, withWorker: (body) => body() };
   }
   let server: TemporalServer | undefined;
+  let codec: RunningCodecServer | undefined;
   // Bundling the workflows takes as long as starting a server: do both at once.
   const bundle = bundleProjectWorkflows();
   bundle.catch(() => undefined);
@@ -69,7 +72,16 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
     settings.address = recorded.address;
     settings.namespace = recorded.namespace;
   } else {
-    server = await startDevServer({ log: say, namespace: settings.namespace });
+    // The Web UI shows large payloads through this process's codec endpoint instead of as references.
+    codec = await startEmbeddedCodecServer(config.payloads);
+    server = await startDevServer({
+      log: say,
+      namespace: settings.namespace,
+      uiCodecEndpoint: codec?.url,
+    }).catch(async (err: unknown) => {
+      await codec?.close();
+      throw err;
+    });
     settings.address = server.address;
   }
   const uiUrl = recorded?.ui_url ?? server?.uiUrl;
@@ -89,6 +101,7 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
     close: async () => {
       await connection.close();
       await server?.stop();
+      await codec?.close();
     },
   };
 }
@@ -114,6 +127,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
   mkdirSync(workspace, { recursive: true });
   if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
   const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
+  configurePayloads(config.payloads);
 
   const session = await openSession(config, values, env);
   try {

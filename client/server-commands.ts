@@ -1,5 +1,7 @@
 /** `subagents worker`, `subagents dev-server` and `subagents ensure-temporal`. */
 import { loadConfig } from '../worker/config';
+import { startEmbeddedCodecServer } from '../worker/payloads/codec-server';
+import { configurePayloads } from '../worker/payloads/store';
 import { missingCliMessage, resolveTemporalCli } from '../worker/temporal-cli';
 import { startDevServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
@@ -9,7 +11,7 @@ import { hostPortFlag, integerFlag, parseFlags, stringFlag, UsageError } from '.
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-function untilInterrupted(): Promise<void> {
+export function untilInterrupted(): Promise<void> {
   return new Promise((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
@@ -22,6 +24,7 @@ export async function workerCommand(args: string[]): Promise<number> {
     throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
   const loaded = loadConfig(stringFlag(values, 'config'));
   for (const warning of loaded.warnings) say(`warning: ${warning}`);
+  configurePayloads(loaded.config.payloads);
   const settings = connectionSettings(loaded.config.temporal, process.env, {
     address: hostPortFlag(values, 'address'),
     namespace: stringFlag(values, 'namespace'),
@@ -53,11 +56,20 @@ export async function devServerCommand(args: string[]): Promise<number> {
   });
   if (positionals.length > 0)
     throw new UsageError(`dev-server: unexpected argument ${JSON.stringify(positionals[0])}`);
+  const loaded = loadConfig(stringFlag(values, 'config'));
+  for (const warning of loaded.warnings) say(`warning: ${warning}`);
+  configurePayloads(loaded.config.payloads);
+  // The Web UI decodes large payloads through this process: workers and clients share its payload store.
+  const codec = await startEmbeddedCodecServer(loaded.config.payloads);
   const server = await startDevServer({
     port: integerFlag(values, 'port', 1, 65535),
     uiPort: integerFlag(values, 'ui-port', 1, 65535),
     dbFilename: stringFlag(values, 'db-filename') ?? defaultDevServerDb(),
+    uiCodecEndpoint: codec?.url,
     log: say,
+  }).catch(async (err: unknown) => {
+    await codec?.close();
+    throw err;
   });
   const forget = recordDevServer({
     address: server.address,
@@ -67,14 +79,18 @@ export async function devServerCommand(args: string[]): Promise<number> {
   });
   try {
     say(
-      `Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''} (Ctrl-C to stop).`,
+      `Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''}` +
+        `${codec ? `, codec endpoint ${codec.url}` : ''} (Ctrl-C to stop).`,
     );
-    process.stdout.write(`${JSON.stringify({ address: server.address, ui_url: server.uiUrl })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ address: server.address, ui_url: server.uiUrl, codec_endpoint: codec?.url })}\n`,
+    );
     await untilInterrupted();
     return 0;
   } finally {
     forget();
     await server.stop();
+    await codec?.close();
   }
 }
 

@@ -95,6 +95,7 @@ function withAbsolutePaths(config: Config, base: string): Config {
       root: resolve(base, config.workspace.root),
       sample_dir: absolute(config.workspace.sample_dir),
     }),
+    payloads: dropUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
   };
 }
 

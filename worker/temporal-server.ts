@@ -19,6 +19,8 @@ export interface DevServerOptions {
   uiPort?: number;
   /** Run without the Web UI. */
   headless?: boolean;
+  /** A remote codec endpoint the Web UI decodes payloads with (worker/payloads/codec-server.ts). */
+  uiCodecEndpoint?: string;
   /** SQLite file: the server's state survives a restart on the same file. In memory when omitted. */
   dbFilename?: string;
   namespace?: string;
@@ -39,6 +41,8 @@ export interface TemporalServer {
   namespace: string;
   /** The Web UI's base URL, when this process started a server with one. */
   uiUrl?: string;
+  /** The codec endpoint the Web UI was pointed at, if any. */
+  uiCodecEndpoint?: string;
   /** How the server was obtained: a running one, a local binary, or the SDK's download. */
   source: 'TEMPORAL_ADDRESS' | 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go-build' | 'sdk-download';
   /** Stops a server this process started (a no-op for TEMPORAL_ADDRESS). */
@@ -123,6 +127,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
   ];
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-ip', LOOPBACK, '--ui-port', String(uiPort));
+  const uiCodecEndpoint = uiPort === undefined ? undefined : options.uiCodecEndpoint;
+  if (uiCodecEndpoint) args.push('--ui-codec-endpoint', uiCodecEndpoint);
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES))
     args.push('--search-attribute', `${name}=${type}`);
@@ -154,8 +160,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
     await stop();
     throw err;
   }
-  log(`Temporal dev server (${cli.source}: ${cli.path}) on ${address}` + (uiUrl ? `, Web UI ${uiUrl}` : ''));
-  return { address, namespace, uiUrl, source: cli.source, stop };
+  log(
+    `Temporal dev server (${cli.source}: ${cli.path}) on ${address}` +
+      (uiUrl ? `, Web UI ${uiUrl}` : '') +
+      (uiCodecEndpoint ? ` (payloads decoded by ${uiCodecEndpoint})` : ''),
+  );
+  return { address, namespace, uiUrl, uiCodecEndpoint, source: cli.source, stop };
 }
 
 async function waitUntilServing(
@@ -212,6 +222,8 @@ async function startWithSdkDownload(options: DevServerOptions): Promise<Temporal
   const port = options.port ?? (await freePort());
   const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort()));
   const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => `${name}=${type}`);
+  const uiCodecEndpoint = uiPort === undefined ? undefined : options.uiCodecEndpoint;
+  const codecArgs = uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [];
   try {
     const testEnv = await TestWorkflowEnvironment.createLocal({
       server: {
@@ -222,7 +234,7 @@ async function startWithSdkDownload(options: DevServerOptions): Promise<Temporal
         ui: uiPort !== undefined,
         uiPort,
         dbFilename: options.dbFilename,
-        extraArgs: searchAttributes.flatMap((sa) => ['--search-attribute', sa]),
+        extraArgs: [...searchAttributes.flatMap((sa) => ['--search-attribute', sa]), ...codecArgs],
       },
     });
     options.log?.(`Temporal dev server (SDK download) on ${LOOPBACK}:${port}`);
@@ -230,6 +242,7 @@ async function startWithSdkDownload(options: DevServerOptions): Promise<Temporal
       address: `${LOOPBACK}:${port}`,
       namespace,
       uiUrl: uiPort === undefined ? undefined : `http://${LOOPBACK}:${uiPort}`,
+      uiCodecEndpoint,
       source: 'sdk-download',
       stop: () => testEnv.teardown(),
     };

@@ -12,6 +12,8 @@ import { WORKFLOWS_PATH } from '../../worker/worker';
 
 declare global {
   var __TEMPORAL_TEST_SERVER__: TemporalServer | undefined;
+  /** The suite's payload store, when the setup made it (removed by the teardown). */
+  var __TEMPORAL_TEST_PAYLOAD_DIR__: string | undefined;
 }
 
 export default async function globalSetup(): Promise<void> {
@@ -27,5 +29,10 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEMPORAL_TEST_ADDRESS = server.address;
   process.env.TEMPORAL_TEST_NAMESPACE = server.namespace;
   process.env.TEMPORAL_TEST_WORKFLOW_BUNDLE = bundlePath;
+  // Large payloads of the suite go to a folder of its own, not the user's cache; worker processes inherit it.
+  if (!process.env.SUBAGENTS_PAYLOAD_DIR) {
+    globalThis.__TEMPORAL_TEST_PAYLOAD_DIR__ = mkdtempSync(join(tmpdir(), 'payloads-'));
+    process.env.SUBAGENTS_PAYLOAD_DIR = globalThis.__TEMPORAL_TEST_PAYLOAD_DIR__;
+  }
   if (server.uiUrl) process.env.TEMPORAL_TEST_UI_URL = server.uiUrl;
 }

@@ -1,0 +1,50 @@
+/**
+ * `subagents codec-server [--port N]`: the Web UI's codec endpoint over the configured payload store, for a
+ * UI this process did not start (a cluster's, Temporal Cloud's, or `temporal server start-dev`).
+ */
+import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config-payloads';
+import { loadConfig } from '../worker/config';
+import { startCodecServer } from '../worker/payloads/codec-server';
+import { projectCodec } from '../worker/payloads/data-converter';
+import { configurePayloads, payloadStore } from '../worker/payloads/store';
+import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
+import { untilInterrupted } from './server-commands';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+/** The origin of temporal.ui_url, which may call the endpoint without being listed again. */
+function uiOrigin(uiUrl: string | undefined): string[] {
+  if (uiUrl === undefined) return [];
+  try {
+    return [new URL(uiUrl).origin];
+  } catch {
+    return [];
+  }
+}
+
+export async function codecServerCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { port: { type: 'string' } });
+  if (positionals.length > 0)
+    throw new UsageError(`codec-server: unexpected argument ${JSON.stringify(positionals[0])}`);
+  const { config, warnings } = loadConfig(stringFlag(values, 'config'));
+  for (const warning of warnings) say(`warning: ${warning}`);
+  configurePayloads(config.payloads);
+  const port =
+    integerFlag(values, 'port', 1, 65535) ?? config.payloads.codec_server.port ?? DEFAULT_CODEC_SERVER_PORT;
+  const server = await startCodecServer({
+    codec: projectCodec(),
+    port,
+    allowedOrigins: [...config.payloads.codec_server.allowed_origins, ...uiOrigin(config.temporal.ui_url)],
+  });
+  try {
+    say(
+      `Codec endpoint ${server.url} over the ${payloadStore().description} (Ctrl-C to stop). ` +
+        `Give it to the Web UI (its codec server setting, or --ui-codec-endpoint) and the CLI (--codec-endpoint).`,
+    );
+    process.stdout.write(`${JSON.stringify({ codec_endpoint: server.url })}\n`);
+    await untilInterrupted();
+    return 0;
+  } finally {
+    await server.close();
+  }
+}

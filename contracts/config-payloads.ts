@@ -1,0 +1,173 @@
+/**
+ * The `payloads:` section: where payloads too large for workflow history go (the claim-check codec), and the
+ * codec endpoint that lets the Web UI show them decoded.
+ *
+ * Pure: no Node APIs. The default local directory (under the cache folder) and `SUBAGENTS_PAYLOAD_DIR` are
+ * resolved where the store is opened (worker/payloads/store.ts); relative paths in worker/config.ts.
+ */
+import { z } from 'zod';
+import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './config-fields';
+
+export const PAYLOAD_STORES = ['local', 's3'] as const;
+export type PayloadStoreKind = (typeof PAYLOAD_STORES)[number];
+
+export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 16_384;
+/** Below this, references (about 150 bytes) would save next to nothing. */
+export const MIN_PAYLOAD_THRESHOLD_BYTES = 1024;
+/** The server refuses a payload above 2 MiB (limit.blobSize.error), so a higher threshold would never act. */
+export const MAX_PAYLOAD_THRESHOLD_BYTES = 2 * 1024 * 1024;
+
+/** The port `subagents codec-server` listens on when neither --port nor codec_server.port says otherwise. */
+export const DEFAULT_CODEC_SERVER_PORT = 8081;
+export const DEFAULT_S3_PREFIX = 'durable-subagents/payloads/';
+export const DEFAULT_S3_REGION = 'us-east-1';
+
+export interface S3PayloadSettings {
+  /** An S3-compatible endpoint (MinIO, Ceph, R2, …); absent → AWS S3 in `region`. */
+  endpoint?: string;
+  bucket: string;
+  region: string;
+  /** Object keys are `<prefix><sha256>`; always empty or ending in `/`. */
+  prefix: string;
+  /** Names of the environment variables holding the keys; absent → the AWS SDK's own credential chain. */
+  access_key_id_env?: string;
+  secret_access_key_env?: string;
+  /** `bucket` in the path instead of the host name: what most S3-compatible servers need. */
+  force_path_style: boolean;
+}
+
+export interface CodecServerSettings {
+  /** Serve the codec endpoint beside the embedded dev server (`npm start`, `run`, `dev-server`). */
+  enabled: boolean;
+  /** Its port; absent → a free port for the embedded one, 8081 for `subagents codec-server`. */
+  port?: number;
+  /** Browser origins besides loopback ones (any port) that may call it, e.g. a shared Web UI; `*` = any. */
+  allowed_origins: string[];
+}
+
+export interface PayloadSettings {
+  /** A payload whose encoded size passes this goes to the store; history keeps a reference. */
+  threshold_bytes: number;
+  store: PayloadStoreKind;
+  /** The local store's folder; absent → `$SUBAGENTS_PAYLOAD_DIR`, else `<cache>/durable-subagents/payloads`. */
+  path?: string;
+  s3?: S3PayloadSettings;
+  codec_server: CodecServerSettings;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `is missing (…)` or `is not text (…)`, as the shared value types of config-fields.ts say it. */
+function textError(noun: string): (issue: { input?: unknown }) => string {
+  return (issue) => (issue.input === undefined ? `is missing (${noun})` : `is not text (${noun})`);
+}
+
+/** The name of an environment variable, written bare (AWS_ACCESS_KEY_ID) or as a reference ($AWS_…). */
+const envName = z
+  .string({ error: textError('the name of an environment variable, e.g. AWS_ACCESS_KEY_ID') })
+  .transform((value, ctx) => {
+    const name = envReferenceName(value) ?? (ENV_NAME.test(value) ? value : undefined);
+    if (name === undefined) {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: 'is not the name of an environment variable (e.g. AWS_ACCESS_KEY_ID)',
+      });
+      return z.NEVER;
+    }
+    return name;
+  });
+
+/** S3's bucket naming rules, which S3-compatible servers share. */
+const bucketName = z
+  .string({ error: textError('an S3 bucket name') })
+  .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+    error: 'is not an S3 bucket name (3–63 lowercase letters, digits, dots and hyphens)',
+  });
+
+/** A browser origin: scheme, host and optional port, nothing after. */
+const origin = z
+  .string({ error: textError('an origin such as https://temporal.example.com, or *') })
+  .regex(/^(\*|https?:\/\/[^\s/]+)$/, {
+    error:
+      'is not an origin (scheme://host[:port] with nothing after, e.g. https://temporal.example.com; or *)',
+  });
+
+const s3 = section('payloads.s3', {
+  endpoint: httpUrl.optional(),
+  bucket: bucketName,
+  region: z
+    .string({ error: textError('an AWS region, e.g. us-east-1') })
+    .min(1, { error: 'is empty (an AWS region, e.g. us-east-1)' })
+    .default(DEFAULT_S3_REGION),
+  prefix: z.string({ error: textError('a folder in the bucket') }).default(DEFAULT_S3_PREFIX),
+  access_key_id_env: envName.optional(),
+  secret_access_key_env: envName.optional(),
+  force_path_style: bool.optional(),
+}).transform((settings): S3PayloadSettings =>
+  withoutUndefined({
+    endpoint: settings.endpoint,
+    bucket: settings.bucket,
+    region: settings.region,
+    prefix: settings.prefix === '' || settings.prefix.endsWith('/') ? settings.prefix : `${settings.prefix}/`,
+    access_key_id_env: settings.access_key_id_env,
+    secret_access_key_env: settings.secret_access_key_env,
+    // AWS serves virtual-hosted buckets; MinIO, moto and most self-hosted stores want path style.
+    force_path_style: settings.force_path_style ?? settings.endpoint !== undefined,
+  }),
+);
+
+const codecServer = section('payloads.codec_server', {
+  enabled: bool.default(true),
+  port: wholeNumber(1, 65535).optional(),
+  allowed_origins: listOf(origin, 'origins').default([]),
+});
+
+/** The `payloads:` section's schema; contracts/config.ts lists it among the sections it reads. */
+export const payloadsSection = section('payloads', {
+  threshold_bytes: wholeNumber(MIN_PAYLOAD_THRESHOLD_BYTES, MAX_PAYLOAD_THRESHOLD_BYTES).default(
+    DEFAULT_PAYLOAD_THRESHOLD_BYTES,
+  ),
+  store: oneOf(PAYLOAD_STORES).default('local'),
+  path: z
+    .string({ error: 'is not text (a folder)' })
+    .min(1, { error: 'is empty (write a folder)' })
+    .optional(),
+  s3: s3.optional(),
+  codec_server: codecServer.prefault({}),
+})
+  .superRefine((settings, ctx) => {
+    if (settings.store === 's3' && settings.s3 === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['s3'],
+        input: undefined,
+        message: 'is missing (store: s3 needs at least s3.bucket; s3.endpoint for a store other than AWS)',
+      });
+    }
+    const s3Settings = settings.s3;
+    if (
+      s3Settings &&
+      (s3Settings.access_key_id_env === undefined) !== (s3Settings.secret_access_key_env === undefined)
+    ) {
+      const missing =
+        s3Settings.access_key_id_env === undefined ? 'access_key_id_env' : 'secret_access_key_env';
+      ctx.addIssue({
+        code: 'custom',
+        path: ['s3', missing],
+        input: undefined,
+        message: 'is missing (give access_key_id_env and secret_access_key_env together, or neither)',
+      });
+    }
+  })
+  .transform((settings): PayloadSettings => withoutUndefined(settings))
+  .prefault({});
+
+/** Every default: a local store under the cache folder, 16 KiB threshold, the codec endpoint on. */
+export function defaultPayloadSettings(): PayloadSettings {
+  return payloadsSection.parse(undefined);
+}
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
+}
