@@ -20,21 +20,86 @@ export class ProviderError extends Error {
     message: string,
     readonly status: number | undefined,
     readonly retryable: boolean,
+    /** How long the provider asked us to wait before the next attempt (its `Retry-After`). */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
 
   /** An HTTP error; without a status it stands for a network failure, which is retryable. */
-  static fromStatus(status: number | undefined, message: string): ProviderError {
-    return new ProviderError(message, status, status === undefined || isRetryableStatus(status));
+  static fromStatus(status: number | undefined, message: string, retryAfterMs?: number): ProviderError {
+    return new ProviderError(
+      message,
+      status,
+      status === undefined || isRetryableStatus(status),
+      retryAfterMs,
+    );
   }
 }
 
-export function retryableModelFailure(modelName: string, error: ProviderError): ApplicationFailure {
+/**
+ * The failure Temporal retries. A provider's `Retry-After` becomes the next retry's delay, capped at
+ * `maxDelayMs` (the retry policy's max interval) so a provider cannot park a run for an hour.
+ */
+export function retryableModelFailure(
+  modelName: string,
+  error: ProviderError,
+  maxDelayMs?: number,
+): ApplicationFailure {
   const status = error.status === undefined ? '' : ` (HTTP ${error.status})`;
-  return ApplicationFailure.retryable(
-    `model ${modelName}${status}: ${error.message}`,
-    MODEL_RETRYABLE_ERROR_TYPE,
-    { status: error.status ?? null },
-  );
+  const delayMs =
+    error.retryAfterMs === undefined
+      ? undefined
+      : Math.min(error.retryAfterMs, maxDelayMs ?? Number.POSITIVE_INFINITY);
+  return ApplicationFailure.create({
+    message: `model ${modelName}${status}: ${error.message}`,
+    type: MODEL_RETRYABLE_ERROR_TYPE,
+    nonRetryable: false,
+    details: [
+      {
+        status: error.status ?? null,
+        ...(error.retryAfterMs !== undefined && { retry_after_ms: error.retryAfterMs }),
+      },
+    ],
+    ...(delayMs !== undefined && { nextRetryDelay: delayMs }),
+  });
+}
+
+/** Statuses whose `Retry-After` is honoured (RFC 9110 §10.2.3: rate limited, unavailable). */
+const RETRY_AFTER_STATUSES = new Set([429, 503]);
+
+const NUMBER = /^\d+(\.\d+)?$/;
+
+/** Response headers as the OpenAI client gives them (a fetch `Headers`) or as a plain record. */
+export type HeadersLike = { get(name: string): string | null } | Record<string, unknown>;
+
+/**
+ * The wait a 429/503 response asks for, in ms: `retry-after-ms` (OpenAI's own), else `Retry-After` as seconds
+ * or an HTTP date. Undefined for other statuses, no header, or a value that is neither.
+ */
+export function retryAfterMs(
+  status: number | undefined,
+  headers: HeadersLike | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (status === undefined || !RETRY_AFTER_STATUSES.has(status) || !headers) return undefined;
+  const millis = header(headers, 'retry-after-ms')?.trim();
+  if (millis && NUMBER.test(millis)) return Number(millis);
+  const value = header(headers, 'retry-after')?.trim();
+  if (!value) return undefined;
+  if (NUMBER.test(value)) return Number(value) * 1000;
+  // An HTTP date names its weekday and month; Date.parse would read a bare "-1" as a year.
+  if (!/[A-Za-z]/.test(value)) return undefined;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function header(headers: HeadersLike, name: string): string | undefined {
+  if (typeof headers.get === 'function') {
+    const value: unknown = (headers as { get(name: string): unknown }).get(name);
+    return typeof value === 'string' ? value : undefined;
+  }
+  const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+  const value = key === undefined ? undefined : (headers as Record<string, unknown>)[key];
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
 }

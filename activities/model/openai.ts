@@ -10,7 +10,7 @@ import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
 import { whileHeartbeating } from './activity-context';
-import { ProviderError } from './errors';
+import { ProviderError, retryAfterMs, type HeadersLike } from './errors';
 import { fromLangChainReply, toLangChainMessages, toOpenAITools } from './langchain-messages';
 
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
@@ -117,6 +117,8 @@ interface ErrorLike {
   status?: unknown;
   error?: unknown;
   cause?: unknown;
+  /** openai-node's APIError carries the response headers (a fetch `Headers`). */
+  headers?: unknown;
 }
 
 /** Sorts what the OpenAI client and LangChain throw into HTTP status, network, malformed response, or a bug. */
@@ -125,7 +127,14 @@ export function classifyOpenAIError(err: unknown, endpoint: string): unknown {
   const withStatus = chain.find((e) => typeof e.status === 'number');
   if (withStatus) {
     const status = withStatus.status as number;
-    return ProviderError.fromStatus(status, providerMessage(withStatus, status));
+    const headers = withStatus.headers;
+    return ProviderError.fromStatus(
+      status,
+      providerMessage(withStatus, status),
+      headers !== null && typeof headers === 'object'
+        ? retryAfterMs(status, headers as HeadersLike)
+        : undefined,
+    );
   }
   const network = chain.find(isNetworkError);
   if (network) {

@@ -3,16 +3,21 @@
  * child process:
  *
  *   node fake-openai-main.js [--port N] [--replies replies.json] [--no-stream] [--api-key KEY]
+ *                            [--outage-seconds S [--outage-status 500] [--retry-after SECONDS]]
  *
  * Prints `{"url": "http://127.0.0.1:N/v1"}` as one JSON line once it listens, then serves until SIGTERM/SIGINT.
  * `--replies` is a JSON array of FakeReply served in order; after it, each request gets a short echo answer.
+ * `--outage-seconds` answers every chat request with an error (HTTP 500 unless `--outage-status`, with a
+ * `Retry-After` header when `--retry-after` is given) for that long after start, then serves as usual.
  * `GET /_fake/requests` returns every request received so far.
  */
 import { readFileSync } from 'node:fs';
-import { FakeOpenAI, type FakeOpenAIOptions, type FakeReply } from './fake-openai';
+import { FakeOpenAI, type FakeOpenAIOptions, type FakeOutage, type FakeReply } from './fake-openai';
 
 function parseArgs(argv: string[]): FakeOpenAIOptions {
   const options: FakeOpenAIOptions = {};
+  let outageSeconds: number | undefined;
+  const outage: Omit<FakeOutage, 'until'> = {};
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = (): string => {
@@ -34,10 +39,27 @@ function parseArgs(argv: string[]): FakeOpenAIOptions {
       options.streaming = false;
     } else if (flag === '--api-key') {
       options.api_key = value();
+    } else if (flag === '--outage-seconds') {
+      outageSeconds = Number(value());
+      if (!(outageSeconds > 0))
+        throw new Error(`--outage-seconds: ${argv[i]} is not a number of seconds (> 0)`);
+    } else if (flag === '--outage-status') {
+      const status = Number(value());
+      if (!Number.isInteger(status) || status < 400 || status > 599)
+        throw new Error(`--outage-status: ${argv[i]} is not an HTTP error status (400–599)`);
+      outage.status = status;
+    } else if (flag === '--retry-after') {
+      outage.retry_after = value();
     } else {
-      throw new Error(`unknown argument ${flag} (accepted: --port, --replies, --no-stream, --api-key)`);
+      throw new Error(
+        `unknown argument ${flag} (accepted: --port, --replies, --no-stream, --api-key, --outage-seconds, ` +
+          `--outage-status, --retry-after)`,
+      );
     }
   }
+  if (outageSeconds !== undefined) options.outage = { ...outage, until: Date.now() + outageSeconds * 1000 };
+  else if (Object.keys(outage).length > 0)
+    throw new Error('--outage-status and --retry-after need --outage-seconds');
   return options;
 }
 

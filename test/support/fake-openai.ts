@@ -2,7 +2,8 @@
  * A fake OpenAI-compatible Chat Completions server over real HTTP (127.0.0.1), for tests of the `openai` model
  * provider and for end-to-end runs that must not reach a real model. It speaks the wire format the OpenAI SDK
  * expects: JSON replies, SSE streams with a final usage chunk when `stream_options.include_usage` is set,
- * and error bodies shaped `{"error": {"message", "type"}}`.
+ * and error bodies shaped `{"error": {"message", "type"}}`. An outage mode answers every chat request with an
+ * error (500, or 429/503 with `Retry-After`) until a given time, for retry tests.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -42,7 +43,23 @@ export interface FakeHttpError {
   error_message: string;
   error_type?: string;
   delay_ms?: number;
+  /** Sent as the `Retry-After` header: seconds, or an HTTP date as text. */
+  retry_after?: number | string;
 }
+
+/** Every chat request before `until` gets this error; later ones are answered as usual (queue, `respond`). */
+export interface FakeOutage {
+  /** Epoch milliseconds. */
+  until: number;
+  /** Default 500. */
+  status?: number;
+  /** Default: OpenAI's own text for a server error. */
+  error_message?: string;
+  /** Sent as the `Retry-After` header: seconds, or an HTTP date as text. */
+  retry_after?: number | string;
+}
+
+export const OUTAGE_MESSAGE = 'The server had an error while processing your request. Sorry about that!';
 
 /** A body sent verbatim (malformed-response tests). */
 export interface FakeRawReply {
@@ -74,6 +91,8 @@ export interface FakeChatRequest {
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** When it arrived (epoch ms). */
+  at: number;
   authorization?: string;
   /** The parsed JSON body; undefined for requests without one. */
   body?: FakeChatRequest;
@@ -92,6 +111,8 @@ export interface FakeOpenAIOptions {
   streaming?: boolean;
   /** When set, requests without `Authorization: Bearer <api_key>` get a 401. */
   api_key?: string;
+  /** Starts in an outage (see `startOutage`). */
+  outage?: FakeOutage;
 }
 
 const CHAT_PATHS = new Set(['/v1/chat/completions', '/chat/completions']);
@@ -104,12 +125,14 @@ export class FakeOpenAI {
   private readonly closing = new AbortController();
   private chatCount = 0;
   private listeningPort = 0;
+  private outage: FakeOutage | undefined;
 
   private constructor(
     private readonly server: http.Server,
     private readonly options: FakeOpenAIOptions,
   ) {
     this.queue = [...(options.replies ?? [])];
+    this.outage = options.outage;
   }
 
   /** Starts a server on 127.0.0.1 and resolves once it listens. */
@@ -142,7 +165,21 @@ export class FakeOpenAI {
 
   /** The bodies of the chat completion requests received, in order. */
   get chatRequests(): FakeChatRequest[] {
-    return this.requests.flatMap((r) => (r.body && CHAT_PATHS.has(r.path) ? [r.body] : []));
+    return this.chatRecords.flatMap((r) => (r.body ? [r.body] : []));
+  }
+
+  /** When each chat completion request arrived (epoch ms), in order: attempts and the waits between them. */
+  get chatRequestTimes(): number[] {
+    return this.chatRecords.map((r) => r.at);
+  }
+
+  private get chatRecords(): RecordedRequest[] {
+    return this.requests.filter((r) => r.body && CHAT_PATHS.has(r.path));
+  }
+
+  /** From now on for `seconds`, every chat request gets the outage's error (default HTTP 500). */
+  startOutage(seconds: number, outage: Omit<FakeOutage, 'until'> = {}): void {
+    this.outage = { ...outage, until: Date.now() + seconds * 1000 };
   }
 
   enqueue(...replies: FakeReply[]): void {
@@ -168,6 +205,7 @@ export class FakeOpenAI {
     const recorded: RecordedRequest = {
       method: req.method ?? 'GET',
       path,
+      at: Date.now(),
       authorization: req.headers.authorization,
     };
     if (text) {
@@ -200,6 +238,12 @@ export class FakeOpenAI {
     if (!body || !Array.isArray(body.messages)) {
       return sendError(res, 400, "'messages' is a required property", 'invalid_request_error');
     }
+    const outage = this.outage;
+    if (outage && recorded.at < outage.until) {
+      const status = outage.status ?? 500;
+      const message = outage.error_message ?? OUTAGE_MESSAGE;
+      return sendError(res, status, message, errorTypeFor(status), retryAfterHeader(outage.retry_after));
+    }
     const index = this.chatCount++;
     const reply = await this.nextReply(body, index);
     await this.pause(reply.delay_ms);
@@ -209,7 +253,13 @@ export class FakeOpenAI {
       res.writeHead(reply.status ?? 200, { 'content-type': reply.content_type ?? 'application/json' });
       res.end(reply.raw_body);
     } else if ('error_message' in reply) {
-      sendError(res, reply.status, reply.error_message, reply.error_type ?? errorTypeFor(reply.status));
+      sendError(
+        res,
+        reply.status,
+        reply.error_message,
+        reply.error_type ?? errorTypeFor(reply.status),
+        retryAfterHeader(reply.retry_after),
+      );
     } else if (body.stream === true && this.options.streaming !== false) {
       await this.stream(res, body, reply, index);
     } else {
@@ -367,13 +417,28 @@ function errorTypeFor(status: number): string {
   return 'invalid_request_error';
 }
 
-function sendJson(res: http.ServerResponse, status: number, value: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function retryAfterHeader(value: number | string | undefined): http.OutgoingHttpHeaders {
+  return value === undefined ? {} : { 'retry-after': String(value) };
+}
+
+function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  value: unknown,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(value));
 }
 
-function sendError(res: http.ServerResponse, status: number, message: string, type: string): void {
-  sendJson(res, status, { error: { message, type, param: null, code: null } });
+function sendError(
+  res: http.ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
+  sendJson(res, status, { error: { message, type, param: null, code: null } }, headers);
 }
 
 async function readBody(req: http.IncomingMessage): Promise<string> {
