@@ -1,7 +1,7 @@
 /**
  * A worker as a process of its own: `node dist/worker/worker-main.js`. Env: TEMPORAL_ADDRESS (required),
- * TEMPORAL_NAMESPACE, TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO). Prints `worker ready` on
- * stdout once it polls.
+ * TEMPORAL_NAMESPACE, TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO), SUBAGENTS_PAYLOAD_DIR (the
+ * local payload store; the default settings apply otherwise). Prints `worker ready` on stdout once it polls.
  */
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import { createProjectWorker } from './worker';
@@ -19,8 +19,6 @@ async function main(): Promise<void> {
       namespace: process.env.TEMPORAL_NAMESPACE,
       taskQueue: process.env.TASK_QUEUE,
       workflowBundlePath: process.env.WORKFLOW_BUNDLE,
-      // A crashed worker's sticky workflow tasks move to the shared queue after this.
-      tuning: { stickyQueueScheduleToStartTimeout: '1 second' },
     });
     const running = worker.run();
     process.stdout.write('worker ready\n');

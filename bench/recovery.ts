@@ -1,0 +1,187 @@
+/**
+ * Recovery after a worker dies. Two worker processes poll one task queue; a subagent's model call (a scripted
+ * model that takes a few seconds, heartbeating) is in flight on one of them when that worker is SIGKILLed,
+ * at a random moment between two heartbeats. Per kill:
+ *   - kill → the call resumed on the other worker: the retry attempt's start (DescribeWorkflowExecution);
+ *   - hand-back: the resumed call's completion → the workflow's next task started on a live worker (it first
+ *     waits on the dead worker's sticky queue), from history;
+ *   - the time the kill cost the run: the sum of the two.
+ * Beside: healthy runs (no kill) on the same settings, many calls at once; any timeout or retry there is
+ * noise the recovery settings added.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { temporal } from '@temporalio/proto';
+import type { SubagentInput } from '../contracts/subagent';
+import type { TemporalServer } from '../worker/temporal-server';
+import { bundleProjectWorkflows } from '../worker/worker';
+import { WorkerFleet } from '../test/support/chaos-workers';
+import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
+import { percentile, type BenchResult } from './stats';
+import { projectDataConverter } from '../worker/payloads/data-converter';
+
+const KILLS = Number(process.env.RECOVERY_KILLS ?? 12);
+const MODEL_DELAY_MS = 4000;
+const HEALTHY_RUNS = 30;
+
+const { PendingActivityState } = temporal.api.enums.v1;
+
+function setUp(delayMs: number, turns: number): SubagentInput {
+  const dir = tempDir('bench-recovery');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const thinking = { content: 'Thinking.', tool_calls: [{ name: 'ls', args: {} }], delay_ms: delayMs };
+  const scriptFile = writeScript(dir, {
+    scripts: [
+      {
+        turns: [
+          ...Array.from({ length: turns - 1 }, () => thinking),
+          { content: 'Done.', delay_ms: delayMs },
+        ],
+      },
+    ],
+  });
+  return subagentInput({ workspace, scriptFile });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function pendingActivity(client: Client, workflowId: string) {
+  const description = await client.workflow.getHandle(workflowId).describe();
+  return description.raw.pendingActivities?.[0];
+}
+
+interface Sample {
+  resumeMs: number;
+  handBackMs: number;
+}
+
+/** One kill: waits for the model call to run, kills its worker, measures, restarts the worker. */
+async function killOnce(client: Client, fleet: WorkerFleet, taskQueue: string, n: number): Promise<Sample> {
+  const workflowId = `${taskQueue}-kill-${n}`;
+  const handle = await client.workflow.start('subagentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [setUp(MODEL_DELAY_MS, 1)],
+  });
+  let identity = '';
+  while (identity === '') {
+    const activity = await pendingActivity(client, workflowId);
+    if (activity?.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
+      identity = activity.lastWorkerIdentity ?? '';
+    } else await sleep(20);
+  }
+  const slot = fleet.slotOf(identity);
+  if (slot < 0) throw new Error(`the model call runs on ${identity}, not on a worker of this benchmark`);
+  // Anywhere between two heartbeats (they are a second apart), well before the call would end.
+  await sleep(500 + Math.random() * 1500);
+  const killedAt = await fleet.kill(slot);
+
+  let resumedAt: number | undefined;
+  while (resumedAt === undefined) {
+    const activity = await pendingActivity(client, workflowId);
+    if (activity === undefined) throw new Error(`${workflowId}: the model call ended without being resumed`);
+    if (
+      (activity.attempt ?? 1) > 1 &&
+      activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED
+    ) {
+      resumedAt = tsToMs(activity.lastStartedTime);
+    } else await sleep(20);
+  }
+  await handle.result();
+  const events = (await handle.fetchHistory()).events ?? [];
+  const completed = events.findIndex((e) => e.activityTaskCompletedEventAttributes);
+  const nextTask = events.slice(completed).find((e) => e.workflowTaskStartedEventAttributes);
+  if (completed < 0 || nextTask === undefined) throw new Error(`${workflowId}: no completion in history`);
+  await fleet.restart(slot);
+  return {
+    resumeMs: resumedAt - killedAt,
+    handBackMs: tsToMs(nextTask.eventTime) - tsToMs(events[completed].eventTime),
+  };
+}
+
+/** Timeouts and retries in runs nobody killed: what the recovery settings must not add. */
+async function healthyNoise(client: Client, taskQueue: string): Promise<number[]> {
+  const handles = await Promise.all(
+    Array.from({ length: HEALTHY_RUNS }, (_, n) =>
+      client.workflow.start('subagentWorkflow', {
+        taskQueue,
+        workflowId: `${taskQueue}-healthy-${n}`,
+        args: [setUp(MODEL_DELAY_MS, 3)],
+      }),
+    ),
+  );
+  return Promise.all(
+    handles.map(async (handle) => {
+      await handle.result();
+      const events = (await handle.fetchHistory()).events ?? [];
+      return events.filter(
+        (e) =>
+          e.activityTaskTimedOutEventAttributes ||
+          e.workflowTaskTimedOutEventAttributes ||
+          (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1,
+      ).length;
+    }),
+  );
+}
+
+export async function benchRecovery(server: TemporalServer): Promise<BenchResult[]> {
+  const connection = await Connection.connect({ address: server.address });
+  const taskQueue = `bench-recovery-${Date.now()}`;
+  const bundlePath = join(tempDir('bench-recovery-bundle'), 'workflows.js');
+  writeFileSync(bundlePath, await bundleProjectWorkflows());
+  const fleet = new WorkerFleet(
+    { address: server.address, namespace: server.namespace, taskQueue, bundlePath, logLevel: 'ERROR' },
+    2,
+  );
+  try {
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      dataConverter: projectDataConverter(),
+    });
+    await fleet.start();
+    const samples: Sample[] = [];
+    for (let n = 0; n < KILLS; n++) {
+      samples.push(await killOnce(client, fleet, taskQueue, n));
+      const last = samples[samples.length - 1];
+      process.stderr.write(
+        `recovery ${n + 1}/${KILLS}: resumed after ${last.resumeMs} ms, hand-back ${last.handBackMs} ms\n`,
+      );
+    }
+    const noise = await healthyNoise(client, taskQueue);
+    const row = (name: string, unit: string, values: number[]): BenchResult => ({
+      name,
+      unit,
+      p50: percentile(values, 50),
+      p95: percentile(values, 95),
+      samples: values.length,
+    });
+    const seconds = (values: number[]) => values.map((ms) => ms / 1000);
+    return [
+      row(
+        'worker SIGKILLed → its model call resumed on another worker',
+        's',
+        seconds(samples.map((s) => s.resumeMs)),
+      ),
+      row(
+        'resumed call done → next workflow task on a live worker',
+        's',
+        seconds(samples.map((s) => s.handBackMs)),
+      ),
+      row(
+        'time a kill costs the run (the two above)',
+        's',
+        seconds(samples.map((s) => s.resumeMs + s.handBackMs)),
+      ),
+      row(`timeouts + retries per healthy run (${HEALTHY_RUNS} at once, no kill)`, 'events', noise),
+    ];
+  } finally {
+    await fleet.stop();
+    await connection.close();
+  }
+}

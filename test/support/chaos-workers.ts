@@ -1,0 +1,103 @@
+/**
+ * Project workers as processes of their own (`worker/worker-main.ts`), so a test or a benchmark can SIGKILL
+ * one, and a fleet of them that is killed and restarted one worker at a time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { hostname } from 'node:os';
+
+export interface WorkerProcessOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** A prebuilt workflow bundle: a restarted worker polls within a second or two instead of bundling again. */
+  bundlePath: string;
+  /** The worker's own log level (WARN by default); its logs go to this process's stderr. */
+  logLevel?: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Starts a worker process; resolves once it polls. */
+export async function spawnWorkerProcess(options: WorkerProcessOptions): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [require.resolve('../../worker/worker-main')], {
+    env: {
+      ...process.env,
+      ...options.env,
+      TEMPORAL_ADDRESS: options.address,
+      TEMPORAL_NAMESPACE: options.namespace,
+      TASK_QUEUE: options.taskQueue,
+      WORKFLOW_BUNDLE: options.bundlePath,
+      WORKER_LOG_LEVEL: options.logLevel ?? 'WARN',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      if (seen.includes('worker ready')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`worker process exited with code ${code} before polling`)));
+  });
+  return child;
+}
+
+/** The identity a worker process reports to the server (the SDK's default: `pid@host`). */
+export function workerIdentity(pid: number): string {
+  return `${pid}@${hostname()}`;
+}
+
+async function killAndWait(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGKILL');
+  await exited;
+}
+
+/** A fixed number of worker processes on one task queue; any one of them can be killed and replaced. */
+export class WorkerFleet {
+  private readonly workers: ChildProcess[] = [];
+
+  constructor(
+    private readonly options: WorkerProcessOptions,
+    readonly size: number,
+  ) {}
+
+  async start(): Promise<void> {
+    const started = await Promise.all(
+      Array.from({ length: this.size }, () => spawnWorkerProcess(this.options)),
+    );
+    this.workers.push(...started);
+  }
+
+  /** The process ids, by slot. */
+  pids(): number[] {
+    return this.workers.map((worker) => worker.pid ?? -1);
+  }
+
+  /** The slot of the worker that reported this identity, or -1. */
+  slotOf(identity: string): number {
+    return this.workers.findIndex(
+      (worker) => worker.pid !== undefined && workerIdentity(worker.pid) === identity,
+    );
+  }
+
+  /** SIGKILLs the worker in `slot` and waits until it is gone; returns the moment of the kill (epoch ms). */
+  async kill(slot: number): Promise<number> {
+    const worker = this.workers[slot];
+    if (worker === undefined) throw new Error(`worker slot ${slot} does not exist (0–${this.size - 1})`);
+    const at = Date.now();
+    await killAndWait(worker);
+    return at;
+  }
+
+  /** Starts a fresh worker in `slot` (after `kill`); resolves once it polls. */
+  async restart(slot: number): Promise<void> {
+    this.workers[slot] = await spawnWorkerProcess(this.options);
+  }
+
+  /** Kills every worker: they hold no state of their own, the server keeps it all. */
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map(killAndWait));
+  }
+}
