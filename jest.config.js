@@ -9,6 +9,7 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       roots: ['<rootDir>/dist/test/unit'],
+      setupFiles: ['<rootDir>/dist/test/harness/unit-setup.js'],
       testMatch: ['**/*.test.js'],
     },
     {

@@ -1,3 +1,4 @@
 /** Every activity a worker registers; workflows import only the types of these. */
 export { callModel } from './model';
+export { summarizeTranscript } from './summarize';
 export { executeToolCall } from './tools';

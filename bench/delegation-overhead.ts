@@ -17,6 +17,7 @@ import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { leadInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
+import { projectDataConverter } from '../worker/payloads/data-converter';
 
 const RUNS = 15;
 
@@ -67,7 +68,11 @@ export async function benchDelegationOverhead(server: TemporalServer): Promise<B
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-delegation-${Date.now()}`;
   try {
-    const client = new Client({ connection, namespace: server.namespace });
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      dataConverter: projectDataConverter(),
+    });
     const worker = await createProjectWorker({ connection: native, namespace: server.namespace, taskQueue });
     const wall: Record<number, number[]> = { 0: [], 1: [], 3: [] };
     const childOwn: number[] = [];

@@ -9,6 +9,8 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectOrStartServer } from '../worker/temporal-server';
 import { formatTable, type BenchResult } from './stats';
 import { benchDelegationOverhead } from './delegation-overhead';
+import { benchLongRun } from './long-run';
+import { benchRecovery } from './recovery';
 import { benchTurnOverhead } from './turn-overhead';
 
 async function main(): Promise<void> {
@@ -21,6 +23,8 @@ async function main(): Promise<void> {
     const results: BenchResult[] = [];
     results.push(...(await benchTurnOverhead(server)));
     results.push(...(await benchDelegationOverhead(server)));
+    results.push(...(await benchLongRun(server)));
+    results.push(...(await benchRecovery(server)));
     process.stdout.write(`${formatTable(results)}\n`);
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const out = join(__dirname, '..', '..', 'bench', 'results.json');

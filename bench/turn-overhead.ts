@@ -16,6 +16,7 @@ import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
+import { projectDataConverter } from '../worker/payloads/data-converter';
 
 const TURNS = 40;
 const RUNS = 3;
@@ -87,7 +88,11 @@ export async function benchTurnOverhead(server: TemporalServer): Promise<BenchRe
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-turns-${Date.now()}`;
   try {
-    const client = new Client({ connection, namespace: server.namespace });
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      dataConverter: projectDataConverter(),
+    });
     const worker = await createProjectWorker({ connection: native, namespace: server.namespace, taskQueue });
     const results: BenchResult[] = [];
     await worker.runUntil(async () => {

@@ -14,6 +14,7 @@ import {
 } from './config';
 import type { ModelSettings } from './model';
 import type { ResolvedAgent, TokenBudgetSettings } from './subagent';
+import type { SummarizationRuntime } from './summarization';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from './tools';
 
 interface BuiltinAgentDefinition {
@@ -127,8 +128,21 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
 }
 
 /** The lead's own budget: the global `subagents.token_budget` with its defaults (no per-agent override). */
+/** The lead's budget: `lead.token_budget` over `subagents.token_budget`, the default following summarization. */
 export function resolveLeadTokenBudget(config: Config): TokenBudgetSettings {
-  return resolveTokenBudget(config, undefined, undefined);
+  return resolveTokenBudget(config, undefined, config.lead.token_budget);
+}
+
+/** Compaction as a run uses it: absent when `summarization.enabled` is false. */
+export function resolveSummarization(config: Config): SummarizationRuntime | undefined {
+  const settings = config.summarization;
+  if (!settings.enabled) return undefined;
+  return {
+    trigger_tokens: settings.trigger_tokens,
+    keep_messages: settings.keep_messages,
+    ...(settings.summary_prompt !== undefined && { summary_prompt: settings.summary_prompt }),
+    ...(settings.model !== undefined && { model: resolveModel(config, settings.model) }),
+  };
 }
 
 /** The lead uses the first model listed, as DeerFlow does. */

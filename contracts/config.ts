@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './config-deerflow';
+import { payloadsSection } from './config-payloads';
 import {
   apiKeyReference,
   bool,
@@ -31,7 +32,7 @@ import {
   wholeNumber,
   type ConfigPath,
 } from './config-fields';
-import { MODEL_PROVIDERS, type ModelSettings } from './model';
+import { DEFAULT_MODEL_RETRY, MODEL_PROVIDERS, type ModelRetrySettings, type ModelSettings } from './model';
 import type { LoopDetectionSettings } from './subagent';
 import { DEFAULT_SANDBOX, TASK_TOOL_NAME, type SandboxSettings } from './tools';
 
@@ -49,6 +50,33 @@ export { ConfigError, CONFIG_KEYS } from './config-fields';
 /** DeerFlow names its model classes (`use: langchain_openai:ChatOpenAI`); any ChatOpenAI speaks our openai. */
 const OPENAI_CLASS_MARKER = 'ChatOpenAI';
 
+const backoffCoefficient = z
+  .number({
+    error: (issue) => (issue.input === undefined ? 'is missing (a number, ≥ 1)' : 'is not a number (≥ 1)'),
+  })
+  .min(1, { error: 'is out of range (≥ 1)' });
+
+/** `models[].retry`: what is not written keeps its default (DEFAULT_MODEL_RETRY: retry on, no attempt cap). */
+const modelRetry = section('models[].retry', {
+  initial_interval_seconds: seconds.optional(),
+  backoff_coefficient: backoffCoefficient.optional(),
+  max_interval_seconds: seconds.optional(),
+  max_attempts: wholeNumber(1).optional(),
+  max_retry_seconds: seconds.optional(),
+}).transform((retry, ctx): ModelRetrySettings => {
+  const resolved: ModelRetrySettings = { ...DEFAULT_MODEL_RETRY, ...withoutUndefined(retry) };
+  if (resolved.max_interval_seconds < resolved.initial_interval_seconds) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['max_interval_seconds'],
+      input: resolved.max_interval_seconds,
+      message: `is below initial_interval_seconds (at least ${resolved.initial_interval_seconds})`,
+    });
+    return z.NEVER;
+  }
+  return resolved;
+});
+
 const modelEntry = section('models[]', {
   name: text,
   provider: oneOf(MODEL_PROVIDERS).optional(),
@@ -61,6 +89,7 @@ const modelEntry = section('models[]', {
   max_tokens: wholeNumber(1).optional(),
   request_timeout_seconds: seconds.optional(),
   script_file: text.optional(),
+  retry: modelRetry.optional(),
 }).transform((entry, ctx): ModelSettings => {
   let provider = entry.provider;
   if (provider === undefined) {
@@ -105,6 +134,7 @@ const modelEntry = section('models[]', {
     max_tokens: entry.max_tokens,
     request_timeout_seconds: entry.request_timeout_seconds,
     script_file: entry.script_file,
+    retry: entry.retry,
   });
 });
 
@@ -195,6 +225,13 @@ const summarization = section('summarization', {
   summary_prompt: text.optional(),
 });
 
+// The lead agent's own budgets (DeerFlow has none of these for its lead; they are this project's).
+const lead = section('lead', {
+  max_turns: wholeNumber(1).default(100),
+  timeout_seconds: seconds.optional(),
+  token_budget: tokenBudgetSection('lead.token_budget').optional(),
+});
+
 const sandbox = section('sandbox', {
   use: text.optional(),
   allow_host_bash: bool.default(DEFAULT_SANDBOX.allow_host_bash),
@@ -263,9 +300,11 @@ const sections = {
   subagent_runtime: subagentRuntime.prefault({}),
   loop_detection: loopDetection.prefault({}),
   summarization: summarization.prefault({}),
+  lead: lead.prefault({}),
   sandbox: sandbox.prefault({}),
   temporal: temporal.prefault({}),
   workspace: workspace.prefault({}),
+  payloads: payloadsSection,
 };
 
 /** The top-level sections this project reads; any other section is ignored with a warning. */
@@ -296,6 +335,7 @@ export type AgentOverride = z.output<typeof agentOverride>;
 export type CustomAgentConfig = z.output<typeof customAgent>;
 export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
 export type SummarizationSettings = Config['summarization'];
+export type LeadSettings = Config['lead'];
 export type SubagentRuntimeSettings = Config['subagent_runtime'];
 export type WorkspaceSettings = Config['workspace'];
 

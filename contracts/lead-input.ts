@@ -1,11 +1,8 @@
 /** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
-import { listAgents, resolveLeadModel, resolveLeadTokenBudget } from './agents';
+import { listAgents, resolveLeadModel, resolveLeadTokenBudget, resolveSummarization } from './agents';
 import type { Config } from './config';
 import type { LeadRunInput } from './lead';
 import { BUILTIN_TOOL_NAMES } from './tools';
-
-/** The lead's own turn budget (DeerFlow's lead recursion limit is of the same order). */
-export const LEAD_MAX_TURNS = 100;
 
 export interface LeadRunRequest {
   prompt: string;
@@ -16,6 +13,7 @@ export interface LeadRunRequest {
 
 export function buildLeadRunInput(config: Config, request: LeadRunRequest): LeadRunInput {
   const { subagents, subagent_runtime: runtime } = config;
+  const summarization = resolveSummarization(config);
   return {
     prompt: request.prompt,
     ...(request.run_id !== undefined && { run_id: request.run_id }),
@@ -26,7 +24,9 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     sandbox: config.sandbox,
     loop_detection: config.loop_detection,
     token_budget: resolveLeadTokenBudget(config),
-    max_turns: LEAD_MAX_TURNS,
+    max_turns: config.lead.max_turns,
+    ...(config.lead.timeout_seconds !== undefined && { timeout_seconds: config.lead.timeout_seconds }),
+    ...(summarization && { summarization }),
     limits: {
       max_running: runtime.max_running,
       // The per-response default and cap is the process capacity (the seeds' SubagentLimitMiddleware).

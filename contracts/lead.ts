@@ -5,10 +5,12 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
+import type { LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
 import type { LedgerStatus, RunStopReason } from './status';
 import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from './subagent';
+import type { SummarizationRuntime } from './summarization';
 import type { SandboxSettings } from './tools';
 
 /**
@@ -48,6 +50,10 @@ export interface LeadRunInput {
   token_budget: TokenBudgetSettings;
   /** The lead's own turn budget. */
   max_turns: number;
+  /** The lead's own wall clock (graceful: the run ends `timed_out` with its partial answer); absent → none. */
+  timeout_seconds?: number;
+  /** Compaction settings for the lead and every subagent; absent → off. */
+  summarization?: SummarizationRuntime;
   limits: DelegationLimitSettings;
   /** 0 for a top-level lead; a lead started by a delegating child has the child's depth. */
   depth: number;
@@ -61,11 +67,10 @@ export interface LeadRunInput {
 }
 
 /** What a lead run hands to its next execution when history grows long (continue-as-new). */
-export interface LeadCarry {
-  messages: ChatMessage[];
+export interface LeadCarry extends Partial<LoopCarry> {
+  /** Carries written before transcripts were stored by reference held the whole transcript. */
+  messages?: ChatMessage[];
   turns: number;
-  usage?: TokenUsage;
-  /** Each guard's state under its name (plain JSON). */
   guard_states: Record<string, unknown>;
   events: TaskEvent[];
   /** How many executions came before this one. */

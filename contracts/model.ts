@@ -1,4 +1,5 @@
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from './messages';
+import type { TranscriptRef } from './transcript';
 
 export const MODEL_PROVIDERS = ['scripted', 'openai'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
@@ -19,14 +20,58 @@ export interface ModelSettings {
   request_timeout_seconds?: number;
   /** scripted: path of a YAML/JSON script file (see activities/model/scripted.ts). */
   script_file?: string;
+  /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
+  retry?: ModelRetrySettings;
 }
+
+/**
+ * The retry policy of the model activity for transient provider errors (HTTP 408, 409, 429, 5xx, network,
+ * `request_timeout_seconds`). Errors retrying cannot fix (400, 401, 404…) never retry.
+ */
+export interface ModelRetrySettings {
+  /** Wait before the first retry. */
+  initial_interval_seconds: number;
+  /** Each wait is the previous one times this (≥ 1). */
+  backoff_coefficient: number;
+  /** The longest wait between two attempts; also caps what a provider's `Retry-After` may ask for. */
+  max_interval_seconds: number;
+  /** Attempts in all, the first included; absent → no cap (the agent's wall-clock budget ends the wait). */
+  max_attempts?: number;
+  /**
+   * Give up this many seconds after the first attempt was scheduled (the activity's schedule-to-close
+   * timeout); the run then fails with the provider's last message. Absent → no limit of its own.
+   */
+  max_retry_seconds?: number;
+}
+
+/** Keep retrying, waits growing to 30 s: an outage of minutes is ridden out within the agent's own budget. */
+export const DEFAULT_MODEL_RETRY: ModelRetrySettings = {
+  initial_interval_seconds: 1,
+  backoff_coefficient: 2,
+  max_interval_seconds: 30,
+};
 
 export interface ModelCallInput {
   model: ModelSettings;
   /** Which agent is calling (`lead`, `general-purpose`, a custom name): the scripted provider keys on it. */
   agent_name: string;
+  /** The messages after `transcript_ref` (the whole transcript when there is none). */
   messages: ChatMessage[];
   tools: ToolSpec[];
+  /** The stored prefix of the transcript (see contracts/transcript.ts); resolved by the activity. */
+  transcript_ref?: TranscriptRef;
+  /** A fork child's first call: the lead's stored prefix, whose completed turns follow the system message. */
+  fork_from?: TranscriptRef;
+  /** Appended to the first system message for this call only: the compaction summary, the ledger block. */
+  system_context?: string;
+  /** Model calls this agent made before this one (the scripted provider's turn, compaction or not). */
+  turn_index?: number;
+  /**
+   * sha256 of the JSON of the tool specs. Sent with `tools` on an execution's first call, which stores them;
+   * later calls send the key alone (`tools` empty) and the activity reads them back: the same ~3 KB of
+   * specs is not written into history at every turn.
+   */
+  tools_key?: string;
 }
 
 /** A provider error that retrying cannot fix (400, 401, 404…): the run ends `failed`, never `completed`. */
@@ -45,4 +90,8 @@ export interface ModelCallResult {
   finish_reason?: string;
   /** Set instead of throwing for non-retryable provider errors (the seeds' `deerflow_error_fallback`). */
   error_fallback?: ModelErrorFallback;
+  /** The transcript this call was sent, stored: the next call sends this reference and only what is new. */
+  transcript_ref?: TranscriptRef;
+  /** The `tools_key` whose specs are now stored: later calls may send the key alone. */
+  tools_stored?: string;
 }

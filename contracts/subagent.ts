@@ -1,8 +1,12 @@
+import type { LedgerEntry } from './ledger';
+import type { LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
 import type { SubagentStatus, SubagentStopReason } from './status';
 import type { DelegationLimitSettings } from './lead';
+import type { SummarizationRuntime } from './summarization';
 import type { SandboxSettings } from './tools';
+import type { TranscriptRef } from './transcript';
 
 export interface TokenBudgetSettings {
   enabled: boolean;
@@ -58,10 +62,21 @@ export interface SubagentInput {
   sandbox: SandboxSettings;
   /** Delegation depth: a child's depth is its parent's plus one (the lead is 0). */
   depth: number;
-  /** `fork` provider: the lead's completed turns the child starts from. */
+  /** `fork` provider: the lead's completed turns the child starts from (those after `fork_from`). */
   fork_messages?: ChatMessage[];
+  /** `fork` provider: the lead's stored transcript prefix, whose completed turns come first. */
+  fork_from?: TranscriptRef;
   /** Present when the agent may delegate in turn (its tools include `task`): what it may start, and the limits. */
-  delegation?: { agents: ResolvedAgent[]; limits: DelegationLimitSettings };
+  delegation?: {
+    agents: ResolvedAgent[];
+    limits: DelegationLimitSettings;
+    /** This subagent's own delegations so far (set when it continues as new). */
+    ledger?: LedgerEntry[];
+  };
+  /** Compaction settings (the same switch as the lead's); absent → off. */
+  summarization?: SummarizationRuntime;
+  /** Set by the subagent itself when it continues as new: where the previous execution left off. */
+  carry?: LoopCarry;
 }
 
 export interface SubagentResult {

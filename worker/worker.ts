@@ -10,6 +10,8 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
+import type { PayloadSettings } from '../contracts/config-payloads';
+import { projectDataConverter } from './payloads/data-converter';
 
 export const DEFAULT_TASK_QUEUE = 'durable-subagents';
 
@@ -21,6 +23,8 @@ export interface ProjectWorkerOptions {
   workflowBundlePath?: string;
   /** A bundle built in memory (`bundleProjectWorkflows`), e.g. while the server starts. */
   workflowBundleCode?: string;
+  /** Where large payloads go (the claim-check codec); default: this process's (`configurePayloads`). */
+  payloads?: PayloadSettings;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<
@@ -41,6 +45,19 @@ export async function bundleProjectWorkflows(): Promise<string> {
   return code;
 }
 
+/**
+ * What every project worker gets unless `tuning` says otherwise: how soon a dead worker's work moves on
+ * (bench/recovery.ts; BENCHMARKS.md, "Recovery after a worker dies").
+ */
+export const RECOVERY_TUNING = {
+  // A workflow task waiting on a dead worker's sticky queue (the SDK waits 10 s) moves to the shared queue,
+  // where any worker takes it. A live worker polls its sticky queue all the time: healthy runs never wait 1 s.
+  stickyQueueScheduleToStartTimeout: '1 second',
+  // Heartbeats reach the server every second (the SDK sends at most every 0.8 × the heartbeat timeout), so
+  // the activities' 3 s heartbeat timeout (workflows/agent-loop.ts) leaves two missed beats of margin.
+  maxHeartbeatThrottleInterval: '1 second',
+} as const satisfies Partial<WorkerOptions>;
+
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -52,6 +69,8 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
         ? { workflowBundle: { codePath: options.workflowBundlePath } }
         : { workflowsPath: WORKFLOWS_PATH }),
     activities,
+    dataConverter: projectDataConverter(options.payloads),
+    ...RECOVERY_TUNING,
     ...options.tuning,
   });
 }

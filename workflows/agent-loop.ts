@@ -4,35 +4,33 @@
  * repeat until the model answers without tools or a guard stops the run. Lead-only behaviour (delegation,
  * per-run limits) plugs in through `LoopHooks`; it is not a copy of this loop.
  */
-import { ActivityFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type * as activities from '../activities';
+import type { LoopCarry } from '../contracts/loop-carry';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
-import type {
-  AssistantMessage,
-  ChatMessage,
-  TokenUsage,
-  ToolCall,
-  ToolMessage,
-  ToolSpec,
-} from '../contracts/messages';
+import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
 import type { ModelErrorFallback, ModelSettings } from '../contracts/model';
 import type { RunStopReason } from '../contracts/status';
 import type { SubagentStep } from '../contracts/steps';
 import type { LoopDetectionSettings, TokenBudgetSettings } from '../contracts/subagent';
+import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
 import { isIdempotentCall } from '../contracts/tool-specs';
 import type { SandboxSettings } from '../contracts/tools';
+import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { initialGuardStates, runGuards, type Guard, type GuardStates } from './guards';
+import { modelActivity } from './model-activity';
+import { COMPACTION_RETRY_TURNS, needsCompaction } from './pure/compaction';
+import { sha256Hex } from './pure/sha256';
 import { buildStep } from './pure/steps';
 
-/** Everything the loop carries between turns: plain data, so it can cross continue-as-new. */
-export interface AgentLoopState {
-  messages: ChatMessage[];
-  turns: number;
-  /** Absent until a provider reports usage: absent usage stays absent rather than estimated as zero. */
-  usage?: TokenUsage;
+/**
+ * Everything the loop carries between turns: plain data, so it can cross continue-as-new. The transcript is
+ * a stored prefix (by reference) and a tail: history and memory stay small however long the run.
+ */
+export interface AgentLoopState extends Omit<LoopCarry, 'guard_states' | 'started_at_ms' | 'continued'> {
   guard_states: GuardStates;
+  /** This execution's steps (a continued run starts a new list; `step_seq` numbers on). */
   steps: SubagentStep[];
-  model_name?: string;
 }
 
 export interface AgentLoopConfig {
@@ -48,12 +46,14 @@ export interface AgentLoopConfig {
   guards: readonly Guard[];
   workspace: string;
   sandbox: SandboxSettings;
+  /** Compaction when the transcript passes its trigger; absent → never. */
+  summarization?: SummarizationRuntime;
 }
 
 /** What plugs into the loop: delegation (lead, or a subagent that may delegate) and progress reports. */
 export interface LoopHooks {
-  /** The messages the model is sent this turn (the transcript plus, e.g., the ledger block). */
-  prepareMessages?(messages: ChatMessage[]): ChatMessage[];
+  /** Context for this turn's system message besides the summary (e.g. the ledger block). */
+  systemContext?(): string | undefined;
   /** Called after every model response is recorded (progress reports). */
   onTurn?(state: AgentLoopState): void;
   /** Asked after every turn whose tools have all returned: true ends the loop for now (continue-as-new). */
@@ -73,19 +73,7 @@ export type LoopEnd =
   | { kind: 'paused' };
 
 // Activities heartbeat every second: a worker that dies is noticed within this, and the attempt retried.
-const HEARTBEAT_TIMEOUT = '10 seconds';
-
-const { callModel } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: HEARTBEAT_TIMEOUT,
-  // 429, 5xx and network errors are thrown by the activity and retried here; 400/401/404 come back as a result.
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 8,
-  },
-});
+const HEARTBEAT_TIMEOUT = '3 seconds';
 
 function toolActivities(sandbox: SandboxSettings) {
   return {
@@ -105,13 +93,91 @@ function toolActivities(sandbox: SandboxSettings) {
   };
 }
 
-export function initialLoopState(messages: ChatMessage[], guards: readonly Guard[]): AgentLoopState {
-  return { messages, turns: 0, guard_states: initialGuardStates(guards), steps: [] };
+/** A new agent's state: the transcript so far (system message, a fork's turns, the task), nothing stored. */
+export function initialLoopState(
+  transcript: Transcript,
+  taskIndex: number,
+  guards: readonly Guard[],
+): AgentLoopState {
+  return {
+    transcript,
+    task_index: taskIndex,
+    turns: 0,
+    guard_states: initialGuardStates(guards),
+    steps: [],
+    step_seq: 0,
+  };
+}
+
+/** The state a continued execution starts from (continue-as-new). */
+export function restoreLoopState(carry: LoopCarry): AgentLoopState {
+  const { started_at_ms: _started, continued: _continued, ...rest } = carry;
+  return { ...rest, guard_states: carry.guard_states as GuardStates, steps: [] };
+}
+
+/** What the next execution needs (continue-as-new): the state without this execution's step list. */
+export function loopCarry(state: AgentLoopState, startedAtMs: number, continued: number): LoopCarry {
+  const { steps: _steps, ...rest } = state;
+  return { ...rest, started_at_ms: startedAtMs, continued };
 }
 
 function record(state: AgentLoopState, message: AssistantMessage | ToolMessage): void {
-  state.messages.push(message);
-  state.steps.push(buildStep(state.steps.length + 1, message));
+  state.transcript.tail.push(message);
+  state.step_seq += 1;
+  state.steps.push(buildStep(state.step_seq, message));
+  if (message.role === 'assistant' && message.content.trim() !== '') state.last_text = message.content;
+}
+
+const { summarizeTranscript } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '30 seconds',
+    maximumAttempts: 5,
+  },
+});
+
+/**
+ * Replaces the older turns by a summary when the transcript passes its trigger. A summary that fails leaves
+ * the transcript as it is (the run goes on, uncompacted) and is tried again a few turns later.
+ */
+async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<void> {
+  const settings = config.summarization;
+  if (!settings) return;
+  const { transcript } = state;
+  try {
+    const outcome = await summarizeTranscript({
+      model: settings.model ?? config.model,
+      agent_name: `${config.agentName}${SUMMARIZER_AGENT_SUFFIX}`,
+      messages: transcript.tail,
+      ...(transcript.stored && { transcript_ref: transcript.stored }),
+      ...(transcript.fork_from && { fork_from: transcript.fork_from }),
+      task_index: state.task_index,
+      keep_messages: settings.keep_messages,
+      ...(settings.summary_prompt !== undefined && { summary_prompt: settings.summary_prompt }),
+      ...(state.summary !== undefined && { previous_summary: state.summary }),
+    });
+    if (outcome.usage) state.usage = addUsage(state.usage ?? ZERO_USAGE, outcome.usage);
+    if (!outcome.compacted) {
+      state.compaction_retry_turn = state.turns + COMPACTION_RETRY_TURNS;
+      return;
+    }
+    state.transcript = storedUpTo(outcome.compacted.transcript_ref);
+    // The kept transcript is [system, task, …recent]: the task sits right after the system message.
+    state.task_index = 1;
+    state.summary = outcome.compacted.summary;
+    state.last_prompt_tokens = undefined;
+    state.compaction_retry_turn = undefined;
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    log.warn('compaction failed; the run goes on with its whole transcript', {
+      agent: config.agentName,
+      error: err.cause?.message ?? err.message,
+    });
+    state.compaction_retry_turn = state.turns + COMPACTION_RETRY_TURNS;
+  }
 }
 
 function interruptedToolMessage(call: ToolCall, err: unknown): ToolMessage {
@@ -129,6 +195,8 @@ export async function runAgentLoop(
   hooks: LoopHooks = {},
 ): Promise<LoopEnd> {
   const tools = toolActivities(config.sandbox);
+  // 429, 5xx and network errors are retried per the model's retry policy; 400/401/404 come back as a result.
+  const callModel = modelActivity(config.model, HEARTBEAT_TIMEOUT);
   const runTool = async (call: ToolCall): Promise<ToolMessage> => {
     const execute = isIdempotentCall(call) ? tools.idempotent : tools.once;
     try {
@@ -151,16 +219,36 @@ export async function runAgentLoop(
     }
   };
 
+  const toolsKey = sha256Hex(JSON.stringify(config.toolSpecs));
+  let toolsStored = false;
   for (;;) {
+    // Only awaited when due: the model call is scheduled in the same activation as before (replay).
+    if (needsCompaction(state, config.summarization)) await compact(state, config);
+    const { transcript } = state;
+    const context = [state.summary && summaryBlock(state.summary), hooks.systemContext?.()]
+      .filter((part): part is string => Boolean(part))
+      .join('\n\n');
     const response = await callModel({
       model: config.model,
       agent_name: config.agentName,
-      messages: hooks.prepareMessages ? hooks.prepareMessages(state.messages) : state.messages,
-      tools: config.toolSpecs,
+      messages: transcript.tail,
+      ...(transcript.stored && { transcript_ref: transcript.stored }),
+      ...(transcript.fork_from && { fork_from: transcript.fork_from }),
+      ...(context && { system_context: context }),
+      // The specs go by key once an earlier call of this execution stored them.
+      tools: toolsStored ? [] : config.toolSpecs,
+      tools_key: toolsKey,
+      turn_index: state.turns,
     });
+    if (response.tools_stored === toolsKey) toolsStored = true;
     state.turns += 1;
     state.model_name = response.model_name;
-    if (response.usage) state.usage = addUsage(state.usage ?? ZERO_USAGE, response.usage);
+    // What was sent is stored now: the next call sends the reference and only what comes after it.
+    if (response.transcript_ref) state.transcript = storedUpTo(response.transcript_ref);
+    if (response.usage) {
+      state.usage = addUsage(state.usage ?? ZERO_USAGE, response.usage);
+      state.last_prompt_tokens = response.usage.input_tokens;
+    }
     if (response.error_fallback) return { kind: 'error_fallback', error: response.error_fallback };
 
     const verdict = runGuards(config.guards, state.guard_states, {
@@ -203,7 +291,9 @@ export async function runAgentLoop(
       if (!result) throw new Error(`no result for tool call ${call.id} (${call.name})`);
       record(state, result);
     }
-    if (verdict.notes.length > 0) state.messages.push({ role: 'user', content: verdict.notes.join('\n\n') });
+    if (verdict.notes.length > 0) {
+      state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
+    }
     if (hookStop) return { kind: 'stopped', stopReason: hookStop, finishReason: response.finish_reason };
     if (hooks.shouldPause?.()) return { kind: 'paused' };
   }

@@ -17,7 +17,7 @@ import type { TaskEvent } from '../contracts/events';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type { LedgerEntry } from '../contracts/ledger';
-import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
+import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
 import type { SubagentProgressUpdate } from '../contracts/queries';
 import type { RunStopReason } from '../contracts/status';
 import type {
@@ -26,7 +26,9 @@ import type {
   SubagentInput,
   SubagentResult,
 } from '../contracts/subagent';
+import type { SummarizationRuntime } from '../contracts/summarization';
 import { TASK_TOOL_NAME, type SandboxSettings } from '../contracts/tools';
+import type { Transcript } from '../contracts/transcript';
 import type { LoopHooks } from './agent-loop';
 import {
   delegationMetadata,
@@ -55,7 +57,9 @@ export interface DelegatorOptions {
   sandbox: SandboxSettings;
   loopDetection: LoopDetectionSettings;
   /** The delegating agent's transcript, for the `fork` provider. */
-  transcript: () => readonly ChatMessage[];
+  transcript: () => Transcript;
+  /** Compaction settings handed to every child (the same switch for lead and subagents). */
+  summarization?: SummarizationRuntime;
   /** Entries carried in (continue-as-new, or earlier runs of the same conversation). */
   ledger?: LedgerEntry[];
 }
@@ -82,7 +86,7 @@ export class Delegator {
 
   hooks(): LoopHooks {
     return {
-      prepareMessages: (messages) => this.withLedgerBlock(messages),
+      systemContext: () => renderLedgerForPrompt(this.ledger, LEDGER_PROMPT_BUDGET_CHARS),
       reviewResponse: (message) => this.reviewResponse(message),
       claimsCall: (call) => call.name === TASK_TOOL_NAME,
       runClaimedCalls: (calls) => Promise.all(calls.map((call) => this.track(this.delegate(call)))),
@@ -120,13 +124,6 @@ export class Delegator {
     return delegation;
   }
 
-  private withLedgerBlock(messages: ChatMessage[]): ChatMessage[] {
-    const block = renderLedgerForPrompt(this.ledger, LEDGER_PROMPT_BUDGET_CHARS);
-    if (!block || messages[0]?.role !== 'system') return messages;
-    // One leading system message: strict providers refuse a second one.
-    return [{ role: 'system', content: `${messages[0].content}\n\n${block}` }, ...messages.slice(1)];
-  }
-
   private reviewResponse(message: AssistantMessage): {
     message: AssistantMessage;
     stopReason?: RunStopReason;
@@ -139,6 +136,16 @@ export class Delegator {
     // As in the seeds: calls the limits drop are only logged (the workflow logger skips lines on replay).
     for (const line of outcome.log) log.info(line, { run_id: this.options.runId });
     return { message: outcome.message, ...(outcome.stopReason && { stopReason: outcome.stopReason }) };
+  }
+
+  /** What a `fork` child starts from: the stored prefix by reference, the completed turns after it as they are. */
+  private forkSource(): Pick<SubagentInput, 'fork_messages' | 'fork_from'> {
+    const transcript = this.options.transcript();
+    const source = transcript.stored ?? transcript.fork_from;
+    return {
+      fork_messages: forkMessages(transcript.tail),
+      ...(source && { fork_from: source }),
+    };
   }
 
   private async delegate(call: ToolCall): Promise<ToolMessage> {
@@ -166,8 +173,9 @@ export class Delegator {
       workspace: this.options.workspace,
       sandbox: this.options.sandbox,
       depth: depth + 1,
-      ...(limits.provider === 'fork' && { fork_messages: forkMessages(this.options.transcript()) }),
+      ...(limits.provider === 'fork' && this.forkSource()),
       ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents, limits } }),
+      ...(this.options.summarization && { summarization: this.options.summarization }),
     };
 
     // Recorded before the first await: entries keep the order in which the model issued the calls.

@@ -9,6 +9,7 @@ import {
   continueAsNew,
   isCancellation,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -23,11 +24,18 @@ import type { ChatMessage } from '../contracts/messages';
 import { subagentProgressSignal } from '../contracts/queries';
 import type { RunStopReason } from '../contracts/status';
 import { builtinToolSpecs } from '../contracts/tool-specs';
-import { initialLoopState, runAgentLoop, type AgentLoopState, type LoopEnd } from './agent-loop';
+import {
+  initialLoopState,
+  loopCarry,
+  restoreLoopState,
+  runAgentLoop,
+  type AgentLoopState,
+} from './agent-loop';
 import { Delegator } from './delegation';
 import { DEFAULT_GUARDS, type GuardStates } from './guards';
 import { eventsAfter } from './lead/events';
 import { countByStatus, leadTokenUsage } from './lead/ledger';
+import { historyWantsContinueAsNew } from './pure/compaction';
 import { lastAssistantText } from './pure/final-result';
 
 export const LEAD_SYSTEM_PROMPT = [
@@ -37,29 +45,37 @@ export const LEAD_SYSTEM_PROMPT = [
   'for the user. Work happens in the shared workspace; answer with a concise final result.',
 ].join(' ');
 
-function initialMessages(input: LeadRunInput): ChatMessage[] {
-  return [
+/** A new run, or the previous execution's state when this one continues it. */
+function startingState(input: LeadRunInput): AgentLoopState {
+  const { carry } = input;
+  if (carry?.transcript && carry.task_index !== undefined && carry.step_seq !== undefined) {
+    return restoreLoopState({
+      ...carry,
+      transcript: carry.transcript,
+      task_index: carry.task_index,
+      step_seq: carry.step_seq,
+      started_at_ms: carry.started_at_ms ?? 0,
+    });
+  }
+  const messages: ChatMessage[] = carry?.messages ?? [
     { role: 'system', content: LEAD_SYSTEM_PROMPT },
     { role: 'user', content: input.prompt },
   ];
-}
-
-/** A new run, or the previous execution's state when this one continues it. */
-function restoreState(input: LeadRunInput): AgentLoopState {
-  const { carry } = input;
-  if (!carry) return initialLoopState(initialMessages(input), DEFAULT_GUARDS);
-  return {
-    messages: carry.messages,
-    turns: carry.turns,
-    ...(carry.usage && { usage: carry.usage }),
-    guard_states: carry.guard_states as GuardStates,
-    steps: [],
-  };
+  const state = initialLoopState({ tail: messages }, 1, DEFAULT_GUARDS);
+  if (carry) {
+    // A carry written before transcripts were stored by reference.
+    state.turns = carry.turns;
+    if (carry.usage) state.usage = carry.usage;
+    state.guard_states = carry.guard_states as GuardStates;
+    state.last_text = lastAssistantText(messages);
+  }
+  return state;
 }
 
 export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResult> {
   const runId = input.run_id ?? workflowInfo().workflowId;
-  const state = restoreState(input);
+  const state = startingState(input);
+  const startedAtMs = input.carry?.started_at_ms ?? Date.now();
   const delegator = new Delegator({
     runId,
     depth: input.depth,
@@ -68,8 +84,9 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     workspace: input.workspace,
     sandbox: input.sandbox,
     loopDetection: input.loop_detection,
-    transcript: () => state.messages,
+    transcript: () => state.transcript,
     ledger: input.ledger,
+    ...(input.summarization && { summarization: input.summarization }),
   });
   delegator.events = input.carry?.events ?? [];
   let finished = false;
@@ -91,40 +108,55 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
   let status: LeadRunStatus = 'completed';
   let stopReason: RunStopReason | undefined;
   let error: string | undefined;
+  const loopScope = new CancellationScope();
+  const clockScope = new CancellationScope();
   try {
-    const end: LoopEnd = await runAgentLoop(
-      state,
-      {
-        agentName: 'lead',
-        model: input.model,
-        toolSpecs,
-        allowedTools: input.tools,
-        maxTurns: input.max_turns,
-        tokenBudget: input.token_budget,
-        loopDetection: input.loop_detection,
-        guards: DEFAULT_GUARDS,
-        workspace: input.workspace,
-        sandbox: input.sandbox,
-      },
-      // Between turns no delegation is in flight: when history grows long, the run continues as new there.
-      { ...delegator.hooks(), shouldPause: () => workflowInfo().continueAsNewSuggested },
+    const loop = loopScope.run(() =>
+      runAgentLoop(
+        state,
+        {
+          agentName: 'lead',
+          model: input.model,
+          toolSpecs,
+          allowedTools: input.tools,
+          maxTurns: input.max_turns,
+          tokenBudget: input.token_budget,
+          loopDetection: input.loop_detection,
+          guards: DEFAULT_GUARDS,
+          workspace: input.workspace,
+          sandbox: input.sandbox,
+          ...(input.summarization && { summarization: input.summarization }),
+        },
+        // Between turns no delegation is in flight: when history grows long, the run continues as new there.
+        { ...delegator.hooks(), shouldPause: () => historyWantsContinueAsNew(workflowInfo()) },
+      ),
     );
-    if (end.kind === 'paused') {
+    // The lead's own wall clock, when it has one, spans every execution of the run.
+    const timeoutSeconds = input.timeout_seconds;
+    const clock =
+      timeoutSeconds === undefined
+        ? undefined
+        : clockScope.run(() => sleep(Math.max(0, startedAtMs + timeoutSeconds * 1000 - Date.now())));
+    const end = await (clock ? Promise.race([loop, clock.then(() => 'timed_out' as const)]) : loop);
+    if (end === 'timed_out') {
+      // Graceful: running activities and children are cancelled, the partial answer is kept.
+      loopScope.cancel();
+      await loop.catch(() => undefined);
+      status = 'timed_out';
+      error = `Run timed out after ${input.timeout_seconds} seconds`;
+    } else if (end.kind === 'paused') {
+      clockScope.cancel();
+      await CancellationScope.nonCancellable(() => delegator.settle());
       return await continueAsNew<typeof leadRunWorkflow>({
         ...input,
         run_id: runId,
         ledger: delegator.ledger,
         carry: {
-          messages: state.messages,
-          turns: state.turns,
-          ...(state.usage && { usage: state.usage }),
-          guard_states: state.guard_states,
+          ...loopCarry(state, startedAtMs, (input.carry?.continued ?? 0) + 1),
           events: delegator.events,
-          continued: (input.carry?.continued ?? 0) + 1,
         },
       });
-    }
-    if (end.kind === 'stopped') stopReason = end.stopReason;
+    } else if (end.kind === 'stopped') stopReason = end.stopReason;
     else if (end.kind === 'error_fallback') {
       status = 'failed';
       error = end.error.message;
@@ -138,6 +170,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       error = err.cause?.message ?? err.message;
     } else throw err;
   } finally {
+    clockScope.cancel();
     // Cancelled children report back before the run ends: no ledger entry stays `in_progress`.
     await CancellationScope.nonCancellable(() => delegator.settle());
   }
@@ -146,7 +179,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     run_id: runId,
     status,
     ...(stopReason && { stop_reason: stopReason }),
-    final_output: lastAssistantText(state.messages) ?? '',
+    final_output: state.last_text ?? '',
     ledger: delegator.ledger,
     token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
     turns: state.turns,

@@ -5,6 +5,7 @@
 import {
   ActivityFailure,
   CancellationScope,
+  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   setHandler,
@@ -18,6 +19,8 @@ import type { SubagentInput, SubagentResult } from '../contracts/subagent';
 import { builtinToolSpecs } from '../contracts/tool-specs';
 import {
   initialLoopState,
+  loopCarry,
+  restoreLoopState,
   runAgentLoop,
   type AgentLoopState,
   type LoopEnd,
@@ -25,6 +28,7 @@ import {
 } from './agent-loop';
 import { Delegator } from './delegation';
 import { DEFAULT_GUARDS } from './guards';
+import { historyWantsContinueAsNew } from './pure/compaction';
 import { finishSubagent, type FinishSubagentInput } from './pure/final-result';
 import { stepsAfter } from './pure/steps';
 
@@ -56,19 +60,27 @@ function progressReporter(input: SubagentInput): LoopHooks['onTurn'] {
   };
 }
 
-function initialMessages(input: SubagentInput): ChatMessage[] {
-  // A fork child starts from the lead's completed turns; its prompt states only what is new.
-  return [
+/** A new subagent's state, or the previous execution's when this one continues it. */
+function startingState(input: SubagentInput): AgentLoopState {
+  if (input.carry) return restoreLoopState(input.carry);
+  // A fork child starts from the lead's completed turns (stored ones by reference); its prompt states only
+  // what is new.
+  const messages: ChatMessage[] = [
     { role: 'system', content: input.agent.system_prompt },
     ...(input.fork_messages ?? []).filter((m) => m.role !== 'system'),
     { role: 'user', content: input.prompt },
   ];
+  return initialLoopState(
+    { tail: messages, ...(input.fork_from && { fork_from: input.fork_from }) },
+    messages.length - 1,
+    DEFAULT_GUARDS,
+  );
 }
 
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
   const { agent } = input;
-  const state: AgentLoopState = initialLoopState(initialMessages(input), DEFAULT_GUARDS);
-  const ownFrom = state.messages.length - 1;
+  const state = startingState(input);
+  const startedAtMs = input.carry?.started_at_ms ?? Date.now();
   let finished = false;
   setHandler(subagentStepsQuery, (afterSeq = 0) => stepsAfter(state.steps, afterSeq));
   setHandler(subagentProgressQuery, () => ({
@@ -76,7 +88,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     turns: state.turns,
     ...(state.usage && { token_usage: state.usage }),
     ...(state.model_name && { model_name: state.model_name }),
-    last_seq: state.steps.length,
+    last_seq: state.step_seq,
   }));
 
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
@@ -89,11 +101,18 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         workspace: input.workspace,
         sandbox: input.sandbox,
         loopDetection: input.loop_detection,
-        transcript: () => state.messages,
+        transcript: () => state.transcript,
+        ledger: input.delegation.ledger,
+        ...(input.summarization && { summarization: input.summarization }),
       })
     : undefined;
   if (delegator) setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
-  const hooks: LoopHooks = { ...delegator?.hooks(), onTurn: progressReporter(input) };
+  const hooks: LoopHooks = {
+    ...delegator?.hooks(),
+    onTurn: progressReporter(input),
+    // Between turns nothing is in flight: a long subagent continues as new there, under the same workflow id.
+    shouldPause: () => historyWantsContinueAsNew(workflowInfo()),
+  };
   const toolSpecs = builtinToolSpecs(agent.tools);
   if (delegator) toolSpecs.push(delegator.toolSpec());
 
@@ -113,16 +132,20 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
         guards: DEFAULT_GUARDS,
         workspace: input.workspace,
         sandbox: input.sandbox,
+        ...(input.summarization && { summarization: input.summarization }),
       },
       hooks,
     ),
   );
-  const clock = clockScope.run(() => sleep(agent.timeout_seconds * 1000));
+  // The wall clock spans every execution of the run: a continued one waits only for what is left of it.
+  const remainingMs = Math.max(0, startedAtMs + agent.timeout_seconds * 1000 - Date.now());
+  const clock = clockScope.run(() => sleep(remainingMs));
 
-  let outcome: Pick<FinishSubagentInput, 'status' | 'stopReason' | 'errorFallback' | 'error'>;
+  let outcome: Pick<FinishSubagentInput, 'status' | 'stopReason' | 'errorFallback' | 'error'> | undefined;
   try {
     const first = await Promise.race([loop, clock.then(() => 'timed_out' as const)]);
-    if (first === 'timed_out') {
+    if (first !== 'timed_out' && first.kind === 'paused') outcome = undefined;
+    else if (first === 'timed_out') {
       // Graceful wall clock: running activities are cancelled (they heartbeat), the partial text is kept.
       loopScope.cancel();
       await loop.catch(() => undefined);
@@ -141,10 +164,20 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     await clock.catch(() => undefined);
     if (delegator) await CancellationScope.nonCancellable(() => delegator.settle());
   }
+  if (outcome === undefined) {
+    return await continueAsNew<typeof subagentWorkflow>({
+      ...input,
+      // The transcript carries the fork's turns from here on.
+      fork_messages: undefined,
+      fork_from: undefined,
+      ...(input.delegation && delegator && { delegation: { ...input.delegation, ledger: delegator.ledger } }),
+      carry: loopCarry(state, startedAtMs, (input.carry?.continued ?? 0) + 1),
+    });
+  }
   finished = true;
   return finishSubagent({
     ...outcome,
-    transcript: state.messages.slice(ownFrom),
+    finalText: state.last_text,
     timeoutSeconds: agent.timeout_seconds,
     modelName: state.model_name,
     tokenUsage: state.usage,
@@ -162,7 +195,6 @@ function fromLoopEnd(end: LoopEnd): Pick<FinishSubagentInput, 'status' | 'stopRe
     case 'error_fallback':
       return { status: 'failed', errorFallback: end.error };
     case 'paused':
-      // Only a loop given `shouldPause` pauses; a subagent's is not.
-      throw new Error('a subagent loop paused without being asked to');
+      throw new Error('a paused loop continues as new; it has no outcome');
   }
 }

@@ -5,16 +5,50 @@
  * retryable ApplicationFailure of type `ModelProviderRetryable`, so Temporal retries the activity with backoff.
  * One that it cannot (400, 401, 403, 404, 422, a malformed response, a broken script) is returned as
  * `error_fallback` with the provider's own message, so the run ends `failed` with it, never `completed`.
+ * A 429/503's `Retry-After` sets the next retry's delay, capped at the retry policy's max interval.
  *
  * This module exports the activity function only, so it can be registered and proxied as is; the script
  * format, its loader and the failure type live in model-script.ts, scripted.ts and errors.ts.
  */
-import { MODEL_PROVIDERS, type ModelCallInput, type ModelCallResult } from '../../contracts/model';
+import {
+  DEFAULT_MODEL_RETRY,
+  MODEL_PROVIDERS,
+  type ModelCallInput,
+  type ModelCallResult,
+} from '../../contracts/model';
 import { ProviderError, retryableModelFailure } from './errors';
+import {
+  fullTranscript,
+  storeSentTranscript,
+  storeToolSpecs,
+  toolSpecsOf,
+  withSystemContext,
+} from '../transcripts';
+import { whileHeartbeating } from './activity-context';
 import { callOpenAIModel } from './openai';
 import { callScriptedModel, scriptedModelName } from './scripted';
 
 export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
+  // Reading a long chain from an object store takes time: heartbeat through it (a 3 s heartbeat timeout).
+  const [transcript, tools] = await whileHeartbeating(() =>
+    Promise.all([fullTranscript(input), toolSpecsOf(input)]),
+  );
+  const result = await callProvider({
+    model: input.model,
+    agent_name: input.agent_name,
+    messages: withSystemContext(transcript, input.system_context),
+    tools,
+    turn_index: input.turn_index ?? transcript.filter((m) => m.role === 'assistant').length,
+  });
+  if (result.error_fallback) return result;
+  const [transcriptRef, toolsStored] = await whileHeartbeating(() =>
+    Promise.all([storeSentTranscript(input, transcript), storeToolSpecs(input)]),
+  );
+  return { ...result, transcript_ref: transcriptRef, ...(toolsStored && { tools_stored: toolsStored }) };
+}
+
+/** One call of the configured provider on a whole transcript (no references): model calls and summaries. */
+export async function callProvider(input: ModelCallInput): Promise<ModelCallResult> {
   try {
     switch (input.model.provider) {
       case 'scripted':
@@ -30,7 +64,10 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
     }
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;
-    if (err.retryable) throw retryableModelFailure(input.model.name, err);
+    if (err.retryable) {
+      const maxInterval = (input.model.retry ?? DEFAULT_MODEL_RETRY).max_interval_seconds;
+      throw retryableModelFailure(input.model.name, err, maxInterval * 1000);
+    }
     return {
       content: '',
       tool_calls: [],

@@ -13,6 +13,7 @@
  *           delay_ms: 0
  *           fail_attempts: [{ status: 429, message: "rate limited" }]  # attempt k fails with entry k
  *           error: { status: 400, message: "bad request" }            # this turn fails with a provider error
+ *           if_missing: { text: "ledger", turn: { content: "…" } }    # answered instead when no message sent contains text
  *
  * A status in `fail_attempts` or `error` is classified like a real HTTP status; no status means a network error.
  */
@@ -38,7 +39,7 @@ const scriptedErrorSchema = z.strictObject({
   message: z.string().min(1),
 });
 
-const scriptedTurnSchema = z.strictObject({
+const scriptedTurnFields = {
   content: z.string().default(''),
   tool_calls: z.array(scriptedToolCallSchema).default([]),
   usage: scriptedUsageSchema.optional(),
@@ -46,6 +47,15 @@ const scriptedTurnSchema = z.strictObject({
   delay_ms: z.int().nonnegative().default(0),
   fail_attempts: z.array(scriptedErrorSchema).default([]),
   error: scriptedErrorSchema.optional(),
+};
+
+const scriptedTurnSchema = z.strictObject({
+  ...scriptedTurnFields,
+  // This turn as planned only if some message sent contains `text`; otherwise `turn` (a model's reaction to
+  // missing context, e.g. re-delegating work whose record it no longer sees).
+  if_missing: z
+    .strictObject({ text: z.string().min(1), turn: z.strictObject(scriptedTurnFields) })
+    .optional(),
 });
 
 const scriptSchema = z.strictObject({
@@ -75,6 +85,8 @@ const ACCEPTED_KEYS: Record<string, string[]> = {
   '': Object.keys(modelScriptFileSchema.shape),
   scripts: Object.keys(scriptSchema.shape),
   turns: Object.keys(scriptedTurnSchema.shape),
+  if_missing: ['text', 'turn'],
+  turn: Object.keys(scriptedTurnFields),
   tool_calls: Object.keys(scriptedToolCallSchema.shape),
   usage: Object.keys(scriptedUsageSchema.shape),
   fail_attempts: Object.keys(scriptedErrorSchema.shape),

@@ -29,9 +29,13 @@ export async function callScriptedModel(input: ModelCallInput): Promise<ModelCal
     };
   }
   const script = await findScript(file, input);
-  const turnIndex = input.messages.filter((m) => m.role === 'assistant').length;
-  const turn =
+  // The agent's own count: a compacted transcript holds fewer assistant messages than turns taken.
+  const turnIndex = input.turn_index ?? input.messages.filter((m) => m.role === 'assistant').length;
+  const planned =
     script.turns[turnIndex] ?? (script.repeat_last ? script.turns[script.turns.length - 1] : undefined);
+  const fallback = planned?.if_missing;
+  const turn =
+    fallback && !input.messages.some((m) => m.content.includes(fallback.text)) ? fallback.turn : planned;
   if (turn === undefined) {
     return { content: SCRIPT_EXHAUSTED_TEXT, tool_calls: [], model_name: modelName, finish_reason: 'stop' };
   }

@@ -1,9 +1,11 @@
 /** What a workflow test needs: the suite's server, a task queue of its own, workers that always shut down. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { projectDataConverter } from '../../worker/payloads/data-converter';
 import { createProjectWorker } from '../../worker/worker';
+import { spawnWorkerProcess } from '../support/chaos-workers';
 
 // Worker state changes at INFO would bury the test output; warnings and errors still show.
 let runtimeInstalled = false;
@@ -33,9 +35,31 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
+/** A client with the project's claim-check codec (the suite's payload store: SUBAGENTS_PAYLOAD_DIR). */
 export async function connectClient(address = testAddress()): Promise<TestClient> {
   const connection = await Connection.connect({ address });
-  return { client: new Client({ connection, namespace: testNamespace() }), close: () => connection.close() };
+  const client = new Client({
+    connection,
+    namespace: testNamespace(),
+    dataConverter: projectDataConverter(),
+  });
+  return { client, close: () => connection.close() };
+}
+
+/**
+ * One client for the whole test file, connected before its tests and closed after them; call at the top
+ * level of the file and read the client through the returned function inside the tests.
+ */
+export function useTestClient(): () => Client {
+  let testClient: TestClient | undefined;
+  beforeAll(async () => {
+    testClient = await connectClient();
+  });
+  afterAll(() => testClient?.close());
+  return () => {
+    if (!testClient) throw new Error('the test client is connected in beforeAll: read it inside a test');
+    return testClient.client;
+  };
 }
 
 /** Runs `body` while an in-process worker polls; the worker and its connection are closed whatever happens. */
@@ -47,7 +71,12 @@ export async function withWorker<T>(
   quietRuntime();
   const connection = await NativeConnection.connect({ address });
   try {
-    const worker = await Worker.create({ ...options, connection, namespace: testNamespace() });
+    const worker = await Worker.create({
+      dataConverter: projectDataConverter(),
+      ...options,
+      connection,
+      namespace: testNamespace(),
+    });
     return await worker.runUntil(body(worker));
   } finally {
     await connection.close();
@@ -83,27 +112,13 @@ export async function startProjectWorkerProcess(
   taskQueue: string,
   env: NodeJS.ProcessEnv = {},
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [require.resolve('../../worker/worker-main')], {
-    env: {
-      ...process.env,
-      ...env,
-      TEMPORAL_ADDRESS: testAddress(),
-      TEMPORAL_NAMESPACE: testNamespace(),
-      TASK_QUEUE: taskQueue,
-      WORKFLOW_BUNDLE: testWorkflowBundle(),
-      WORKER_LOG_LEVEL: 'WARN',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
+  return spawnWorkerProcess({
+    address: testAddress(),
+    namespace: testNamespace(),
+    taskQueue,
+    bundlePath: testWorkflowBundle(),
+    env,
   });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString('utf8');
-      if (seen.includes('worker ready')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`worker process exited with code ${code} before polling`)));
-  });
-  return child;
 }
 
 export async function waitFor(

@@ -6,15 +6,18 @@
  * Workspace folders are temporary; their path is replaced by `/workspace` in the recorded payloads, so the
  * fixtures carry nothing of the machine that recorded them.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { leadStatusQuery } from '../../contracts/lead';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import { startCodecServer } from '../../worker/payloads/codec-server';
+import { projectCodec, projectDataConverter } from '../../worker/payloads/data-converter';
 import { resolveTemporalCli } from '../../worker/temporal-cli';
 import { connectOrStartServer } from '../../worker/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
@@ -27,6 +30,11 @@ interface Scenario {
   agent?: string;
   /** Cancel the run once this many delegations are in progress. */
   cancelWhenRunning?: number;
+  /**
+   * The server suggests continue-as-new past this many events (recorded on a server of its own, with the
+   * first execution as `<name>.first-run.json` beside the last).
+   */
+  continueAsNewAfterEvents?: number;
 }
 
 const ls = { name: 'ls', args: { path: '.' } };
@@ -187,6 +195,61 @@ export const SCENARIOS: Record<string, Scenario> = {
       ],
     },
   },
+  'subagent-compacted': {
+    workflow: 'subagentWorkflow',
+    config: { summarization: { enabled: true, trigger_tokens: 1000, keep_messages: 2 } },
+    script: {
+      scripts: [
+        {
+          agent: 'general-purpose/summarizer',
+          repeat_last: true,
+          turns: [{ content: 'Listed the folder.' }],
+        },
+        {
+          turns: [
+            ...[1, 2, 3, 4].map((k) => ({
+              content: `Look ${k}.`,
+              tool_calls: [{ name: 'ls', args: { path: `d${k}` } }],
+              usage: { input_tokens: 600 * k, output_tokens: 20 },
+            })),
+            { content: 'Done after a summary.', usage },
+          ],
+        },
+      ],
+    },
+  },
+  'subagent-continued': {
+    workflow: 'subagentWorkflow',
+    continueAsNewAfterEvents: 40,
+    config: { loop_detection: { enabled: false } },
+    script: {
+      scripts: [
+        {
+          turns: [
+            ...Array.from({ length: 12 }, (_, k) => ({
+              content: `Step ${k}.`,
+              tool_calls: [{ name: 'ls', args: { path: `d${k}` } }],
+              usage,
+            })),
+            { content: 'Done across executions.', usage },
+          ],
+        },
+      ],
+    },
+  },
+  'lead-timed-out': {
+    workflow: 'leadRunWorkflow',
+    config: { lead: { timeout_seconds: 2 }, loop_detection: { enabled: false } },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          repeat_last: true,
+          turns: [{ content: 'Still looking.', tool_calls: [ls], usage, delay_ms: 600 }],
+        },
+      ],
+    },
+  },
   'subagent-retried-429': {
     workflow: 'subagentWorkflow',
     script: {
@@ -217,11 +280,33 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cli = (await resolveTemporalCli())?.path;
   if (!cli) throw new Error('recording needs the Temporal CLI: run `npm run temporal:ensure` first');
-  const server = await connectOrStartServer({ headless: true });
+  // RECORD_ONLY=a,b records those scenarios and keeps every other fixture (and its index entry) as it is.
+  const only = process.env.RECORD_ONLY?.split(',').filter(Boolean);
+  const selected = Object.entries(SCENARIOS).filter(([name]) => !only || only.includes(name));
+  const unknown = (only ?? []).filter((name) => !(name in SCENARIOS));
+  if (unknown.length > 0) throw new Error(`RECORD_ONLY: no such scenarios: ${unknown.join(', ')}`);
+  const suggestAt = new Set(selected.map(([, scenario]) => scenario.continueAsNewAfterEvents));
+  if (suggestAt.size > 1) {
+    throw new Error('scenarios with different continueAsNewAfterEvents need runs of their own (RECORD_ONLY)');
+  }
+  const [continueAfter] = suggestAt;
+  const server = await connectOrStartServer({
+    headless: true,
+    ...(continueAfter !== undefined && {
+      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': continueAfter },
+    }),
+  });
   const connection = await Connection.connect({ address: server.address });
   const native = await NativeConnection.connect({ address: server.address });
+  // The export decodes claim-checked payloads through it, so the fixtures need no payload store to replay.
+  const codec = await startCodecServer({ codec: projectCodec() });
   try {
-    const client = new Client({ connection, namespace: server.namespace, identity: IDENTITY });
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      identity: IDENTITY,
+      dataConverter: projectDataConverter(),
+    });
     const taskQueue = 'record-histories';
     const worker = await createProjectWorker({
       connection: native,
@@ -231,9 +316,11 @@ async function main(): Promise<void> {
     });
     mkdirSync(histories, { recursive: true });
     // Replay must run under the recorded workflow id: children's ids derive from it.
-    const index: Record<string, string> = {};
+    const index: Record<string, string> = only
+      ? (JSON.parse(readFileSync(join(histories, 'index.json'), 'utf8')) as Record<string, string>)
+      : {};
     await worker.runUntil(async () => {
-      for (const [name, scenario] of Object.entries(SCENARIOS)) {
+      for (const [name, scenario] of selected) {
         const dir = tempDir(`record-${name}`);
         const workspace = join(dir, 'workspace');
         mkdirSync(workspace);
@@ -260,14 +347,32 @@ async function main(): Promise<void> {
           ledger?: { workflow_id: string }[];
         };
         // A lead's first child too: a subagent as a lead starts it (fork seeding, progress reports, nesting).
-        const recordings: [string, string][] = [[`${name}.json`, workflowId]];
+        const recordings: [file: string, workflowId: string, runId?: string][] = [
+          [`${name}.json`, workflowId],
+        ];
         const firstChild = result.ledger?.[0]?.workflow_id;
         if (firstChild) recordings.push([`${name}.first-child.json`, firstChild]);
-        for (const [file, id] of recordings) {
+        if (scenario.continueAsNewAfterEvents !== undefined) {
+          recordings.push([`${name}.first-run.json`, workflowId, handle.firstExecutionRunId]);
+        }
+        for (const [file, id, runId] of recordings) {
           // The CLI's export is the JSON the Web UI downloads too, the form `historyFromJSON` reads.
-          const exported = execFileSync(
+          // Asynchronously: the codec endpoint it calls runs in this process.
+          const { stdout: exported } = await promisify(execFile)(
             cli,
-            ['workflow', 'show', '--workflow-id', id, '--address', server.address, '--output', 'json'],
+            [
+              'workflow',
+              'show',
+              '--workflow-id',
+              id,
+              ...(runId ? ['--run-id', runId] : []),
+              '--address',
+              server.address,
+              '--codec-endpoint',
+              codec.url,
+              '--output',
+              'json',
+            ],
             { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
           );
           const replacements: [string, string][] = [
@@ -288,6 +393,7 @@ async function main(): Promise<void> {
     await native.close();
     await connection.close();
     await server.stop();
+    await codec.close();
   }
 }
 

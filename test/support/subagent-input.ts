@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveAgent } from '../../contracts/agents';
+import { resolveAgent, resolveSummarization } from '../../contracts/agents';
 import { parseConfig } from '../../contracts/config';
 import type { LeadRunInput } from '../../contracts/lead';
 import { buildLeadRunInput } from '../../contracts/lead-input';
@@ -36,6 +36,7 @@ export function subagentInput(options: SubagentInputOptions): SubagentInput {
   };
   const { config } = parseConfig(raw);
   const agent = resolveAgent(config, options.agent ?? 'general-purpose');
+  const summarization = resolveSummarization(config);
   const taskId = options.taskId ?? 'call_1';
   return {
     run_id: 'test-run',
@@ -48,6 +49,7 @@ export function subagentInput(options: SubagentInputOptions): SubagentInput {
     workspace: options.workspace,
     sandbox: config.sandbox,
     depth: 1,
+    ...(summarization && { summarization }),
   };
 }
 

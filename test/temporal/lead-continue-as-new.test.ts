@@ -13,6 +13,7 @@ import { createProjectWorker } from '../../worker/worker';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+import { projectDataConverter } from '../../worker/payloads/data-converter';
 
 type IHistory = temporal.api.history.v1.IHistory;
 
@@ -30,7 +31,11 @@ it('continues a long lead run as new, carrying turns, ledger and events, and end
   const connection = await Connection.connect({ address: server.address });
   const native = await NativeConnection.connect({ address: server.address });
   try {
-    const client = new Client({ connection, namespace: server.namespace });
+    const client = new Client({
+      connection,
+      namespace: server.namespace,
+      dataConverter: projectDataConverter(),
+    });
     const dir = tempDir('lead-can');
     const workspace = join(dir, 'workspace');
     mkdirSync(workspace);

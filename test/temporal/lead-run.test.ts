@@ -4,29 +4,17 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { subagentStepsQuery } from '../../contracts/queries';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { depthRefusalText } from '../../workflows/lead/delegation-text';
 import { SUBAGENT_LIMIT_NOTE } from '../../workflows/lead/limits';
-import {
-  connectClient,
-  uniqueTaskQueue,
-  waitFor,
-  withProjectWorker,
-  type TestClient,
-} from '../harness/temporal';
+import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
-let testClient: TestClient;
-let client: Client;
-beforeAll(async () => {
-  testClient = await connectClient();
-  client = testClient.client;
-});
-afterAll(() => testClient.close());
+const testClient = useTestClient();
 
 type ScriptedCall = { name: string; args: Record<string, unknown>; id?: string };
 const task = (id: string, subagentType = 'general-purpose'): ScriptedCall => ({
@@ -47,7 +35,7 @@ async function startLead(
   input: LeadRunInput,
   taskQueue: string,
 ): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
-  return client.workflow.start(leadRunWorkflow, {
+  return testClient().workflow.start(leadRunWorkflow, {
     taskQueue,
     workflowId: `${taskQueue}-lead`,
     args: [input],
@@ -150,7 +138,7 @@ describe('leadRunWorkflow', () => {
     const { result, steps } = await withProjectWorker(taskQueue, async () => {
       const handle = await startLead(input, taskQueue);
       const result = await handle.result();
-      return { result, steps: await client.workflow.getHandle(levelTwo).query(subagentStepsQuery, 0) };
+      return { result, steps: await testClient().workflow.getHandle(levelTwo).query(subagentStepsQuery, 0) };
     });
 
     expect(result.ledger.map((e) => [e.id, e.status, e.result_brief])).toEqual([
@@ -158,7 +146,9 @@ describe('leadRunWorkflow', () => {
     ]);
     const refusal = steps.find((s) => s.kind === 'tool');
     expect(refusal).toMatchObject({ kind: 'tool', name: 'task', is_error: true, text: depthRefusalText(2) });
-    await expect(client.workflow.getHandle(`${levelTwo}/task/lvl3`).describe()).rejects.toThrow(/not found/i);
+    await expect(testClient().workflow.getHandle(`${levelTwo}/task/lvl3`).describe()).rejects.toThrow(
+      /not found/i,
+    );
   });
 
   it('cancels running children with the lead: every entry ends cancelled, no child keeps running', async () => {
@@ -179,7 +169,7 @@ describe('leadRunWorkflow', () => {
       const result = await handle.result();
       const children = await Promise.all(
         result.ledger.map(
-          async (e) => (await client.workflow.getHandle(e.workflow_id).describe()).status.name,
+          async (e) => (await testClient().workflow.getHandle(e.workflow_id).describe()).status.name,
         ),
       );
       return { result, children };

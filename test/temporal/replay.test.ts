@@ -14,7 +14,7 @@ const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')) as Recor
 const files = readdirSync(dir).filter((file) => file.endsWith('.json') && file !== 'index.json');
 
 it('has recorded histories to replay, each with its workflow id', () => {
-  expect(files.length).toBeGreaterThanOrEqual(17);
+  expect(files.length).toBeGreaterThanOrEqual(21);
   expect(Object.keys(index).sort()).toEqual([...files].sort());
 });
 

@@ -4,27 +4,20 @@
  */
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
 import { subagentStepsQuery } from '../../contracts/queries';
 import type { SubagentStep } from '../../contracts/steps';
 import type { SubagentInput, SubagentResult } from '../../contracts/subagent';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { subagentWorkflow } from '../../workflows/subagent';
-import { connectClient, uniqueTaskQueue, withProjectWorker, type TestClient } from '../harness/temporal';
+import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
 import { subagentInput, tempDir, writeScript, type SubagentInputOptions } from '../support/subagent-input';
 
-let testClient: TestClient;
-let client: Client;
-beforeAll(async () => {
-  testClient = await connectClient();
-  client = testClient.client;
-});
-afterAll(() => testClient.close());
+const testClient = useTestClient();
 
 async function run(input: SubagentInput): Promise<{ result: SubagentResult; steps: SubagentStep[] }> {
   const taskQueue = uniqueTaskQueue('subagent');
   return withProjectWorker(taskQueue, async () => {
-    const handle = await client.workflow.start(subagentWorkflow, {
+    const handle = await testClient().workflow.start(subagentWorkflow, {
       taskQueue,
       workflowId: `${taskQueue}/task/${input.task_id}`,
       args: [input],
@@ -227,10 +220,10 @@ describe('subagentWorkflow', () => {
     const taskQueue = uniqueTaskQueue('retry');
     const workflowId = `${taskQueue}/task/call_1`;
     const result = await withProjectWorker(taskQueue, () =>
-      client.workflow.execute(subagentWorkflow, { taskQueue, workflowId, args: [input] }),
+      testClient().workflow.execute(subagentWorkflow, { taskQueue, workflowId, args: [input] }),
     );
     expect(result).toMatchObject({ status: 'completed', result: 'Done despite the rate limit.', turns: 1 });
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
+    const history = await testClient().workflow.getHandle(workflowId).fetchHistory();
     const started = history.events?.filter((e) => e.activityTaskStartedEventAttributes) ?? [];
     expect(started.map((e) => e.activityTaskStartedEventAttributes?.attempt)).toEqual([3]);
   });

@@ -20,8 +20,8 @@ export interface FinishSubagentInput {
   /** How the loop ended: the model answered or a guard stopped it (`completed`), an error, a cancel, the clock. */
   status: 'completed' | 'failed' | 'cancelled' | 'timed_out';
   stopReason?: SubagentStopReason;
-  /** The subagent's own messages, last response included; not the lead's turns a fork started from. */
-  transcript: readonly ChatMessage[];
+  /** The subagent's own last non-empty answer (not one of the lead's turns a fork started from). */
+  finalText: string | undefined;
   /** A provider error that retrying cannot fix: the run is `failed` whatever `status` says. */
   errorFallback?: ModelErrorFallback;
   /** Why a `failed` or `cancelled` run ended. */
@@ -63,7 +63,7 @@ function outcomeOf(
 
 /** The structured result of a subagent run, from how its loop ended and what its transcript holds. */
 export function finishSubagent(input: FinishSubagentInput): SubagentResult {
-  const text = lastAssistantText(input.transcript);
+  const text = input.finalText;
   const { status, error } = outcomeOf(input, text);
   const result = status === 'completed' ? (text ?? NO_RESPONSE_TEXT) : text;
   return {

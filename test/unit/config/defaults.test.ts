@@ -91,9 +91,11 @@ describe('the configuration with nothing written', () => {
       'subagent_runtime',
       'loop_detection',
       'summarization',
+      'lead',
       'sandbox',
       'temporal',
       'workspace',
+      'payloads',
     ]);
   });
 });

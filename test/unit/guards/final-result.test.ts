@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ChatMessage } from '../../../contracts/messages';
 import {
   finishSubagent,
+  lastAssistantText,
   NO_RESPONSE_TEXT,
   type FinishSubagentInput,
 } from '../../../workflows/pure/final-result';
@@ -12,8 +13,18 @@ const task: ChatMessage[] = [
   { role: 'user', content: 'Count the files.' },
 ];
 
-function finish(fields: Partial<FinishSubagentInput>): ReturnType<typeof finishSubagent> {
-  return finishSubagent({ status: 'completed', transcript: task, timeoutSeconds: 900, turns: 2, ...fields });
+/** The run's own messages stand for its last answer, as the workflow tracks it turn by turn. */
+function finish(
+  fields: Partial<Omit<FinishSubagentInput, 'finalText'>> & { transcript?: ChatMessage[] },
+): ReturnType<typeof finishSubagent> {
+  const { transcript = task, ...rest } = fields;
+  return finishSubagent({
+    status: 'completed',
+    finalText: lastAssistantText(transcript),
+    timeoutSeconds: 900,
+    turns: 2,
+    ...rest,
+  });
 }
 
 const withText: ChatMessage[] = [

@@ -1,0 +1,32 @@
+/**
+ * What an agent's loop hands to its next execution when history grows long (continue-as-new): plain data,
+ * small whatever the run's length (the transcript travels by reference). Lead runs and subagents carry the
+ * same; the lead adds its event log.
+ */
+import type { TokenUsage } from './messages';
+import type { Transcript } from './transcript';
+
+export interface LoopCarry {
+  transcript: Transcript;
+  /** Where the agent's task (its user prompt) sits in the transcript: kept through compaction. */
+  task_index: number;
+  turns: number;
+  usage?: TokenUsage;
+  /** Each guard's state under its name (plain JSON). */
+  guard_states: Record<string, unknown>;
+  /** The last step's sequence number: the step log goes on from there. */
+  step_seq: number;
+  model_name?: string;
+  /** The agent's last non-empty answer: its result if the run ends now. */
+  last_text?: string;
+  /** The compaction summary, re-injected at every turn (summarization). */
+  summary?: string;
+  /** Prompt tokens of the last model call, as the provider counted them. */
+  last_prompt_tokens?: number;
+  /** Turn before which compaction is not tried again after a failed summary. */
+  compaction_retry_turn?: number;
+  /** Workflow time (ms since the epoch) the run's wall clock started: a continued run keeps its deadline. */
+  started_at_ms: number;
+  /** How many executions came before this one. */
+  continued: number;
+}

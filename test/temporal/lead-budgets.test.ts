@@ -1,0 +1,75 @@
+/** The lead's own budgets from config (`lead:`): turns, wall clock and tokens end the run like a subagent's. */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import type { LeadRunResult } from '../../contracts/lead';
+import { leadRunWorkflow } from '../../workflows/lead-run';
+import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+
+const testClient = useTestClient();
+
+const looking = (extra: Record<string, unknown> = {}): ModelScriptFileInput => ({
+  scripts: [
+    {
+      agent: 'lead',
+      repeat_last: true,
+      turns: [
+        {
+          content: 'Still looking.',
+          tool_calls: [{ name: 'ls', args: '{}' }],
+          usage: { input_tokens: 400, output_tokens: 100 },
+          ...extra,
+        },
+      ],
+    },
+  ],
+});
+
+async function runLead(lead: Record<string, unknown>, script: ModelScriptFileInput): Promise<LeadRunResult> {
+  const dir = tempDir('lead-budgets');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const input = leadInput({
+    workspace,
+    scriptFile: writeScript(dir, script),
+    // Loop detection would stop the repeated call first; the budget under test must.
+    config: { lead, loop_detection: { enabled: false } },
+  });
+  const taskQueue = uniqueTaskQueue('lead-budgets');
+  return withProjectWorker(taskQueue, () =>
+    testClient().workflow.execute(leadRunWorkflow, {
+      taskQueue,
+      workflowId: `${taskQueue}-lead`,
+      args: [input],
+    }),
+  );
+}
+
+it('stops at lead.max_turns with turn_capped and the partial answer', async () => {
+  const result = await runLead({ max_turns: 3 }, looking());
+  expect(result).toMatchObject({
+    status: 'completed',
+    stop_reason: 'turn_capped',
+    turns: 3,
+    final_output: 'Still looking.',
+  });
+});
+
+it('stops at lead.token_budget with token_capped', async () => {
+  // 500 tokens a turn against 1,200: the third turn passes the hard threshold.
+  const result = await runLead({ token_budget: { max_tokens: 1200 } }, looking());
+  expect(result).toMatchObject({ status: 'completed', stop_reason: 'token_capped', turns: 3 });
+});
+
+it('ends timed_out at lead.timeout_seconds, keeping the partial answer', async () => {
+  const started = Date.now();
+  const result = await runLead({ timeout_seconds: 2 }, looking({ delay_ms: 700 }));
+  expect(Date.now() - started).toBeLessThan(15_000);
+  expect(result).toMatchObject({
+    status: 'timed_out',
+    error: 'Run timed out after 2 seconds',
+    final_output: 'Still looking.',
+  });
+  expect(result.turns).toBeGreaterThanOrEqual(2);
+});

@@ -1,0 +1,51 @@
+/** When to compact a transcript and when to continue as new: pure decisions over workflow state. */
+import type { SummarizationRuntime } from '../../contracts/summarization';
+import { messageChars, transcriptChars, type Transcript } from '../../contracts/transcript';
+
+/** A rough tokens-from-characters ratio, for transcripts no provider has counted yet. */
+export const CHARS_PER_TOKEN = 4;
+
+/** Turns to wait before trying again after a summary failed. */
+export const COMPACTION_RETRY_TURNS = 5;
+
+export interface CompactionState {
+  transcript: Transcript;
+  turns: number;
+  last_prompt_tokens?: number;
+  compaction_retry_turn?: number;
+}
+
+/** The next prompt's size: what the provider counted last time plus what was added since, or an estimate. */
+export function estimatedPromptTokens(state: CompactionState): number {
+  if (state.last_prompt_tokens !== undefined) {
+    return state.last_prompt_tokens + Math.ceil(messageChars(state.transcript.tail) / CHARS_PER_TOKEN);
+  }
+  return Math.ceil(transcriptChars(state.transcript) / CHARS_PER_TOKEN);
+}
+
+export function needsCompaction(state: CompactionState, settings: SummarizationRuntime | undefined): boolean {
+  if (!settings) return false;
+  if (state.compaction_retry_turn !== undefined && state.turns < state.compaction_retry_turn) return false;
+  return estimatedPromptTokens(state) >= settings.trigger_tokens;
+}
+
+/**
+ * Our own ceiling on one execution's history, below Temporal's (a 10 MB / 10,240-event warning, then a
+ * 50 MB / 51,200-event termination): whatever the server suggests, a run continues as new before it.
+ */
+export const HISTORY_BYTES_CEILING = 8 * 1024 * 1024;
+export const HISTORY_EVENTS_CEILING = 8_000;
+
+export interface HistoryInfo {
+  continueAsNewSuggested: boolean;
+  historySize: number;
+  historyLength: number;
+}
+
+export function historyWantsContinueAsNew(info: HistoryInfo): boolean {
+  return (
+    info.continueAsNewSuggested ||
+    info.historySize >= HISTORY_BYTES_CEILING ||
+    info.historyLength >= HISTORY_EVENTS_CEILING
+  );
+}
