@@ -25,6 +25,10 @@ export interface LoopCarry {
   last_prompt_tokens?: number;
   /** Turn before which compaction is not tried again after a failed summary. */
   compaction_retry_turn?: number;
+  /** The prompt's size (tokens) right after the last compaction: the next one waits until it has grown. */
+  compaction_floor?: number;
+  /** Set by a compaction: the next model call measures `compaction_floor`. */
+  measure_compaction_floor?: boolean;
   /** Workflow time (ms since the epoch) the run's wall clock started: a continued run keeps its deadline. */
   started_at_ms: number;
   /** How many executions came before this one. */

@@ -19,7 +19,7 @@ import type { SandboxSettings } from '../contracts/tools';
 import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { initialGuardStates, runGuards, type Guard, type GuardStates } from './guards';
 import { modelActivity } from './model-activity';
-import { COMPACTION_RETRY_TURNS, needsCompaction } from './pure/compaction';
+import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './pure/compaction';
 import { sha256Hex } from './pure/sha256';
 import { buildStep } from './pure/steps';
 
@@ -170,6 +170,8 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
     state.summary = outcome.compacted.summary;
     state.last_prompt_tokens = undefined;
     state.compaction_retry_turn = undefined;
+    state.compaction_floor = undefined;
+    state.measure_compaction_floor = true;
   } catch (err) {
     if (!(err instanceof ActivityFailure)) throw err;
     log.warn('compaction failed; the run goes on with its whole transcript', {
@@ -248,6 +250,10 @@ export async function runAgentLoop(
     if (response.usage) {
       state.usage = addUsage(state.usage ?? ZERO_USAGE, response.usage);
       state.last_prompt_tokens = response.usage.input_tokens;
+    }
+    if (state.measure_compaction_floor) {
+      state.compaction_floor = estimatedPromptTokens(state);
+      state.measure_compaction_floor = undefined;
     }
     if (response.error_fallback) return { kind: 'error_fallback', error: response.error_fallback };
 

@@ -35,6 +35,14 @@ describe('needsCompaction', () => {
     expect(needsCompaction({ ...big, transcript: { tail: [user('x')] } }, settings)).toBe(false);
   });
 
+  it('after a compaction, waits until the prompt has grown by a quarter of the trigger', () => {
+    // What is kept is itself past the trigger: compacting at every turn would gain nothing.
+    const kept = { transcript: { tail: [] }, turns: 9, last_prompt_tokens: 1100, compaction_floor: 1100 };
+    expect(needsCompaction(kept, settings)).toBe(false);
+    expect(needsCompaction({ ...kept, last_prompt_tokens: 1349 }, settings)).toBe(false);
+    expect(needsCompaction({ ...kept, last_prompt_tokens: 1350 }, settings)).toBe(true);
+  });
+
   it('waits after a failed summary', () => {
     expect(needsCompaction({ ...big, compaction_retry_turn: 6 }, settings)).toBe(false);
     expect(needsCompaction({ ...big, turns: 6, compaction_retry_turn: 6 }, settings)).toBe(true);
