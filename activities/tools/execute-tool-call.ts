@@ -60,6 +60,8 @@ function describeIssue(issue: Issues[number]): string {
   return `- ${where}: ${issue.message}`;
 }
 
+const TOOL_HEARTBEAT_INTERVAL_MS = 1_000;
+
 async function toolContext(input: ToolCallInput): Promise<ToolContext> {
   if (!path.isAbsolute(input.workspace)) {
     throw new Error(`workspace: "${input.workspace}" is not an absolute path`);
@@ -116,10 +118,15 @@ export async function executeToolCall(input: ToolCallInput): Promise<ToolCallRes
     );
   }
 
+  const context = await toolContext(input);
+  // A file tool on a slow disk may outlast the activity's heartbeat timeout (3 s) without this.
+  const beat = setInterval(context.heartbeat, TOOL_HEARTBEAT_INTERVAL_MS);
   try {
-    return reply(await prepared.run(await toolContext(input)));
+    return reply(await prepared.run(context));
   } catch (err) {
     if (err instanceof ToolError) return refuse(err.message);
     throw err;
+  } finally {
+    clearInterval(beat);
   }
 }
