@@ -284,19 +284,22 @@ export async function runAgentLoop(
         : { kind: 'answered', finishReason: response.finish_reason };
     }
 
-    const claimed = calls.filter((call) => hooks.claimsCall?.(call) ?? false);
+    const isClaimed = calls.map((call) => hooks.claimsCall?.(call) ?? false);
+    const claimed = calls.filter((_, i) => isClaimed[i]);
     const claimedResults =
       claimed.length > 0 && hooks.runClaimedCalls ? hooks.runClaimedCalls(claimed) : Promise.resolve([]);
     const [toolResults, delegated] = await Promise.all([
-      Promise.all(calls.filter((call) => !claimed.includes(call)).map(runTool)),
+      Promise.all(calls.filter((_, i) => !isClaimed[i]).map(runTool)),
       claimedResults,
     ]);
-    const byId = new Map([...toolResults, ...delegated].map((m) => [m.tool_call_id, m]));
-    for (const call of calls) {
-      const result = byId.get(call.id);
+    // Results follow the calls by position, not by id: a model may give two calls the same id.
+    let nextTool = 0;
+    let nextDelegated = 0;
+    calls.forEach((call, i) => {
+      const result = isClaimed[i] ? delegated[nextDelegated++] : toolResults[nextTool++];
       if (!result) throw new Error(`no result for tool call ${call.id} (${call.name})`);
       record(state, result);
-    }
+    });
     if (verdict.notes.length > 0) {
       state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
     }

@@ -1,6 +1,7 @@
 /**
  * `task` delegation, plugged into the agent loop: each call becomes a child `subagentWorkflow` with the
- * deterministic id `<owner workflow id>/task/<tool_call_id>`, so a replay or a retry can never start it twice.
+ * deterministic id `<owner workflow id>/task/<delegation id>` (the model's tool_call_id when it is plain and new in
+ * the ledger, else `d<n>`: lead/delegation-ids.ts), so a replay or a retry can never start it twice.
  * Limits are applied before any child starts; the ledger and the event log live in workflow state.
  * The lead uses it, and so does a subagent whose agent may delegate in turn (nested, up to `max_depth`).
  */
@@ -39,6 +40,7 @@ import {
 import { appendEvent, terminalEvent } from './lead/events';
 import { forkMessages } from './lead/fork';
 import { applyProgress, applyResult, countForRun, renderLedgerForPrompt, startEntry } from './lead/ledger';
+import { assignDelegationIds } from './lead/delegation-ids';
 import { applyDelegationLimits, delegationDepthAllows } from './lead/limits';
 import { buildTaskToolSpec, parseTaskArgs } from './lead/task-tool';
 import { SUBAGENT_TIMEOUT_GRACE_SECONDS, subagentWorkflow } from './subagent';
@@ -89,7 +91,14 @@ export class Delegator {
       systemContext: () => renderLedgerForPrompt(this.ledger, LEDGER_PROMPT_BUDGET_CHARS),
       reviewResponse: (message) => this.reviewResponse(message),
       claimsCall: (call) => call.name === TASK_TOOL_NAME,
-      runClaimedCalls: (calls) => Promise.all(calls.map((call) => this.track(this.delegate(call)))),
+      runClaimedCalls: (calls) => {
+        // Ids are settled before any child starts, in the model's order: deterministic on replay.
+        const ids = assignDelegationIds(
+          calls.map((call) => call.id),
+          this.ledger.map((entry) => entry.id),
+        );
+        return Promise.all(calls.map((call, i) => this.track(this.delegate(call, ids[i]))));
+      },
     };
   }
 
@@ -148,7 +157,8 @@ export class Delegator {
     };
   }
 
-  private async delegate(call: ToolCall): Promise<ToolMessage> {
+  /** Runs one `task` call as the delegation `id` (the model's call id, or one the workflow chose). */
+  private async delegate(call: ToolCall, id: string): Promise<ToolMessage> {
     const { agents, limits, depth, runId } = this.options;
     // Refuse before anything exists: a refusal leaves no half-made child behind.
     const parsed = parseTaskArgs(
@@ -161,10 +171,10 @@ export class Delegator {
     }
     const { description, prompt, subagent_type: subagentType } = parsed.args;
     const agent = agents.find((candidate) => candidate.name === subagentType) as ResolvedAgent;
-    const workflowId = `${workflowInfo().workflowId}/task/${call.id}`;
+    const workflowId = `${workflowInfo().workflowId}/task/${id}`;
     const input: SubagentInput = {
       run_id: runId,
-      task_id: call.id,
+      task_id: id,
       description,
       prompt,
       subagent_type: subagentType,
@@ -181,7 +191,7 @@ export class Delegator {
     // Recorded before the first await: entries keep the order in which the model issued the calls.
     this.ledger = startEntry(
       this.ledger,
-      { id: call.id, runId, description, subagentType, workflowId, modelName: agent.model.name },
+      { id, runId, description, subagentType, workflowId, modelName: agent.model.name },
       now(),
     );
     let result: SubagentResult;
@@ -197,7 +207,7 @@ export class Delegator {
       });
       this.events = appendEvent(this.events, {
         type: 'task_started',
-        task_id: call.id,
+        task_id: id,
         at: now(),
         description,
         subagent_type: subagentType,
@@ -209,13 +219,13 @@ export class Delegator {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
         return refusedTaskMessage(
           call.id,
-          `Task refused: a delegation with the id ${call.id} already exists in this run.`,
+          `Task refused: a delegation with the id ${id} already exists in this run.`,
         );
       }
       result = failedDelegation(err, agent.timeout_seconds);
     }
-    this.ledger = applyResult(this.ledger, call.id, result, now());
-    this.events = appendEvent(this.events, terminalEvent(call.id, result, now()));
+    this.ledger = applyResult(this.ledger, id, result, now());
+    this.events = appendEvent(this.events, terminalEvent(id, result, now()));
     return {
       ...delegationToolMessage(call.id, result, agent.timeout_seconds),
       metadata: { ...delegationMetadata(result) },

@@ -75,7 +75,9 @@ function startingState(input: LeadRunInput): AgentLoopState {
 export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResult> {
   const runId = input.run_id ?? workflowInfo().workflowId;
   const state = startingState(input);
-  const startedAtMs = input.carry?.started_at_ms ?? Date.now();
+  // The wall clock counts from when the server started the run (its chain), as the hard backstop
+  // (workflowExecutionTimeout) does: time spent waiting for a worker counts against both alike.
+  const startedAtMs = workflowInfo().startTime.getTime();
   const delegator = new Delegator({
     runId,
     depth: input.depth,

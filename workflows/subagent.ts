@@ -80,7 +80,9 @@ function startingState(input: SubagentInput): AgentLoopState {
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
   const { agent } = input;
   const state = startingState(input);
-  const startedAtMs = input.carry?.started_at_ms ?? Date.now();
+  // The wall clock counts from when the server started the run (its chain), as the hard backstop
+  // (workflowExecutionTimeout) does: time spent waiting for a worker counts against both alike.
+  const startedAtMs = workflowInfo().startTime.getTime();
   let finished = false;
   setHandler(subagentStepsQuery, (afterSeq = 0) => stepsAfter(state.steps, afterSeq));
   setHandler(subagentProgressQuery, () => ({
