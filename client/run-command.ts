@@ -2,7 +2,7 @@
  * `subagents run` and `subagents start` (the demo behind `npm start`): a lead run, on a server given by
  * address (its workers already polling) or embedded (a dev server and a worker in this process).
  */
-import { cpSync, mkdirSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
@@ -12,7 +12,7 @@ import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/pay
 import { configurePayloads } from '../worker/payloads/store';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
-import { newRunId, SubagentsClient, workflowUiUrl } from './api';
+import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
 import {
@@ -117,14 +117,28 @@ export interface RunRequest {
   keepServerUp?: boolean;
 }
 
+/** The run's workspace folder, made and checked before anything starts (a bad one is a UsageError). */
+export function runWorkspace(config: Config, values: FlagValues, runId: string): string {
+  const flag = stringFlag(values, 'workspace');
+  if (flag !== undefined && flag.trim() === '') {
+    throw new UsageError('--workspace: "" is empty (give a folder, e.g. --workspace ./work)');
+  }
+  const workspace = resolve(flag ?? join(config.workspace.root, runId));
+  const problem = workspaceFolderProblem(workspace);
+  if (problem !== undefined) {
+    const where = flag === undefined ? `workspace.root/${runId}` : '--workspace';
+    throw new UsageError(`${where}: ${JSON.stringify(workspace)} ${problem}`);
+  }
+  return workspace;
+}
+
 /** Runs one lead run to its end and prints it; the exit code: 0 when it completed. */
 export async function executeRun(request: RunRequest): Promise<number> {
   const { config, values } = request;
   const env = request.env ?? process.env;
   const json = values.json === true;
   const runId = newRunId();
-  const workspace = resolve(stringFlag(values, 'workspace') ?? join(config.workspace.root, runId));
-  mkdirSync(workspace, { recursive: true });
+  const workspace = runWorkspace(config, values, runId);
   if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
   const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
   configurePayloads(config.payloads);

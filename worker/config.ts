@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../contracts/config';
+import { workspaceRootProblem } from '../contracts/inputs';
 
 export interface LoadedConfig {
   /** Every default applied; file paths in it are absolute. */
@@ -74,6 +76,11 @@ function withAbsolutePaths(config: Config, base: string): Config {
   const absolute = (path: string | undefined): string | undefined =>
     path === undefined ? undefined : resolve(base, path);
   const tls = config.temporal.tls;
+  const root = resolve(base, config.workspace.root);
+  const rootProblem = workspaceRootProblem(root, homedir());
+  if (rootProblem !== undefined) {
+    throw new ConfigError([`workspace.root: ${JSON.stringify(root)} ${rootProblem}`]);
+  }
   return {
     ...config,
     models: config.models.map((model) =>
@@ -92,7 +99,7 @@ function withAbsolutePaths(config: Config, base: string): Config {
             }),
           },
     workspace: dropUndefined({
-      root: resolve(base, config.workspace.root),
+      root,
       sample_dir: absolute(config.workspace.sample_dir),
     }),
     payloads: dropUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),

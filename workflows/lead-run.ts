@@ -20,6 +20,7 @@ import {
   type LeadRunResult,
   type LeadRunStatus,
 } from '../contracts/lead';
+import { failOnInvalidLeadRunInput } from '../contracts/inputs';
 import type { ChatMessage } from '../contracts/messages';
 import { subagentProgressSignal } from '../contracts/queries';
 import type { RunStopReason } from '../contracts/status';
@@ -73,6 +74,7 @@ function startingState(input: LeadRunInput): AgentLoopState {
 }
 
 export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResult> {
+  failOnInvalidLeadRunInput(input);
   const runId = input.run_id ?? workflowInfo().workflowId;
   const state = startingState(input);
   // The wall clock counts from when the server started the run (its chain), as the hard backstop

@@ -12,6 +12,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
+import { failOnInvalidSubagentInput } from '../contracts/inputs';
 import type { ChatMessage } from '../contracts/messages';
 import { subagentProgressQuery, subagentProgressSignal, subagentStepsQuery } from '../contracts/queries';
 import type { SubagentStopReason } from '../contracts/status';
@@ -78,6 +79,7 @@ function startingState(input: SubagentInput): AgentLoopState {
 }
 
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
+  failOnInvalidSubagentInput(input);
   const { agent } = input;
   const state = startingState(input);
   // The wall clock counts from when the server started the run (its chain), as the hard backstop
