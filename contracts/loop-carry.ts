@@ -29,8 +29,6 @@ export interface LoopCarry {
   compaction_floor?: number;
   /** Set by a compaction: the next model call measures `compaction_floor`. */
   measure_compaction_floor?: boolean;
-  /** Workflow time (ms since the epoch) the run's wall clock started: a continued run keeps its deadline. */
-  started_at_ms: number;
   /** How many executions came before this one. */
   continued: number;
 }

@@ -4,7 +4,13 @@
  * repeat until the model answers without tools or a guard stops the run. Lead-only behaviour (delegation,
  * per-run limits) plugs in through `LoopHooks`; it is not a copy of this loop.
  */
-import { ActivityFailure, log, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  isCancellation,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type * as activities from '../activities';
 import type { LoopCarry } from '../contracts/loop-carry';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
@@ -27,7 +33,7 @@ import { buildStep } from './pure/steps';
  * Everything the loop carries between turns: plain data, so it can cross continue-as-new. The transcript is
  * a stored prefix (by reference) and a tail: history and memory stay small however long the run.
  */
-export interface AgentLoopState extends Omit<LoopCarry, 'guard_states' | 'started_at_ms' | 'continued'> {
+export interface AgentLoopState extends Omit<LoopCarry, 'guard_states' | 'continued'> {
   guard_states: GuardStates;
   /** This execution's steps (a continued run starts a new list; `step_seq` numbers on). */
   steps: SubagentStep[];
@@ -111,14 +117,14 @@ export function initialLoopState(
 
 /** The state a continued execution starts from (continue-as-new). */
 export function restoreLoopState(carry: LoopCarry): AgentLoopState {
-  const { started_at_ms: _started, continued: _continued, ...rest } = carry;
+  const { continued: _continued, ...rest } = carry;
   return { ...rest, guard_states: carry.guard_states as GuardStates, steps: [] };
 }
 
 /** What the next execution needs (continue-as-new): the state without this execution's step list. */
-export function loopCarry(state: AgentLoopState, startedAtMs: number, continued: number): LoopCarry {
+export function loopCarry(state: AgentLoopState, continued: number): LoopCarry {
   const { steps: _steps, ...rest } = state;
-  return { ...rest, started_at_ms: startedAtMs, continued };
+  return { ...rest, continued };
 }
 
 function record(state: AgentLoopState, message: AssistantMessage | ToolMessage): void {
@@ -173,7 +179,8 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
     state.compaction_floor = undefined;
     state.measure_compaction_floor = true;
   } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
+    // A cancelled run stops here too; only a summary that failed lets the run go on uncompacted.
+    if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
     log.warn('compaction failed; the run goes on with its whole transcript', {
       agent: config.agentName,
       error: err.cause?.message ?? err.message,

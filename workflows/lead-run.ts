@@ -50,12 +50,13 @@ export const LEAD_SYSTEM_PROMPT = [
 function startingState(input: LeadRunInput): AgentLoopState {
   const { carry } = input;
   if (carry?.transcript && carry.task_index !== undefined && carry.step_seq !== undefined) {
+    // The event log goes to the delegator; the loop takes the rest.
+    const { events: _events, messages: _messages, ...loop } = carry;
     return restoreLoopState({
-      ...carry,
+      ...loop,
       transcript: carry.transcript,
       task_index: carry.task_index,
       step_seq: carry.step_seq,
-      started_at_ms: carry.started_at_ms ?? 0,
     });
   }
   const messages: ChatMessage[] = carry?.messages ?? [
@@ -156,7 +157,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
         run_id: runId,
         ledger: delegator.ledger,
         carry: {
-          ...loopCarry(state, startedAtMs, (input.carry?.continued ?? 0) + 1),
+          ...loopCarry(state, (input.carry?.continued ?? 0) + 1),
           events: delegator.events,
         },
       });

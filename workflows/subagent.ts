@@ -175,7 +175,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       fork_messages: undefined,
       fork_from: undefined,
       ...(input.delegation && delegator && { delegation: { ...input.delegation, ledger: delegator.ledger } }),
-      carry: loopCarry(state, startedAtMs, (input.carry?.continued ?? 0) + 1),
+      carry: loopCarry(state, (input.carry?.continued ?? 0) + 1),
     });
   }
   finished = true;
