@@ -237,13 +237,14 @@ const sandbox = section('sandbox', {
   allow_host_bash: bool.default(DEFAULT_SANDBOX.allow_host_bash),
   bash_timeout_seconds: seconds.default(DEFAULT_SANDBOX.bash_timeout_seconds),
   output_cap_chars: wholeNumber(1).default(DEFAULT_SANDBOX.output_cap_chars),
+  max_processes: wholeNumber(1, 1_000_000).optional(),
+  max_memory_mb: wholeNumber(16, 1_048_576).optional(),
+  max_file_size_mb: wholeNumber(1, 1_048_576).optional(),
+  max_cpu_seconds: wholeNumber(1, 86_400).optional(),
 }).transform(
   // `use` names a DeerFlow sandbox class; ours is always bubblewrap (or host bash when allowed).
-  (settings): SandboxSettings => ({
-    allow_host_bash: settings.allow_host_bash,
-    bash_timeout_seconds: settings.bash_timeout_seconds,
-    output_cap_chars: settings.output_cap_chars,
-  }),
+  // Limits not written stay absent: sandboxLimits() applies their defaults where bash reads them.
+  ({ use: _use, ...settings }): SandboxSettings => withoutUndefined(settings),
 );
 
 export interface TemporalTlsSettings {

@@ -13,6 +13,42 @@ export interface SandboxSettings {
   bash_timeout_seconds: number;
   /** Characters of combined output kept from one command (the rest is cut, and the cut is said). */
   output_cap_chars: number;
+  /**
+   * Resource limits of one command (see SandboxLimits). Optional, with defaults applied where they are read,
+   * because histories recorded before these keys existed carry sandbox settings without them.
+   */
+  max_processes?: number;
+  max_memory_mb?: number;
+  max_file_size_mb?: number;
+  max_cpu_seconds?: number;
+}
+
+/** The resource limits one bash command runs under (rlimits of each process it starts). */
+export interface SandboxLimits {
+  /** Processes and threads (RLIMIT_NPROC, which binds no root worker; a pids cgroup where one can be made). */
+  max_processes: number;
+  /** Address space of each process, in MiB (RLIMIT_AS). */
+  max_memory_mb: number;
+  /** Largest file a process may write, in MiB (RLIMIT_FSIZE). */
+  max_file_size_mb: number;
+  /** CPU time of each process, in seconds (RLIMIT_CPU). */
+  max_cpu_seconds: number;
+}
+
+export const DEFAULT_SANDBOX_LIMITS: Omit<SandboxLimits, 'max_cpu_seconds'> = {
+  max_processes: 256,
+  max_memory_mb: 4096,
+  max_file_size_mb: 1024,
+};
+
+/** The limits in force: what the settings say, else the defaults (CPU time: the bash timeout). */
+export function sandboxLimits(settings: SandboxSettings): SandboxLimits {
+  return {
+    max_processes: settings.max_processes ?? DEFAULT_SANDBOX_LIMITS.max_processes,
+    max_memory_mb: settings.max_memory_mb ?? DEFAULT_SANDBOX_LIMITS.max_memory_mb,
+    max_file_size_mb: settings.max_file_size_mb ?? DEFAULT_SANDBOX_LIMITS.max_file_size_mb,
+    max_cpu_seconds: settings.max_cpu_seconds ?? Math.ceil(settings.bash_timeout_seconds),
+  };
 }
 
 export const DEFAULT_SANDBOX: SandboxSettings = {

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
 import type { BashArgs } from '../../contracts/tool-specs';
+import { sandboxLimits } from '../../contracts/tools';
 import type { ActivityHooks } from './activity-hooks';
 import { OutputCollector } from './output';
-import { bubblewrapArgs, SANDBOX_ENV } from './sandbox';
+import { inCgroup, makePidsCgroup } from './pids-cgroup';
+import { bubblewrapArgs, limitedBashArgs, SANDBOX_ENV } from './sandbox';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 
 const HEARTBEAT_INTERVAL_MS = 1_000;
@@ -100,21 +102,30 @@ export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOut
   ctx.signal?.throwIfAborted();
 
   const probe = await ctx.probeSandbox();
+  const limits = sandboxLimits(ctx.sandbox);
+  const bashArgs = limitedBashArgs(args.command, limits);
   let launch: Launch;
   if (probe.available) {
     launch = {
       file: 'bwrap',
-      args: [...bubblewrapArgs(ctx.workspaceReal), '--', 'bash', '-c', args.command],
+      args: [...bubblewrapArgs(ctx.workspaceReal), '--', 'bash', ...bashArgs],
       cwd: ctx.workspaceReal,
       env: { ...SANDBOX_ENV },
     };
   } else if (ctx.sandbox.allow_host_bash) {
-    launch = { file: 'bash', args: ['-c', args.command], cwd: ctx.workspaceReal, env: hostEnv() };
+    launch = { file: 'bash', args: bashArgs, cwd: ctx.workspaceReal, env: hostEnv() };
   } else {
     throw unavailable(probe.reason);
   }
 
-  const finished = await run(launch, timeoutSeconds * 1000, ctx.sandbox.output_cap_chars, ctx);
+  const cgroup = await makePidsCgroup(limits.max_processes);
+  if (cgroup) launch = { ...launch, ...inCgroup(cgroup, launch.file, launch.args) };
+  let finished: Finished;
+  try {
+    finished = await run(launch, timeoutSeconds * 1000, ctx.sandbox.output_cap_chars, ctx);
+  } finally {
+    await cgroup?.remove();
+  }
   if (ctx.signal?.aborted) throw ctx.signal.reason;
 
   const output = finished.output === '' ? '(no output)\n' : finished.output.replace(/\n?$/, '\n');

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { lstatSync, readlinkSync } from 'node:fs';
+import type { SandboxLimits } from '../../contracts/tools';
 
 export type SandboxProbe = { available: true } | { available: false; reason: string };
 
@@ -69,6 +70,25 @@ export function bubblewrapArgs(workspaceReal?: string): string[] {
     '--cap-drop',
     'ALL',
   ];
+}
+
+/**
+ * `bash` arguments that set the limits in the shell, then run the command in a fresh shell under them (the
+ * command travels as `$1`, never spliced into the script). Soft and hard limits are both set, so the command
+ * cannot raise them again; only CPU time's hard limit is a second above, so that the process first gets
+ * SIGXCPU ("CPU time limit exceeded") and SIGKILL only if it ignores it. Units: `ulimit -v` KiB, `-f` 1 KiB
+ * blocks, `-t` seconds.
+ *
+ * The process limit is RLIMIT_NPROC, which the kernel does not enforce for root outside a user namespace
+ * mapped to another user (bubblewrap maps the sandbox's user to the worker's): under a root worker it
+ * only holds where a pids cgroup backs it.
+ */
+export function limitedBashArgs(command: string, limits: SandboxLimits): string[] {
+  const script =
+    `ulimit -u ${limits.max_processes} -v ${limits.max_memory_mb * 1024} ` +
+    `-f ${limits.max_file_size_mb * 1024} && ulimit -St ${limits.max_cpu_seconds} && ` +
+    `ulimit -Ht ${limits.max_cpu_seconds + 1} || exit 126; exec bash -c "$1"`;
+  return ['-c', script, 'bash', command];
 }
 
 const PROBE_TIMEOUT_MS = 10_000;
