@@ -20,6 +20,9 @@ Commands:
   run "<prompt>"            run a lead agent on the prompt; embedded by default (a dev server and a worker
                             in this process, or the one \`subagents dev-server\` runs); with --address, on
                             that server and the workers already polling it
+  run --prompt-file FILE    the same, the prompt read from a UTF-8 file (at most 10 MB)
+  run -                     the same, the prompt read from stdin (also when no prompt is given and stdin
+                            is not a terminal: \`cat task.md | subagents run\`)
   start [--once]            the offline demo (npm start): three subagents in parallel on a sample workspace;
                             keeps the server up for the Web UI until Ctrl-C (--once: exit when done)
   worker                    a long-running worker (--address, or the running dev server)

@@ -30,6 +30,11 @@ export const RUN_FLAGS: FlagSpec = {
   workspace: { type: 'string' },
 };
 
+/** `run` only: `start` has its own prompt. */
+export const PROMPT_FLAGS: FlagSpec = {
+  'prompt-file': { type: 'string' },
+};
+
 export type FlagValues = Record<string, string | boolean | undefined>;
 
 export function parseFlags(args: string[], spec: FlagSpec): { values: FlagValues; positionals: string[] } {

@@ -19,12 +19,14 @@ import {
   applyRunFlags,
   hostPortFlag,
   parseFlags,
+  PROMPT_FLAGS,
   RUN_FLAGS,
   stringFlag,
   UsageError,
   type FlagValues,
 } from './flags';
 import { watchRun } from './progress';
+import { resolvePrompt } from './prompt-input';
 import { renderLedgerTable, renderSummary } from './tree';
 
 /** Shipped beside the code: dist/client/run-command.js → <package>/client/demo. */
@@ -196,12 +198,14 @@ export async function executeRun(request: RunRequest): Promise<number> {
 }
 
 export async function runCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, RUN_FLAGS);
-  if (positionals.length !== 1) {
-    throw new UsageError('run: give the prompt as one argument, in quotes: subagents run "<prompt>"');
-  }
+  const { values, positionals } = parseFlags(args, { ...RUN_FLAGS, ...PROMPT_FLAGS });
   const config = loadRunConfig(values);
-  return executeRun({ prompt: positionals[0], config, values });
+  const prompt = await resolvePrompt({
+    positionals,
+    promptFile: stringFlag(values, 'prompt-file'),
+    stdin: process.stdin,
+  });
+  return executeRun({ prompt, config, values });
 }
 
 /** The offline demo: three subagents in parallel on a copy of the sample workspace, then a combined answer. */

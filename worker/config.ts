@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
@@ -41,11 +41,28 @@ export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env):
   }
 }
 
+/** Aliases one document may expand, weighted by what each expands to (the `yaml` package's measure). */
+const MAX_ALIAS_COUNT = 100;
+
+/** Far above any real config; a larger file is a mistake (a binary, a log) not worth reading into memory. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 function readYaml(file: string): { value: unknown; warnings: string[] } {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(file, 'utf8');
+    const stat = statSync(file);
+    // A device or a pipe (/dev/zero) has no size to check and may never end.
+    if (!stat.isFile() && !stat.isDirectory()) {
+      throw new ConfigError([`config file ${file} is not a regular file`]);
+    }
+    if (stat.size > MAX_CONFIG_BYTES) {
+      throw new ConfigError([
+        `config file ${file} is over ${MAX_CONFIG_BYTES / (1024 * 1024)} MB, the most a config file may be`,
+      ]);
+    }
+    bytes = readFileSync(file);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const reason =
       code === 'ENOENT'
@@ -54,6 +71,10 @@ function readYaml(file: string): { value: unknown; warnings: string[] } {
           ? 'is a folder, not a file'
           : `cannot be read (${(error as Error).message})`;
     throw new ConfigError([`config file ${file} ${reason}`]);
+  }
+  const text = yamlText(bytes);
+  if (text === undefined) {
+    throw new ConfigError([`config file ${file} is not a YAML text file (binary data, or not UTF-8)`]);
   }
   const document = parseDocument(text);
   if (document.errors.length > 0) {
@@ -66,10 +87,32 @@ function readYaml(file: string): { value: unknown; warnings: string[] } {
       `config file ${file} is not valid YAML:`,
     );
   }
+  let value: unknown;
+  try {
+    value = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    // The `yaml` package refuses an alias bomb (billion laughs) and an alias without its anchor with a
+    // ReferenceError when it builds the value; say either in one line.
+    if (!(error instanceof ReferenceError)) throw error;
+    const reason = /excessive alias count/i.test(error.message)
+      ? `expands its YAML aliases too far (over ${MAX_ALIAS_COUNT} alias expansions: an alias bomb?)`
+      : `is not valid YAML: ${error.message.split('\n')[0]}`;
+    throw new ConfigError([`config file ${file} ${reason}`]);
+  }
   return {
-    value: document.toJS(),
+    value,
     warnings: document.warnings.map((warning) => `${file}: ${warning.message.split('\n')[0]}`),
   };
+}
+
+/** The file's text, or undefined when it is not UTF-8 text (a NUL byte or a byte sequence UTF-8 forbids). */
+function yamlText(bytes: Buffer): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 function withAbsolutePaths(config: Config, base: string): Config {

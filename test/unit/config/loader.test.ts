@@ -15,7 +15,7 @@ describe('loadConfig', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function write(name: string, text: string): string {
+  function write(name: string, text: string | Buffer): string {
     const file = join(dir, name);
     writeFileSync(file, text);
     return file;
@@ -114,5 +114,67 @@ describe('loadConfig', () => {
     const { config, warnings } = loadConfig(write('empty.yaml', '# nothing yet\n'), {});
     expect(warnings).toEqual([]);
     expect(config.subagents).toEqual(defaultConfig().subagents);
+  });
+
+  it('refuses a YAML alias bomb in one line, at once', () => {
+    const lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (const [from, to] of ['ab', 'bc', 'cd', 'de', 'ef', 'fg', 'gh', 'hi']) {
+      lines.push(`${to}: &${to} [${Array(9).fill(`*${from}`).join(',')}]`);
+    }
+    const file = write('bomb.yaml', `${lines.join('\n')}\n`);
+    const started = Date.now();
+    expect(() => loadConfig(file, {})).toThrow(ConfigError);
+    expect(() => loadConfig(file, {})).toThrow(
+      new RegExp(
+        `^config file ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} expands its YAML aliases too far \\([^\n]*\\)$`,
+      ),
+    );
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('names an alias whose anchor is missing', () => {
+    const file = write('alias.yaml', 'subagents:\n  max_turns: *turns\n');
+    expect(() => loadConfig(file, {})).toThrow(
+      `config file ${file} is not valid YAML: Unresolved alias (the anchor must be set before the alias): turns`,
+    );
+  });
+
+  it('still reads a config with a few aliases', () => {
+    const file = write(
+      'aliases.yaml',
+      'models:\n  - &fast { name: fast, provider: scripted, model: a }\nsubagents:\n  max_turns: 3\n',
+    );
+    expect(loadConfig(file, {}).config.models[0]).toMatchObject({ name: 'fast', model: 'a' });
+  });
+
+  it('refuses a binary or non-UTF-8 file in one line', () => {
+    const expected = (file: string) =>
+      `config file ${file} is not a YAML text file (binary data, or not UTF-8)`;
+    const binary = write('binary.yaml', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x00, 0x00, 0x0a]));
+    expect(() => loadConfig(binary, {})).toThrow(ConfigError);
+    expect(() => loadConfig(binary, {})).toThrow(expected(binary));
+    const latin1 = write('latin1.yaml', Buffer.from('subagents:\n  max_turns: 3 # r\xe9sum\xe9\n', 'latin1'));
+    expect(() => loadConfig(latin1, {})).toThrow(expected(latin1));
+    expect(() => loadConfig(binary, {})).not.toThrow(/\n/);
+  });
+
+  it('refuses a file over 1 MB without reading it', () => {
+    const file = write('huge.yaml', `# ${'x'.repeat(1024 * 1024)}\n`);
+    expect(() => loadConfig(file, {})).toThrow(
+      `config file ${file} is over 1 MB, the most a config file may be`,
+    );
+  });
+
+  it('refuses a device, which may never end', () => {
+    expect(() => loadConfig('/dev/zero', {})).toThrow('config file /dev/zero is not a regular file');
+  });
+
+  it('reads a UTF-8 file with a byte order mark', () => {
+    const file = write('bom.yaml', Buffer.from('\ufeffsubagents:\n  max_total_per_run: 4\n', 'utf8'));
+    expect(loadConfig(file, {}).config.subagents.max_total_per_run).toBe(4);
+  });
+
+  it('says a folder given as the config file is a folder', () => {
+    expect(() => loadConfig(dir, {})).toThrow(`config file ${dir} is a folder, not a file`);
   });
 });
