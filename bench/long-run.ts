@@ -16,6 +16,7 @@ import type { ChatMessage } from '../contracts/messages';
 import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { projectCodec, projectDataConverter } from '../worker/payloads/data-converter';
+import { executionHistories } from '../test/harness/temporal';
 import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
 
@@ -63,13 +64,9 @@ interface TurnFigures {
 
 /** Every execution's events, first to last, split into turns at each `callModel` schedule. */
 async function turnsOf(client: Client, workflowId: string, firstRunId: string): Promise<TurnFigures[]> {
-  const events: IEvent[] = [];
-  for (let runId: string | undefined = firstRunId; runId;) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    events.push(...(history.events ?? []));
-    runId =
-      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
+  const events: IEvent[] = (await executionHistories(client, workflowId, firstRunId)).flatMap(
+    ({ history }) => history.events ?? [],
+  );
   const turns: TurnFigures[] = [];
   let current: { bytes: number; events: number; start: number } | undefined;
   for (const event of events) {

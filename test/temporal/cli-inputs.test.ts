@@ -4,74 +4,17 @@
  * lead sent), and bad inputs (an alias bomb, a binary config, a file as workspace, bad prompt sources) that
  * each end in one line and exit code 2.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { LeadRunResult } from '../../contracts/lead';
+import { cliEnv, FAKE, runCli, startProcess, stop } from '../support/cli-process';
 import type { RecordedRequest } from '../support/fake-openai';
-import { findTemporalCli } from '../../worker/temporal-cli';
 import { tempDir } from '../support/subagent-input';
 
-const ROOT = join(__dirname, '..', '..', '..');
-const CLI = join(ROOT, 'dist', 'client', 'cli.js');
-const FAKE = join(ROOT, 'dist', 'test', 'support', 'fake-openai-main.js');
-
-function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const cli = findTemporalCli();
-  if (!cli) throw new Error('the Temporal CLI should have been found by the suite setup');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DURABLE_SUBAGENTS_CACHE: tempDir('cli-cache'),
-    TEMPORAL_CLI_PATH: cli.path,
-    NO_COLOR: '1',
-    ...extra,
-  };
-  delete env.TEMPORAL_ADDRESS;
-  return env;
-}
-
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI with `stdin` piped in (closed at once when undefined: not a terminal, and empty). */
-function runCli(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<Finished> {
-  const child = spawn(process.execPath, [CLI, ...args], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  // The CLI may exit before reading stdin (a refused flag): that is not this test's failure.
-  child.stdin.on('error', () => undefined);
-  child.stdin.end(stdin ?? '');
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 async function startFake(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [FAKE], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const line = await new Promise<string>((resolve, reject) => {
-    lines.on('line', (text) => {
-      if (/"url"/.test(text)) resolve(text);
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`the fake endpoint exited with ${code} before it was ready`)),
-    );
-  });
+  const { child, line } = await startProcess([FAKE], process.env, /"url"/);
   return { child, url: (JSON.parse(line) as { url: string }).url };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
 }
 
 /** A prompt over the 128 KiB one argument may hold, with a marker at each end so truncation shows. */
@@ -129,7 +72,7 @@ describe('run reads a long prompt from a file or stdin', () => {
     expect(Buffer.byteLength(prompt)).toBeGreaterThan(128 * 1024);
     const { args, stdin } = source(prompt);
     const env = cliEnv({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-e2e' });
-    const run = await runCli([...base(), ...args], env, stdin);
+    const run = await runCli([...base(), ...args], env, { stdin });
     expect(run.stderr).not.toMatch(/unexpected error/);
     expect(run.code).toBe(0);
     expect((JSON.parse(run.stdout) as LeadRunResult).status).toBe('completed');
@@ -210,7 +153,7 @@ describe('bad run inputs end in one line and exit code 2', () => {
     ],
   ];
   it.each(cases)('%s', async (_name, args, stdin, line) => {
-    const run = await runCli(args, cliEnv(), stdin);
+    const run = await runCli(args, cliEnv(), { stdin });
     expect(run.code).toBe(2);
     const lines = run.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);

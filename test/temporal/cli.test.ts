@@ -3,81 +3,11 @@
  * (a fake one over real HTTP), a dev server with two worker processes and `run --address`, `npm start --once`,
  * and bad flags.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { LeadRunResult } from '../../contracts/lead';
-import { findTemporalCli } from '../../worker/temporal-cli';
+import { CLI, cliEnv, FAKE, runCli, startProcess, stop } from '../support/cli-process';
 import { tempDir, writeScript } from '../support/subagent-input';
-
-const ROOT = join(__dirname, '..', '..', '..');
-const CLI = join(ROOT, 'dist', 'client', 'cli.js');
-const FAKE = join(ROOT, 'dist', 'test', 'support', 'fake-openai-main.js');
-
-/** Each test gets its own cache folder (no dev server recorded there) and the suite's Temporal binary. */
-function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const cli = findTemporalCli();
-  if (!cli) throw new Error('the Temporal CLI should have been found by the suite setup');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DURABLE_SUBAGENTS_CACHE: tempDir('cli-cache'),
-    TEMPORAL_CLI_PATH: cli.path,
-    NO_COLOR: '1',
-    ...extra,
-  };
-  delete env.TEMPORAL_ADDRESS;
-  return env;
-}
-
-interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  command = process.execPath,
-  base = [CLI],
-): Promise<Finished> {
-  const child = spawn(command, [...base, ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  return new Promise((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** Starts a long-running process and resolves with its first stdout line that matches. */
-async function startProcess(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-): Promise<{ child: ChildProcess; line: string }> {
-  const child = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const line = await new Promise<string>((resolve, reject) => {
-    lines.on('line', (text) => {
-      if (ready.test(text)) resolve(text);
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`)),
-    );
-  });
-  return { child, line };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
-}
 
 it('runs --json --provider openai against an OpenAI-compatible endpoint and prints the LeadRunResult', async () => {
   const replies = join(tempDir('fake-replies'), 'replies.json');
@@ -201,7 +131,10 @@ it('completes a run with `run --address` on a `dev-server` served by two `worker
 
 it('`npm start -- --once` runs the demo, prints the completed tree and the Web UI URL, and exits 0', async () => {
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const run = await runCli(['start', '--', '--once', '--workspace', tempDir('demo-ws')], cliEnv(), npm, []);
+  const run = await runCli(['start', '--', '--once', '--workspace', tempDir('demo-ws')], cliEnv(), {
+    command: npm,
+    base: [],
+  });
   expect(run.code).toBe(0);
   expect(run.stdout).toMatch(/^lead {2}completed · 2 turns/m);
   expect(run.stdout).toMatch(/├─ ✓ general-purpose {2}Find items to reorder/);

@@ -10,7 +10,7 @@ import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { subagentProgressQuery, subagentStepsQuery } from '../../contracts/queries';
 import type { SubagentResult } from '../../contracts/subagent';
 import { subagentWorkflow } from '../../workflows/subagent';
-import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
+import { executionHistories, uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
 import { subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 const FILES = 50;
@@ -77,12 +77,13 @@ async function longSubagent(turns: number): Promise<ChainFigures> {
 
     const executionBytes: number[] = [];
     const executionEvents: number[] = [];
-    for (let runId: string | undefined = handle.firstExecutionRunId; runId;) {
-      const history = await testClient().workflow.getHandle(handle.workflowId, runId).fetchHistory();
+    for (const { history } of await executionHistories(
+      testClient(),
+      handle.workflowId,
+      handle.firstExecutionRunId,
+    )) {
       executionBytes.push(temporal.api.history.v1.History.encode(history).finish().length);
       executionEvents.push(history.events?.length ?? 0);
-      const last = history.events?.at(-1);
-      runId = last?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     }
     return { result, executionBytes, executionEvents, lastSeq: progress.last_seq };
   });

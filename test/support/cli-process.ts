@@ -1,0 +1,86 @@
+/** The `subagents` CLI and the fake OpenAI endpoint as processes of their own, for end-to-end tests. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { findTemporalCli } from '../../worker/temporal-cli';
+import { tempDir } from './subagent-input';
+
+export const ROOT = join(__dirname, '..', '..', '..');
+export const CLI = join(ROOT, 'dist', 'client', 'cli.js');
+export const FAKE = join(ROOT, 'dist', 'test', 'support', 'fake-openai-main.js');
+
+/** Each test gets its own cache folder (no dev server recorded there) and the suite's Temporal binary. */
+export function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const cli = findTemporalCli();
+  if (!cli) throw new Error('the Temporal CLI should have been found by the suite setup');
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DURABLE_SUBAGENTS_CACHE: tempDir('cli-cache'),
+    TEMPORAL_CLI_PATH: cli.path,
+    NO_COLOR: '1',
+    ...extra,
+  };
+  delete env.TEMPORAL_ADDRESS;
+  return env;
+}
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunCliOptions {
+  /** Piped to the process; without it stdin is empty and not a terminal. */
+  stdin?: string;
+  /** Another program than `node dist/client/cli.js` (e.g. npm), with its own leading arguments. */
+  command?: string;
+  base?: string[];
+}
+
+/** Runs the CLI to its end and collects what it printed. */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: RunCliOptions = {},
+): Promise<Finished> {
+  const { command = process.execPath, base = [CLI] } = options;
+  const child = spawn(command, [...base, ...args], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  // The CLI may exit before reading stdin (a refused flag): that is not the test's failure.
+  child.stdin.on('error', () => undefined);
+  child.stdin.end(options.stdin ?? '');
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Starts a long-running process and resolves with its first stdout line that matches. */
+export async function startProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const line = await new Promise<string>((resolve, reject) => {
+    lines.on('line', (text) => {
+      if (ready.test(text)) resolve(text);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`${args.join(' ')} exited with ${code} before it was ready`)),
+    );
+  });
+  return { child, line };
+}
+
+export async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
