@@ -9,7 +9,7 @@ import {
   type SummarizeInput,
   type SummarizeResult,
 } from '../contracts/summarization';
-import { truncateHeadTail as clip } from '../workflows/pure/text';
+import { truncateHeadTail as clip } from '../contracts/text';
 import { callProvider } from './model';
 import { whileHeartbeating } from './model/activity-context';
 import { appendTranscript, fullTranscript } from './transcripts';

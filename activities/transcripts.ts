@@ -7,7 +7,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage, ToolSpec } from '../contracts/messages';
 import { messageChars, type TranscriptRef } from '../contracts/transcript';
-import { forkMessages } from '../workflows/lead/fork';
+import { forkMessages } from '../contracts/fork';
 import { blobKey, payloadStore } from '../worker/payloads/store';
 
 /** The failure type of a reference whose segment is not in the store (not retried: it will not appear). */

@@ -7,8 +7,8 @@ import type { LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/
 import type { LedgerEntry } from '../contracts/ledger';
 import type { TokenUsage } from '../contracts/messages';
 import type { LedgerStatus, RunStopReason } from '../contracts/status';
-import { STOP_REASON_LABELS } from '../workflows/pure/result-text';
-import { groupThousands } from '../workflows/pure/text';
+import { STOP_REASON_LABELS } from '../contracts/status';
+import { groupThousands } from '../contracts/text';
 
 /** A child's latest turns and cumulative usage, from its last `task_running` or terminal event. */
 export interface TaskProgress {

@@ -227,20 +227,10 @@ const agent = object({
 });
 
 const limits = object({
-  max_running: wholeNumber(1),
   max_concurrent: wholeNumber(1),
   max_total_per_run: wholeNumber(1, 50),
   max_depth: wholeNumber(0),
   provider: oneOf(SUBAGENT_PROVIDERS),
-}).superRefine((value, ctx) => {
-  if (value.max_concurrent > value.max_running) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['max_concurrent'],
-      input: value.max_concurrent,
-      message: `is above max_running (at most ${value.max_running})`,
-    });
-  }
 });
 
 const summarization = object({

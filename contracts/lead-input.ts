@@ -28,7 +28,6 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(config.lead.timeout_seconds !== undefined && { timeout_seconds: config.lead.timeout_seconds }),
     ...(summarization && { summarization }),
     limits: {
-      max_running: runtime.max_running,
       // The per-response default and cap is the process capacity (the seeds' SubagentLimitMiddleware).
       max_concurrent: Math.min(subagents.max_concurrent ?? runtime.max_running, runtime.max_running),
       max_total_per_run: subagents.max_total_per_run,

@@ -5,7 +5,7 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
-import type { LoopCarry } from './loop-carry';
+import type { JsonValue, LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
 import type { LedgerStatus, RunStopReason } from './status';
@@ -22,9 +22,7 @@ export type SubagentProvider = (typeof SUBAGENT_PROVIDERS)[number];
 
 /** The delegation limits of one lead run, as config resolves them. */
 export interface DelegationLimitSettings {
-  /** Worker slots for subagents (`subagent_runtime.max_running`). */
-  max_running: number;
-  /** `task` calls one response may contain; never above `max_running`. */
+  /** `task` calls one response may contain (config keeps it at or below `subagent_runtime.max_running`). */
   max_concurrent: number;
   /** Delegations one run may make in total (1–50). */
   max_total_per_run: number;
@@ -71,7 +69,7 @@ export interface LeadCarry extends Partial<LoopCarry> {
   /** Carries written before transcripts were stored by reference held the whole transcript. */
   messages?: ChatMessage[];
   turns: number;
-  guard_states: Record<string, unknown>;
+  guard_states: Record<string, JsonValue>;
   events: TaskEvent[];
   /** How many executions came before this one. */
   continued: number;

@@ -6,6 +6,9 @@
 import type { TokenUsage } from './messages';
 import type { Transcript } from './transcript';
 
+/** Plain JSON: guard state is carried across continue-as-new, so no Set, Map, Date or class instances. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
 export interface LoopCarry {
   transcript: Transcript;
   /** Where the agent's task (its user prompt) sits in the transcript: kept through compaction. */
@@ -13,7 +16,7 @@ export interface LoopCarry {
   turns: number;
   usage?: TokenUsage;
   /** Each guard's state under its name (plain JSON). */
-  guard_states: Record<string, unknown>;
+  guard_states: Record<string, JsonValue>;
   /** The last step's sequence number: the step log goes on from there. */
   step_seq: number;
   model_name?: string;

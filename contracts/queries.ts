@@ -29,3 +29,8 @@ export interface SubagentProgressUpdate {
 }
 
 export const subagentProgressSignal = defineSignal<[SubagentProgressUpdate]>('subagent_progress_update');
+
+/** What a log query answers for an `after_seq` cursor: the records numbered after it, oldest first. */
+export function recordsAfter<T extends { seq: number }>(records: readonly T[], afterSeq: number): T[] {
+  return records.filter((record) => record.seq > afterSeq);
+}

@@ -13,8 +13,6 @@ export const SEARCH_ATTRIBUTES = {
   DelegationDepth: 'Int',
 } as const;
 
-export type SearchAttributeName = keyof typeof SEARCH_ATTRIBUTES;
-
 const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
 const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeType.KEYWORD);
 const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttributeType.INT);

@@ -16,18 +16,26 @@ export type SubagentStatus = (typeof SUBAGENT_STATUSES)[number];
 export const SUBAGENT_STOP_REASONS = ['token_capped', 'turn_capped', 'loop_capped'] as const;
 export type SubagentStopReason = (typeof SUBAGENT_STOP_REASONS)[number];
 
+/** How a guard's cap reads in the text handed to the lead: `Task Succeeded (capped: token budget). …`. */
+export const STOP_REASON_LABELS: Record<SubagentStopReason, string> = {
+  token_capped: 'token budget',
+  turn_capped: 'turn budget',
+  loop_capped: 'repeated tool-call loop',
+};
+
+/** The delegation limits' stop: an agent that asked for delegations after its run's total was spent. */
+export const DELEGATION_LIMIT_STOP_REASON = 'subagent_limit_capped';
+
 /** The lead run can also stop for reasons no subagent has. */
 export const RUN_STOP_REASONS = [
   ...SUBAGENT_STOP_REASONS,
-  'subagent_limit_capped',
+  DELEGATION_LIMIT_STOP_REASON,
   'model_length_capped',
 ] as const;
 export type RunStopReason = (typeof RUN_STOP_REASONS)[number];
 
 export const LEDGER_STATUSES = ['in_progress', ...SUBAGENT_STATUSES] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
-
-export const TERMINAL_STATUSES: readonly SubagentStatus[] = SUBAGENT_STATUSES;
 
 /** Keys under which status metadata travels beside a tool message (DeerFlow's additional_kwargs). */
 export const METADATA_KEYS = {
@@ -36,6 +44,9 @@ export const METADATA_KEYS = {
   error_fallback: 'deerflow_error_fallback',
   model_name: 'subagent_model_name',
   token_usage: 'subagent_token_usage',
+  result_brief: 'subagent_result_brief',
+  result_sha256: 'subagent_result_sha256',
+  error: 'subagent_error',
 } as const;
 
 export const STATUS_CONTRACT_VERSION = 2;

@@ -8,6 +8,12 @@ import type { SummarizationRuntime } from './summarization';
 import type { SandboxSettings } from './tools';
 import type { TranscriptRef } from './transcript';
 
+/** Above `timeout_seconds`, the workflow execution timeout a starter sets as a hard backstop. */
+export const SUBAGENT_TIMEOUT_GRACE_SECONDS = 60;
+
+/** The longest `result_brief` (and the briefs of errors in events and the ledger): head and tail kept. */
+export const RESULT_BRIEF_MAX_CHARS = 2000;
+
 export interface TokenBudgetSettings {
   enabled: boolean;
   max_tokens: number;

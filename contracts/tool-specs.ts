@@ -154,16 +154,3 @@ export function isIdempotentCall(call: ToolCall): boolean {
     return true;
   }
 }
-
-export interface ToolFilter {
-  /** When given, only these tools remain. */
-  allow?: readonly string[];
-  /** Removed after `allow` is applied. */
-  deny?: readonly string[];
-}
-
-/** Applies `allow` then `deny` to `all`, keeping the order of `all`. */
-export function filterTools(all: readonly string[], filter: ToolFilter): string[] {
-  const { allow, deny } = filter;
-  return all.filter((name) => (allow === undefined || allow.includes(name)) && !(deny ?? []).includes(name));
-}

@@ -1,8 +1,8 @@
 /**
  * The agent loop, one for the lead and every subagent (DESIGN §3): call the model (an activity) → record
  * usage → ask the guards → run the tool calls (activities; concurrent, results in the model's order) →
- * repeat until the model answers without tools or a guard stops the run. Lead-only behaviour (delegation,
- * per-run limits) plugs in through `LoopHooks`; it is not a copy of this loop.
+ * repeat until the model answers without tools or a guard stops the run. Delegation (the lead's, or a
+ * subagent's that may delegate) plugs in through `LoopPlugins`; it is not a copy of this loop.
  */
 import {
   ActivityFailure,
@@ -16,26 +16,24 @@ import type { LoopCarry } from '../contracts/loop-carry';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
 import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
 import type { ModelErrorFallback, ModelSettings } from '../contracts/model';
-import type { RunStopReason } from '../contracts/status';
+import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentStep } from '../contracts/steps';
-import type { LoopDetectionSettings, TokenBudgetSettings } from '../contracts/subagent';
 import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
 import { isIdempotentCall } from '../contracts/tool-specs';
 import type { SandboxSettings } from '../contracts/tools';
 import { storedUpTo, type Transcript } from '../contracts/transcript';
-import { initialGuardStates, runGuards, type Guard, type GuardStates } from './guards';
+import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
+import { sha256Hex } from './digest';
+import { runGuards, type Guard } from './guards';
 import { modelActivity } from './model-activity';
-import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './pure/compaction';
-import { sha256Hex } from './pure/sha256';
-import { buildStep } from './pure/steps';
+import { buildStep } from './steps';
 
 /**
  * Everything the loop carries between turns: plain data, so it can cross continue-as-new. The transcript is
  * a stored prefix (by reference) and a tail: history and memory stay small however long the run.
  */
-export interface AgentLoopState extends Omit<LoopCarry, 'guard_states' | 'continued'> {
-  guard_states: GuardStates;
-  /** This execution's steps (a continued run starts a new list; `step_seq` numbers on). */
+export interface AgentLoopState extends Omit<LoopCarry, 'continued'> {
+  /** This execution's steps, when the config keeps them (a continued run starts a new list; `step_seq` numbers on). */
   steps: SubagentStep[];
 }
 
@@ -46,37 +44,47 @@ export interface AgentLoopConfig {
   toolSpecs: ToolSpec[];
   /** What the tool activity may run (visibility is not authority: it checks again). */
   allowedTools: string[];
-  maxTurns: number;
-  tokenBudget: TokenBudgetSettings;
-  loopDetection: LoopDetectionSettings;
+  /** Each built with its settings (`defaultGuards`); asked after every model response. */
   guards: readonly Guard[];
+  /** Keep a step log in `state.steps` (a subagent answers the steps query with it; the lead has none). */
+  recordSteps: boolean;
   workspace: string;
   sandbox: SandboxSettings;
   /** Compaction when the transcript passes its trigger; absent → never. */
   summarization?: SummarizationRuntime;
 }
 
-/** What plugs into the loop: delegation (lead, or a subagent that may delegate) and progress reports. */
-export interface LoopHooks {
+/** What plugs into the loop: delegation (the lead's, or a subagent's that may delegate) and progress reports. */
+export interface LoopPlugins {
   /** Context for this turn's system message besides the summary (e.g. the ledger block). */
   systemContext?(): string | undefined;
   /** Called after every model response is recorded (progress reports). */
   onTurn?(state: AgentLoopState): void;
-  /** Asked after every turn whose tools have all returned: true ends the loop for now (continue-as-new). */
-  shouldPause?(): boolean;
-  /** Rewrites a response before its tools run (delegation limits); may end the run with its own reason. */
-  reviewResponse?(message: AssistantMessage): { message: AssistantMessage; stopReason?: RunStopReason };
-  /** Whether this hook runs the call itself (`task`) instead of the tool activity. */
-  claimsCall?(call: ToolCall): boolean;
-  runClaimedCalls?(calls: ToolCall[]): Promise<ToolMessage[]>;
+  /** Asked after every turn whose tools have all returned: true ends this execution there (continue-as-new). */
+  shouldContinueAsNew?(): boolean;
+  /**
+   * Applies the delegation limits to a response before its tools run: the calls that may not run are
+   * removed, and `capped` ends the run once this turn's other tools have returned.
+   */
+  applyDelegationLimits?(message: AssistantMessage): { message: AssistantMessage; capped: boolean };
+  /** Calls the plugin runs itself (`task`: a child workflow each) instead of the tool activity. */
+  claimedCalls?: {
+    claims(call: ToolCall): boolean;
+    /** One result per call, in the calls' order. */
+    run(calls: ToolCall[]): Promise<ToolMessage[]>;
+  };
 }
 
+/** How a loop ended, and who ended it. */
 export type LoopEnd =
   | { kind: 'answered'; finishReason?: string }
-  | { kind: 'stopped'; stopReason: RunStopReason; finishReason?: string }
+  /** A guard's cap: the response's tool calls were dropped, the text so far stands. */
+  | { kind: 'guard_stopped'; stopReason: SubagentStopReason; finishReason?: string }
+  /** The delegation limits: a response asked for delegations after the run's total was spent. */
+  | { kind: 'delegation_capped'; finishReason?: string }
   | { kind: 'error_fallback'; error: ModelErrorFallback }
-  /** `shouldPause` said so, between two turns: nothing is in flight, the state carries on. */
-  | { kind: 'paused' };
+  /** `shouldContinueAsNew` said so, between two turns: nothing is in flight, the state carries on. */
+  | { kind: 'continue_as_new' };
 
 // Activities heartbeat every second: a worker that dies is noticed within this, and the attempt retried.
 const HEARTBEAT_TIMEOUT = '3 seconds';
@@ -100,16 +108,13 @@ function toolActivities(sandbox: SandboxSettings) {
 }
 
 /** A new agent's state: the transcript so far (system message, a fork's turns, the task), nothing stored. */
-export function initialLoopState(
-  transcript: Transcript,
-  taskIndex: number,
-  guards: readonly Guard[],
-): AgentLoopState {
+export function initialLoopState(transcript: Transcript, taskIndex: number): AgentLoopState {
   return {
     transcript,
     task_index: taskIndex,
     turns: 0,
-    guard_states: initialGuardStates(guards),
+    // Each guard starts from its `initial()` state the first time it is asked.
+    guard_states: {},
     steps: [],
     step_seq: 0,
   };
@@ -118,7 +123,7 @@ export function initialLoopState(
 /** The state a continued execution starts from (continue-as-new). */
 export function restoreLoopState(carry: LoopCarry): AgentLoopState {
   const { continued: _continued, ...rest } = carry;
-  return { ...rest, guard_states: carry.guard_states as GuardStates, steps: [] };
+  return { ...rest, steps: [] };
 }
 
 /** What the next execution needs (continue-as-new): the state without this execution's step list. */
@@ -127,10 +132,14 @@ export function loopCarry(state: AgentLoopState, continued: number): LoopCarry {
   return { ...rest, continued };
 }
 
-function record(state: AgentLoopState, message: AssistantMessage | ToolMessage): void {
+function record(
+  state: AgentLoopState,
+  config: AgentLoopConfig,
+  message: AssistantMessage | ToolMessage,
+): void {
   state.transcript.tail.push(message);
   state.step_seq += 1;
-  state.steps.push(buildStep(state.step_seq, message));
+  if (config.recordSteps) state.steps.push(buildStep(state.step_seq, message));
   if (message.role === 'assistant' && message.content.trim() !== '') state.last_text = message.content;
 }
 
@@ -197,11 +206,11 @@ function interruptedToolMessage(call: ToolCall, err: unknown): ToolMessage {
   return { role: 'tool', tool_call_id: call.id, name: call.name, content, is_error: true };
 }
 
-/** Runs turns until the model answers without tool calls or a guard (or a hook) stops the run. */
+/** Runs turns until the model answers without tool calls, or a guard or the delegation limits stop the run. */
 export async function runAgentLoop(
   state: AgentLoopState,
   config: AgentLoopConfig,
-  hooks: LoopHooks = {},
+  plugins: LoopPlugins = {},
 ): Promise<LoopEnd> {
   const tools = toolActivities(config.sandbox);
   // 429, 5xx and network errors are retried per the model's retry policy; 400/401/404 come back as a result.
@@ -234,7 +243,7 @@ export async function runAgentLoop(
     // Only awaited when due: the model call is scheduled in the same activation as before (replay).
     if (needsCompaction(state, config.summarization)) await compact(state, config);
     const { transcript } = state;
-    const context = [state.summary && summaryBlock(state.summary), hooks.systemContext?.()]
+    const context = [state.summary && summaryBlock(state.summary), plugins.systemContext?.()]
       .filter((part): part is string => Boolean(part))
       .join('\n\n');
     const response = await callModel({
@@ -266,35 +275,32 @@ export async function runAgentLoop(
 
     const verdict = runGuards(config.guards, state.guard_states, {
       turn: state.turns,
-      maxTurns: config.maxTurns,
       usage: state.usage ?? ZERO_USAGE,
       response,
-      settings: { token_budget: config.tokenBudget, loop_detection: config.loopDetection },
     });
     state.guard_states = verdict.states;
-    hooks.onTurn?.(state);
+    plugins.onTurn?.(state);
 
     let message: AssistantMessage = { role: 'assistant', content: response.content };
     if (response.tool_calls.length > 0) message.tool_calls = response.tool_calls;
+    const finishReason = response.finish_reason;
     if (verdict.stop) {
       // The guard's cap: this turn's tool calls are dropped and the run ends with the text so far.
-      record(state, { role: 'assistant', content: response.content });
-      return { kind: 'stopped', stopReason: verdict.stop, finishReason: response.finish_reason };
+      record(state, config, { role: 'assistant', content: response.content });
+      return { kind: 'guard_stopped', stopReason: verdict.stop, finishReason };
     }
-    let hookStop: RunStopReason | undefined;
-    if (hooks.reviewResponse) ({ message, stopReason: hookStop } = hooks.reviewResponse(message));
-    record(state, message);
+    let capped = false;
+    if (plugins.applyDelegationLimits) ({ message, capped } = plugins.applyDelegationLimits(message));
+    record(state, config, message);
     const calls = message.tool_calls ?? [];
     if (calls.length === 0) {
-      return hookStop
-        ? { kind: 'stopped', stopReason: hookStop, finishReason: response.finish_reason }
-        : { kind: 'answered', finishReason: response.finish_reason };
+      return capped ? { kind: 'delegation_capped', finishReason } : { kind: 'answered', finishReason };
     }
 
-    const isClaimed = calls.map((call) => hooks.claimsCall?.(call) ?? false);
+    const claimer = plugins.claimedCalls;
+    const isClaimed = calls.map((call) => claimer?.claims(call) ?? false);
     const claimed = calls.filter((_, i) => isClaimed[i]);
-    const claimedResults =
-      claimed.length > 0 && hooks.runClaimedCalls ? hooks.runClaimedCalls(claimed) : Promise.resolve([]);
+    const claimedResults = claimer && claimed.length > 0 ? claimer.run(claimed) : Promise.resolve([]);
     const [toolResults, delegated] = await Promise.all([
       Promise.all(calls.filter((_, i) => !isClaimed[i]).map(runTool)),
       claimedResults,
@@ -305,12 +311,12 @@ export async function runAgentLoop(
     calls.forEach((call, i) => {
       const result = isClaimed[i] ? delegated[nextDelegated++] : toolResults[nextTool++];
       if (!result) throw new Error(`no result for tool call ${call.id} (${call.name})`);
-      record(state, result);
+      record(state, config, result);
     });
     if (verdict.notes.length > 0) {
       state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
     }
-    if (hookStop) return { kind: 'stopped', stopReason: hookStop, finishReason: response.finish_reason };
-    if (hooks.shouldPause?.()) return { kind: 'paused' };
+    if (capped) return { kind: 'delegation_capped', finishReason };
+    if (plugins.shouldContinueAsNew?.()) return { kind: 'continue_as_new' };
   }
 }

@@ -1,46 +1,32 @@
 /**
- * `subagentWorkflow`: one delegated task, run on the shared agent loop. Its outcome is always a result
- * (`failed`, `timed_out`, `cancelled` included); only infrastructure faults throw.
+ * `subagentWorkflow`: one delegated task, run on the shared agent loop (`runAgent`). Its outcome is always a
+ * result (`failed`, `timed_out`, `cancelled` included); only infrastructure faults throw.
  */
-import {
-  ActivityFailure,
-  CancellationScope,
-  continueAsNew,
-  getExternalWorkflowHandle,
-  isCancellation,
-  setHandler,
-  sleep,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import { failOnInvalidSubagentInput } from '../contracts/inputs';
 import type { ChatMessage } from '../contracts/messages';
-import { subagentProgressQuery, subagentProgressSignal, subagentStepsQuery } from '../contracts/queries';
-import type { SubagentStopReason } from '../contracts/status';
+import {
+  recordsAfter,
+  subagentProgressQuery,
+  subagentProgressSignal,
+  subagentStepsQuery,
+} from '../contracts/queries';
 import type { SubagentInput, SubagentResult } from '../contracts/subagent';
-import { builtinToolSpecs } from '../contracts/tool-specs';
 import {
   initialLoopState,
   loopCarry,
   restoreLoopState,
-  runAgentLoop,
   type AgentLoopState,
-  type LoopEnd,
-  type LoopHooks,
+  type LoopPlugins,
 } from './agent-loop';
-import { Delegator } from './delegation';
-import { DEFAULT_GUARDS } from './guards';
-import { historyWantsContinueAsNew } from './pure/compaction';
-import { finishSubagent, type FinishSubagentInput } from './pure/final-result';
-import { stepsAfter } from './pure/steps';
-
-/** Above `timeout_seconds`, the workflow execution timeout a starter sets as a hard backstop. */
-export const SUBAGENT_TIMEOUT_GRACE_SECONDS = 60;
+import { createDelegator, runAgent, type AgentRunEnd, type RunContext } from './agent-run';
+import { finishSubagent, type FinishSubagentInput } from './subagent-result';
 
 /** A child reports progress to its parent after its first turn, then at most this often (history stays small). */
 export const PROGRESS_REPORT_INTERVAL_MS = 15_000;
 
 /** Sends `task_running` snapshots to the parent workflow, when there is one. */
-function progressReporter(input: SubagentInput): LoopHooks['onTurn'] {
+function progressReporter(input: SubagentInput): LoopPlugins['onTurn'] {
   const parent = workflowInfo().parent;
   if (!parent) return undefined;
   const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
@@ -74,19 +60,48 @@ function startingState(input: SubagentInput): AgentLoopState {
   return initialLoopState(
     { tail: messages, ...(input.fork_from && { fork_from: input.fork_from }) },
     messages.length - 1,
-    DEFAULT_GUARDS,
   );
+}
+
+type SubagentOutcome = Pick<FinishSubagentInput, 'status' | 'stopReason' | 'errorFallback' | 'error'>;
+
+/** How the run ended, as the subagent's result says it. */
+function subagentOutcome(end: Exclude<AgentRunEnd, { kind: 'continue_as_new' }>): SubagentOutcome {
+  switch (end.kind) {
+    case 'answered':
+      return { status: 'completed' };
+    case 'guard_stopped':
+      return { status: 'completed', stopReason: end.stopReason };
+    case 'delegation_capped':
+      // Not a guard's cap: the agent finished with what its children returned, and its text carries the
+      // limit note. A subagent's stop reasons are the guards' (the status contract), so none is set.
+      return { status: 'completed' };
+    case 'error_fallback':
+      return { status: 'failed', errorFallback: end.error };
+    case 'activity_failed':
+      // The model activity ran out of retries (a provider that kept answering 429/5xx, or never answered).
+      return { status: 'failed', errorFallback: { message: end.message } };
+    case 'timed_out':
+      return { status: 'timed_out' };
+    case 'cancelled':
+      return { status: 'cancelled', error: 'Task cancelled by user' };
+  }
 }
 
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
   failOnInvalidSubagentInput(input);
   const { agent } = input;
+  const context: RunContext = {
+    runId: input.run_id,
+    depth: input.depth,
+    workspace: input.workspace,
+    sandbox: input.sandbox,
+    loopDetection: input.loop_detection,
+    ...(input.summarization && { summarization: input.summarization }),
+  };
   const state = startingState(input);
-  // The wall clock counts from when the server started the run (its chain), as the hard backstop
-  // (workflowExecutionTimeout) does: time spent waiting for a worker counts against both alike.
-  const startedAtMs = workflowInfo().startTime.getTime();
   let finished = false;
-  setHandler(subagentStepsQuery, (afterSeq = 0) => stepsAfter(state.steps, afterSeq));
+  setHandler(subagentStepsQuery, (afterSeq = 0) => recordsAfter(state.steps, afterSeq));
   setHandler(subagentProgressQuery, () => ({
     state: finished ? 'finished' : 'running',
     turns: state.turns,
@@ -94,81 +109,26 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(state.model_name && { model_name: state.model_name }),
     last_seq: state.step_seq,
   }));
-
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
-  const delegator = input.delegation
-    ? new Delegator({
-        runId: input.run_id,
-        depth: input.depth,
-        agents: input.delegation.agents,
-        limits: input.delegation.limits,
-        workspace: input.workspace,
-        sandbox: input.sandbox,
-        loopDetection: input.loop_detection,
-        transcript: () => state.transcript,
-        ledger: input.delegation.ledger,
-        ...(input.summarization && { summarization: input.summarization }),
-      })
-    : undefined;
-  if (delegator) setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
-  const hooks: LoopHooks = {
-    ...delegator?.hooks(),
+  const delegator = input.delegation && createDelegator(context, input.delegation, () => state);
+
+  const end = await runAgent({
+    context,
+    agent: {
+      name: agent.name,
+      model: agent.model,
+      tools: agent.tools,
+      maxTurns: agent.max_turns,
+      tokenBudget: agent.token_budget,
+      // The wall clock spans every execution of the run: a continued one waits only for what is left of it.
+      timeoutSeconds: agent.timeout_seconds,
+    },
+    state,
+    ...(delegator && { delegator }),
+    recordSteps: true,
     onTurn: progressReporter(input),
-    // Between turns nothing is in flight: a long subagent continues as new there, under the same workflow id.
-    shouldPause: () => historyWantsContinueAsNew(workflowInfo()),
-  };
-  const toolSpecs = builtinToolSpecs(agent.tools);
-  if (delegator) toolSpecs.push(delegator.toolSpec());
-
-  const loopScope = new CancellationScope();
-  const clockScope = new CancellationScope();
-  const loop = loopScope.run(() =>
-    runAgentLoop(
-      state,
-      {
-        agentName: agent.name,
-        model: agent.model,
-        toolSpecs,
-        allowedTools: agent.tools,
-        maxTurns: agent.max_turns,
-        tokenBudget: agent.token_budget,
-        loopDetection: input.loop_detection,
-        guards: DEFAULT_GUARDS,
-        workspace: input.workspace,
-        sandbox: input.sandbox,
-        ...(input.summarization && { summarization: input.summarization }),
-      },
-      hooks,
-    ),
-  );
-  // The wall clock spans every execution of the run: a continued one waits only for what is left of it.
-  const remainingMs = Math.max(0, startedAtMs + agent.timeout_seconds * 1000 - Date.now());
-  const clock = clockScope.run(() => sleep(remainingMs));
-
-  let outcome: Pick<FinishSubagentInput, 'status' | 'stopReason' | 'errorFallback' | 'error'> | undefined;
-  try {
-    const first = await Promise.race([loop, clock.then(() => 'timed_out' as const)]);
-    if (first !== 'timed_out' && first.kind === 'paused') outcome = undefined;
-    else if (first === 'timed_out') {
-      // Graceful wall clock: running activities are cancelled (they heartbeat), the partial text is kept.
-      loopScope.cancel();
-      await loop.catch(() => undefined);
-      outcome = { status: 'timed_out' };
-    } else {
-      outcome = fromLoopEnd(first);
-    }
-  } catch (err) {
-    if (isCancellation(err)) outcome = { status: 'cancelled', error: 'Task cancelled by user' };
-    else if (err instanceof ActivityFailure) {
-      // The model activity ran out of retries (a provider that kept answering 429/5xx, or never answered).
-      outcome = { status: 'failed', errorFallback: { message: err.cause?.message ?? err.message } };
-    } else throw err;
-  } finally {
-    clockScope.cancel();
-    await clock.catch(() => undefined);
-    if (delegator) await CancellationScope.nonCancellable(() => delegator.settle());
-  }
-  if (outcome === undefined) {
+  });
+  if (end.kind === 'continue_as_new') {
     return await continueAsNew<typeof subagentWorkflow>({
       ...input,
       // The transcript carries the fork's turns from here on.
@@ -180,25 +140,11 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   }
   finished = true;
   return finishSubagent({
-    ...outcome,
+    ...subagentOutcome(end),
     finalText: state.last_text,
     timeoutSeconds: agent.timeout_seconds,
     modelName: state.model_name,
     tokenUsage: state.usage,
     turns: state.turns,
   });
-}
-
-function fromLoopEnd(end: LoopEnd): Pick<FinishSubagentInput, 'status' | 'stopReason' | 'errorFallback'> {
-  switch (end.kind) {
-    case 'answered':
-      return { status: 'completed' };
-    case 'stopped':
-      // A subagent's loop has no hooks, so only guard reasons reach here.
-      return { status: 'completed', stopReason: end.stopReason as SubagentStopReason };
-    case 'error_fallback':
-      return { status: 'failed', errorFallback: end.error };
-    case 'paused':
-      throw new Error('a paused loop continues as new; it has no outcome');
-  }
 }

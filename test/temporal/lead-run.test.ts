@@ -9,8 +9,9 @@ import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { subagentStepsQuery } from '../../contracts/queries';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { depthRefusalText } from '../../workflows/lead/delegation-text';
-import { SUBAGENT_LIMIT_NOTE } from '../../workflows/lead/limits';
+import { depthRefusalText, subagentResultText } from '../../contracts/delegation-result';
+import { SUBAGENT_LIMIT_NOTE } from '../../workflows/delegation/limits';
+import type { subagentWorkflow } from '../../workflows/subagent';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
@@ -149,6 +150,55 @@ describe('leadRunWorkflow', () => {
     await expect(testClient().workflow.getHandle(`${levelTwo}/task/lvl3`).describe()).rejects.toThrow(
       /not found/i,
     );
+  });
+
+  it('ends a delegating subagent whose total is spent as completed, with the limit note and no guard label', async () => {
+    const coordinator = {
+      description: 'Splits work and delegates parts.',
+      system_prompt: 'You coordinate.',
+      tools: { allow: ['task', 'ls'] },
+    };
+    const input = setUp(
+      {
+        scripts: [
+          {
+            agent: 'lead',
+            turns: [{ tool_calls: [task('co', 'coordinator')] }, { content: 'Lead done.' }],
+          },
+          {
+            agent: 'coordinator',
+            turns: [
+              { content: 'First part.', tool_calls: [task('p1')] },
+              { content: 'Second part.', tool_calls: [task('p2')] },
+              { content: 'never reached' },
+            ],
+          },
+          childAnswers,
+        ],
+      },
+      { subagents: { max_depth: 2, max_total_per_run: 1, custom_agents: { coordinator } } },
+    );
+    const taskQueue = uniqueTaskQueue('nested-total');
+    const coordinatorId = `${taskQueue}-lead/task/co`;
+    const { result, child } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      const result = await handle.result();
+      return {
+        result,
+        child: await testClient().workflow.getHandle<typeof subagentWorkflow>(coordinatorId).result(),
+      };
+    });
+
+    // The coordinator's own delegation cap is not a guard's: its result says so in words, never as a label.
+    expect(child).toMatchObject({ status: 'completed', result: `Second part.\n\n${SUBAGENT_LIMIT_NOTE}` });
+    expect(child.stop_reason).toBeUndefined();
+    expect(subagentResultText(child, 900)).toBe(
+      `Task Succeeded. Result: Second part.\n\n${SUBAGENT_LIMIT_NOTE}`,
+    );
+    expect(result.ledger.map((e) => [e.id, e.status, e.stop_reason])).toEqual([
+      ['co', 'completed', undefined],
+    ]);
+    expect(result.final_output).toBe('Lead done.');
   });
 
   it('cancels running children with the lead: every entry ends cancelled, no child keeps running', async () => {

@@ -11,7 +11,7 @@ import { callModel } from '../../activities/model';
 import { defaultPayloadSettings } from '../../contracts/config-payloads';
 import type { ChatMessage } from '../../contracts/messages';
 import { configurePayloads, PAYLOAD_DIR_ENV } from '../../worker/payloads/store';
-import { sha256Hex } from '../../workflows/pure/sha256';
+import { sha256Hex } from '../../workflows/digest';
 import { tempDir } from '../support/subagent-input';
 
 const dir = tempDir('transcripts');

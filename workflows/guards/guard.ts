@@ -1,19 +1,17 @@
 import type { TokenUsage, ToolCall } from '../../contracts/messages';
 import type { SubagentStopReason } from '../../contracts/status';
-import type { LoopDetectionSettings, TokenBudgetSettings } from '../../contracts/subagent';
 
 /** Plain JSON: guard state is carried across continue-as-new, so no Set, Map, Date or class instances. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type { JsonValue } from '../../contracts/loop-carry';
+import type { JsonValue } from '../../contracts/loop-carry';
 
-/** What every guard is shown after each model response. */
+/** What every guard is shown after each model response (a guard's settings are its own, given when it is built). */
 export interface GuardInput {
   /** Model calls so far, this one included (the first response is turn 1). */
   turn: number;
-  maxTurns: number;
   /** Cumulative usage of the run, this response included. */
   usage: TokenUsage;
   response: { content: string; tool_calls: ToolCall[] };
-  settings: { token_budget: TokenBudgetSettings; loop_detection: LoopDetectionSettings };
 }
 
 export interface GuardVerdict {
@@ -24,8 +22,9 @@ export interface GuardVerdict {
 }
 
 /**
- * One runaway check. `check` is pure: it gets its own previous state and returns the next one, so the
- * loop needs no change when a guard is added. `name` keys the state and must be unique.
+ * One runaway check, built with its own settings (`turnGuard(maxTurns)`, …). `check` is pure: it gets its
+ * own previous state and returns the next one, so the loop needs no change when a guard is added. `name` keys
+ * the state (carried across continue-as-new) and must be unique.
  */
 export interface Guard<S extends JsonValue = JsonValue> {
   name: string;

@@ -1,6 +1,7 @@
 import type { ToolCall } from '../../contracts/messages';
+import { ownValue } from '../../contracts/own-value';
 import type { LoopDetectionSettings } from '../../contracts/subagent';
-import { sha256Hex } from '../pure/sha256';
+import { sha256Hex } from '../digest';
 import type { Guard, GuardVerdict, JsonValue } from './guard';
 
 type LoopGuardState = {
@@ -39,11 +40,6 @@ export function toolCallSetSignature(calls: readonly ToolCall[]): string {
   return sha256Hex(JSON.stringify(pairs));
 }
 
-/** Tool names are model text: own-property reads keep `constructor` or `__proto__` from meaning anything. */
-function ownValue<T>(record: Record<string, T>, key: string): T | undefined {
-  return Object.hasOwn(record, key) ? record[key] : undefined;
-}
-
 function toolLimits(settings: LoopDetectionSettings, tool: string): { warn: number; hard: number } {
   const override = ownValue(settings.tool_freq_overrides, tool);
   if (override) return { warn: override.warn, hard: override.hard_limit };
@@ -75,54 +71,57 @@ function frequencyNote(tool: string, count: number, hardLimit: number): string {
  * (b) one tool name called too often over the run, whatever the arguments. Either warns once
  * (per set, per tool) and then stops the run (`loop_capped`). Turns without tool calls are not counted.
  */
-export const loopGuard: Guard<LoopGuardState> = {
-  name: 'loop_detection',
-  initial: () => ({ window: [], warned_signatures: [], tool_counts: {}, warned_tools: [] }),
-  check(state, input) {
-    const settings = input.settings.loop_detection;
-    const calls = input.response.tool_calls;
-    if (!settings.enabled || calls.length === 0) return { state, verdict: {} };
+export function loopGuard(settings: LoopDetectionSettings): Guard<LoopGuardState> {
+  return {
+    name: 'loop_detection',
+    initial: () => ({ window: [], warned_signatures: [], tool_counts: {}, warned_tools: [] }),
+    check(state, input) {
+      const calls = input.response.tool_calls;
+      if (!settings.enabled || calls.length === 0) return { state, verdict: {} };
 
-    const signature = toolCallSetSignature(calls);
-    const grown = [...state.window, signature];
-    const window = grown.slice(Math.max(0, grown.length - settings.window_size));
-    const repeats = window.filter((entry) => entry === signature).length;
+      const signature = toolCallSetSignature(calls);
+      const grown = [...state.window, signature];
+      const window = grown.slice(Math.max(0, grown.length - settings.window_size));
+      const repeats = window.filter((entry) => entry === signature).length;
 
-    let stop = repeats >= settings.hard_limit;
-    const notes: string[] = [];
-    const warnedSignatures = [...state.warned_signatures];
-    if (!stop && repeats >= settings.warn_threshold && !warnedSignatures.includes(signature)) {
-      warnedSignatures.push(signature);
-      notes.push(repeatNote(repeats, window.length, settings.hard_limit));
-    }
-
-    let toolCounts = state.tool_counts;
-    const warnedTools = [...state.warned_tools];
-    // Each name once, in the order the model first used it, so notes read in call order.
-    for (const tool of calls.map((call) => call.name).filter((name, i, names) => names.indexOf(name) === i)) {
-      const count = (ownValue(toolCounts, tool) ?? 0) + calls.filter((call) => call.name === tool).length;
-      // A computed key defines an own property even for "__proto__", and survives a JSON round trip.
-      toolCounts = { ...toolCounts, [tool]: count };
-      const limits = toolLimits(settings, tool);
-      if (count >= limits.hard) {
-        stop = true;
-      } else if (count >= limits.warn && !warnedTools.includes(tool)) {
-        warnedTools.push(tool);
-        notes.push(frequencyNote(tool, count, limits.hard));
+      let stop = repeats >= settings.hard_limit;
+      const notes: string[] = [];
+      const warnedSignatures = [...state.warned_signatures];
+      if (!stop && repeats >= settings.warn_threshold && !warnedSignatures.includes(signature)) {
+        warnedSignatures.push(signature);
+        notes.push(repeatNote(repeats, window.length, settings.hard_limit));
       }
-    }
 
-    const next: LoopGuardState = {
-      window,
-      warned_signatures: warnedSignatures,
-      tool_counts: toolCounts,
-      warned_tools: warnedTools,
-    };
-    const verdict: GuardVerdict = stop
-      ? { stop: 'loop_capped' }
-      : notes.length > 0
-        ? { note: notes.join('\n\n') }
-        : {};
-    return { state: next, verdict };
-  },
-};
+      let toolCounts = state.tool_counts;
+      const warnedTools = [...state.warned_tools];
+      // Each name once, in the order the model first used it, so notes read in call order.
+      for (const tool of calls
+        .map((call) => call.name)
+        .filter((name, i, names) => names.indexOf(name) === i)) {
+        const count = (ownValue(toolCounts, tool) ?? 0) + calls.filter((call) => call.name === tool).length;
+        // A computed key defines an own property even for "__proto__", and survives a JSON round trip.
+        toolCounts = { ...toolCounts, [tool]: count };
+        const limits = toolLimits(settings, tool);
+        if (count >= limits.hard) {
+          stop = true;
+        } else if (count >= limits.warn && !warnedTools.includes(tool)) {
+          warnedTools.push(tool);
+          notes.push(frequencyNote(tool, count, limits.hard));
+        }
+      }
+
+      const next: LoopGuardState = {
+        window,
+        warned_signatures: warnedSignatures,
+        tool_counts: toolCounts,
+        warned_tools: warnedTools,
+      };
+      const verdict: GuardVerdict = stop
+        ? { stop: 'loop_capped' }
+        : notes.length > 0
+          ? { note: notes.join('\n\n') }
+          : {};
+      return { state: next, verdict };
+    },
+  };
+}

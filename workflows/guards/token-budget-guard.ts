@@ -1,5 +1,5 @@
 import type { TokenBudgetSettings } from '../../contracts/subagent';
-import { groupThousands } from '../pure/text';
+import { groupThousands } from '../../contracts/text';
 import type { Guard } from './guard';
 
 type TokenBudgetState = { warned: boolean };
@@ -19,19 +19,20 @@ function budgetNote(used: number, budget: TokenBudgetSettings): string {
  * The token axis: the run's cumulative total_tokens against `token_budget.max_tokens`. At warn_threshold a
  * one-time note asks the model to wrap up; at hard_threshold the run stops (`token_capped`).
  */
-export const tokenBudgetGuard: Guard<TokenBudgetState> = {
-  name: 'token_budget',
-  initial: () => ({ warned: false }),
-  check(state, input) {
-    const budget = input.settings.token_budget;
-    if (!budget.enabled) return { state, verdict: {} };
-    // Compare fractions, not products: 70 / 100 >= 0.7 holds, while 0.7 * 100 is 70.00000000000001.
-    const used = input.usage.total_tokens;
-    const fraction = used / budget.max_tokens;
-    if (fraction >= budget.hard_threshold) return { state, verdict: { stop: 'token_capped' } };
-    if (fraction >= budget.warn_threshold && !state.warned) {
-      return { state: { warned: true }, verdict: { note: budgetNote(used, budget) } };
-    }
-    return { state, verdict: {} };
-  },
-};
+export function tokenBudgetGuard(budget: TokenBudgetSettings): Guard<TokenBudgetState> {
+  return {
+    name: 'token_budget',
+    initial: () => ({ warned: false }),
+    check(state, input) {
+      if (!budget.enabled) return { state, verdict: {} };
+      // Compare fractions, not products: 70 / 100 >= 0.7 holds, while 0.7 * 100 is 70.00000000000001.
+      const used = input.usage.total_tokens;
+      const fraction = used / budget.max_tokens;
+      if (fraction >= budget.hard_threshold) return { state, verdict: { stop: 'token_capped' } };
+      if (fraction >= budget.warn_threshold && !state.warned) {
+        return { state: { warned: true }, verdict: { note: budgetNote(used, budget) } };
+      }
+      return { state, verdict: {} };
+    },
+  };
+}

@@ -2,7 +2,6 @@ import {
   bashArgsSchema,
   BUILTIN_TOOL_SPECS,
   builtinToolSpecs,
-  filterTools,
   isIdempotentCall,
   lsArgsSchema,
   readFileArgsSchema,
@@ -10,25 +9,6 @@ import {
   writeFileArgsSchema,
 } from '../../../contracts/tool-specs';
 import { BUILTIN_TOOL_NAMES } from '../../../contracts/tools';
-
-describe('filterTools', () => {
-  const all = ['bash', 'ls', 'read_file', 'write_file', 'str_replace', 'task'];
-
-  it('keeps everything without a filter', () => {
-    expect(filterTools(all, {})).toEqual(all);
-  });
-
-  it('applies allow, then deny, keeping the original order', () => {
-    expect(filterTools(all, { allow: ['read_file', 'ls', 'bash'], deny: ['bash'] })).toEqual([
-      'ls',
-      'read_file',
-    ]);
-  });
-
-  it('applies deny alone', () => {
-    expect(filterTools(all, { deny: ['task'] })).toEqual(all.slice(0, 5));
-  });
-});
 
 describe('built-in tool specs', () => {
   it('exist for every built-in tool, under its own name', () => {

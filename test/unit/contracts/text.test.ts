@@ -1,0 +1,68 @@
+import { capText, groupThousands, truncateHeadTail } from '../../../contracts/text';
+
+describe('truncateHeadTail', () => {
+  it('returns text that fits unchanged', () => {
+    expect(truncateHeadTail('short', 5)).toBe('short');
+    expect(truncateHeadTail('', 0)).toBe('');
+  });
+
+  it('keeps head and tail around a marker that says how much was cut', () => {
+    const text = 'H'.repeat(3000) + 'M'.repeat(4000) + 'T'.repeat(3000);
+    const cut = truncateHeadTail(text, 2000);
+    expect(cut.length).toBeLessThanOrEqual(2000);
+    expect(cut.startsWith('H'.repeat(1000))).toBe(true);
+    expect(cut.endsWith('T'.repeat(500))).toBe(true);
+    const marker = /\n\n\[… ([\d,]+) characters omitted …\]\n\n/.exec(cut);
+    expect(marker).not.toBeNull();
+    const omitted = Number(marker![1].replace(/,/g, ''));
+    expect(cut.length - marker![0].length + omitted).toBe(text.length);
+  });
+
+  it('gives the head about two thirds of the room', () => {
+    const cut = truncateHeadTail('a'.repeat(500) + 'b'.repeat(500), 300);
+    const [head, tail] = cut.split(/\n\n\[…[^\]]*\]\n\n/);
+    expect(head.length + tail.length).toBeGreaterThan(250);
+    expect(Math.abs(head.length - 2 * tail.length)).toBeLessThanOrEqual(2);
+  });
+
+  it('never exceeds the limit, down to limits smaller than the marker', () => {
+    const text = 'x'.repeat(12_345);
+    for (const max of [0, 1, 10, 30, 40, 100, 2000, 12_344]) {
+      expect(truncateHeadTail(text, max).length).toBeLessThanOrEqual(max);
+    }
+    expect(truncateHeadTail(text, 10)).toBe('x'.repeat(10));
+  });
+
+  it('does not split a surrogate pair at either cut', () => {
+    const text = '😀'.repeat(2000);
+    const cut = truncateHeadTail(text, 501);
+    expect(cut.length).toBeLessThanOrEqual(501);
+    expect(cut).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+  });
+});
+
+describe('capText', () => {
+  it('keeps text that fits and says nothing was cut', () => {
+    expect(capText('abc', 3)).toEqual({ text: 'abc', truncated: false });
+  });
+
+  it('keeps the head and flags the cut', () => {
+    expect(capText('abcdef', 4)).toEqual({ text: 'abcd', truncated: true });
+  });
+
+  it('does not leave half of a surrogate pair', () => {
+    expect(capText('ab😀', 3)).toEqual({ text: 'ab', truncated: true });
+  });
+});
+
+describe('groupThousands', () => {
+  it('groups digits in threes', () => {
+    expect([0, 999, 1000, 1_400_000, -12_345].map(groupThousands)).toEqual([
+      '0',
+      '999',
+      '1,000',
+      '1,400,000',
+      '-12,345',
+    ]);
+  });
+});

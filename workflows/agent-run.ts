@@ -1,0 +1,166 @@
+/**
+ * What the lead and every subagent share around the agent loop: the loop's config from the agent's settings
+ * (its guards, its tools, `task` when it may delegate), its children's progress reports, the wall clock raced
+ * against the loop, continue-as-new between turns, and every way a run can end as one `AgentRunEnd`. The two
+ * workflows keep only what differs: how they start, what their queries answer, what they return.
+ */
+import {
+  ActivityFailure,
+  CancellationScope,
+  isCancellation,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { DelegationLimitSettings } from '../contracts/lead';
+import type { LedgerEntry } from '../contracts/ledger';
+import type { TaskEvent } from '../contracts/events';
+import type { ModelSettings } from '../contracts/model';
+import { subagentProgressSignal } from '../contracts/queries';
+import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
+import type { SummarizationRuntime } from '../contracts/summarization';
+import { builtinToolSpecs } from '../contracts/tool-specs';
+import type { SandboxSettings } from '../contracts/tools';
+import { runAgentLoop, type AgentLoopState, type LoopEnd, type LoopPlugins } from './agent-loop';
+import { historyWantsContinueAsNew } from './continue-as-new';
+import { Delegator } from './delegation/delegator';
+import { defaultGuards } from './guards';
+
+/** What every agent of one run shares (from the workflow input). */
+export interface RunContext {
+  /** The lead run's id: every delegation of the run is counted against it. */
+  runId: string;
+  /** The agent's delegation depth (the lead is 0). */
+  depth: number;
+  workspace: string;
+  sandbox: SandboxSettings;
+  loopDetection: LoopDetectionSettings;
+  /** Compaction for this agent and every child; absent → off. */
+  summarization?: SummarizationRuntime;
+}
+
+/** The agent the loop runs as: its model, its tools, its own budgets. */
+export interface AgentSpec {
+  name: string;
+  model: ModelSettings;
+  /** Built-in tools the agent may see and run (`task` is added when it may delegate). */
+  tools: string[];
+  maxTurns: number;
+  tokenBudget: TokenBudgetSettings;
+  /** The wall clock, counted from the start of the run's first execution; absent → none. */
+  timeoutSeconds?: number;
+}
+
+/** What an agent that may delegate starts with: the agents it may start, the limits, what it has delegated. */
+export interface DelegationSpec {
+  agents: ResolvedAgent[];
+  limits: DelegationLimitSettings;
+  ledger?: LedgerEntry[];
+  events?: TaskEvent[];
+}
+
+/** Delegation for one agent, run by the same code at every depth. */
+export function createDelegator(
+  context: RunContext,
+  delegation: DelegationSpec,
+  state: () => AgentLoopState,
+): Delegator {
+  return new Delegator({
+    runId: context.runId,
+    depth: context.depth,
+    agents: delegation.agents,
+    limits: delegation.limits,
+    workspace: context.workspace,
+    sandbox: context.sandbox,
+    loopDetection: context.loopDetection,
+    transcript: () => state().transcript,
+    ...(delegation.ledger && { ledger: delegation.ledger }),
+    ...(delegation.events && { events: delegation.events }),
+    ...(context.summarization && { summarization: context.summarization }),
+  });
+}
+
+export interface AgentRunOptions {
+  context: RunContext;
+  agent: AgentSpec;
+  state: AgentLoopState;
+  /** Present when the agent may delegate. */
+  delegator?: Delegator;
+  /** Keep the step log (for a steps query). */
+  recordSteps: boolean;
+  /** Called after every model response (progress reports). */
+  onTurn?: LoopPlugins['onTurn'];
+}
+
+/** Every way a run's execution can end. */
+export type AgentRunEnd =
+  | LoopEnd
+  /** The wall clock ran out: running activities and children were cancelled, the partial text stands. */
+  | { kind: 'timed_out' }
+  /** The workflow was cancelled (by a user, or by its parent). */
+  | { kind: 'cancelled' }
+  /** An activity ran out of retries (a provider that kept failing, or never answered). */
+  | { kind: 'activity_failed'; message: string };
+
+/**
+ * Runs the agent's loop until it ends, its wall clock runs out, or it is cancelled. Delegations still in flight
+ * have reported back before this returns, so no ledger entry stays `in_progress`.
+ */
+export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
+  const { context, agent, state, delegator } = options;
+  const toolSpecs = builtinToolSpecs(agent.tools);
+  // At the depth cap the tool stays visible and its calls are refused with an explanation.
+  if (delegator?.canDelegate) toolSpecs.push(delegator.toolSpec());
+  if (delegator) setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
+  const plugins: LoopPlugins = {
+    ...delegator?.plugins(),
+    onTurn: options.onTurn,
+    // Between turns nothing is in flight: when history grows long, the run continues as new there.
+    shouldContinueAsNew: () => historyWantsContinueAsNew(workflowInfo()),
+  };
+  const config = {
+    agentName: agent.name,
+    model: agent.model,
+    toolSpecs,
+    allowedTools: agent.tools,
+    guards: defaultGuards({
+      maxTurns: agent.maxTurns,
+      tokenBudget: agent.tokenBudget,
+      loopDetection: context.loopDetection,
+    }),
+    workspace: context.workspace,
+    sandbox: context.sandbox,
+    recordSteps: options.recordSteps,
+    ...(context.summarization && { summarization: context.summarization }),
+  };
+
+  // The wall clock counts from when the server started the run (its chain), as the hard backstop
+  // (workflowExecutionTimeout) does: time spent waiting for a worker counts against both alike.
+  const startedAtMs = workflowInfo().startTime.getTime();
+  const loopScope = new CancellationScope();
+  const clockScope = new CancellationScope();
+  try {
+    const loop = loopScope.run(() => runAgentLoop(state, config, plugins));
+    const timeoutSeconds = agent.timeoutSeconds;
+    const clock =
+      timeoutSeconds === undefined
+        ? undefined
+        : clockScope.run(() => sleep(Math.max(0, startedAtMs + timeoutSeconds * 1000 - Date.now())));
+    const end = await (clock ? Promise.race([loop, clock.then(() => 'timed_out' as const)]) : loop);
+    if (end !== 'timed_out') return end;
+    // Graceful: running activities (they heartbeat) and children are cancelled, the partial text is kept.
+    loopScope.cancel();
+    await loop.catch(() => undefined);
+    return { kind: 'timed_out' };
+  } catch (err) {
+    if (isCancellation(err)) return { kind: 'cancelled' };
+    if (err instanceof ActivityFailure) {
+      return { kind: 'activity_failed', message: err.cause?.message ?? err.message };
+    }
+    throw err;
+  } finally {
+    clockScope.cancel();
+    // Cancelled children report back before the run ends or continues.
+    if (delegator) await CancellationScope.nonCancellable(() => delegator.settle());
+  }
+}

@@ -1,0 +1,251 @@
+/**
+ * `task` delegation, plugged into the agent loop: each call becomes a child `subagentWorkflow` with the
+ * deterministic id `<owner workflow id>/task/<delegation id>` (the model's tool_call_id when it is plain and new in
+ * the ledger, else `d<n>`: delegation-ids.ts), so a replay or a retry can never start it twice.
+ * Limits are applied before any child starts; the ledger and the event log live in workflow state.
+ * The lead uses it, and so does a subagent whose agent may delegate in turn (nested, up to `max_depth`).
+ */
+import {
+  ChildWorkflowFailure,
+  isCancellation,
+  log,
+  startChild,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  delegationToolMessage,
+  depthRefusalText,
+  refusedTaskMessage,
+} from '../../contracts/delegation-result';
+import type { TaskEvent } from '../../contracts/events';
+import { forkMessages } from '../../contracts/fork';
+import type { DelegationLimitSettings } from '../../contracts/lead';
+import type { LedgerEntry } from '../../contracts/ledger';
+import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../../contracts/messages';
+import type { SubagentProgressUpdate } from '../../contracts/queries';
+import { runSearchAttributes } from '../../contracts/search-attributes';
+import {
+  SUBAGENT_TIMEOUT_GRACE_SECONDS,
+  type LoopDetectionSettings,
+  type ResolvedAgent,
+  type SubagentInput,
+  type SubagentResult,
+} from '../../contracts/subagent';
+import type { SummarizationRuntime } from '../../contracts/summarization';
+import { TASK_TOOL_NAME, type SandboxSettings } from '../../contracts/tools';
+import type { Transcript } from '../../contracts/transcript';
+import type { LoopPlugins } from '../agent-loop';
+// Type only: the child is started by its workflow type name, so this module and the subagent's don't cycle.
+import type { subagentWorkflow } from '../subagent';
+import { assignDelegationIds } from './delegation-ids';
+import { appendEvent, terminalEvent } from './events';
+import { applyProgress, applyResult, countForRun, renderLedgerForPrompt, startEntry } from './ledger';
+import { applyDelegationLimits, delegationDepthAllows } from './limits';
+import { buildTaskToolSpec, parseTaskArgs } from './task-tool';
+
+/** Characters of the "work already delegated" block shown to the model each turn. */
+export const LEDGER_PROMPT_BUDGET_CHARS = 4000;
+
+export interface DelegatorOptions {
+  /** The lead run every entry belongs to (only its entries count toward the per-run total). */
+  runId: string;
+  /** Depth of the agent that delegates: the lead is 0, its children 1. */
+  depth: number;
+  agents: ResolvedAgent[];
+  limits: DelegationLimitSettings;
+  workspace: string;
+  sandbox: SandboxSettings;
+  loopDetection: LoopDetectionSettings;
+  /** The delegating agent's transcript, for the `fork` provider. */
+  transcript: () => Transcript;
+  /** Compaction settings handed to every child (the same switch for lead and subagents). */
+  summarization?: SummarizationRuntime;
+  /** Entries carried in (continue-as-new, or earlier runs of the same conversation). */
+  ledger?: LedgerEntry[];
+  /** The event log so far (continue-as-new). */
+  events?: TaskEvent[];
+}
+
+export class Delegator {
+  ledger: LedgerEntry[];
+  events: TaskEvent[];
+  private readonly running = new Set<Promise<ToolMessage>>();
+
+  constructor(private readonly options: DelegatorOptions) {
+    this.ledger = options.ledger ?? [];
+    this.events = options.events ?? [];
+  }
+
+  /** The `task` tool as the model sees it: wording follows the bound provider, limits match enforcement. */
+  toolSpec(): ToolSpec {
+    const { agents, limits } = this.options;
+    return buildTaskToolSpec({
+      provider: limits.provider,
+      agents: agents.map(({ name, description }) => ({ name, description })),
+      maxConcurrent: limits.max_concurrent,
+      maxTotalPerRun: limits.max_total_per_run,
+    });
+  }
+
+  /** Whether the `task` tool is offered at all (some agent can be started). */
+  get canDelegate(): boolean {
+    return this.options.agents.length > 0;
+  }
+
+  /** Delegation as the agent loop takes it: the ledger block, the limits, and the `task` calls it runs. */
+  plugins(): Pick<LoopPlugins, 'systemContext' | 'applyDelegationLimits' | 'claimedCalls'> {
+    return {
+      systemContext: () => renderLedgerForPrompt(this.ledger, LEDGER_PROMPT_BUDGET_CHARS),
+      applyDelegationLimits: (message) => this.applyLimits(message),
+      claimedCalls: {
+        claims: (call) => call.name === TASK_TOOL_NAME,
+        run: (calls) => {
+          // Ids are settled before any child starts, in the model's order: deterministic on replay.
+          const ids = assignDelegationIds(
+            calls.map((call) => call.id),
+            this.ledger.map((entry) => entry.id),
+          );
+          return Promise.all(calls.map((call, i) => this.track(this.delegate(call, ids[i]))));
+        },
+      },
+    };
+  }
+
+  /** A child's progress report (signal): a `task_running` event and the entry's running usage. */
+  recordProgress(update: SubagentProgressUpdate): void {
+    const entry = this.ledger.find((candidate) => candidate.id === update.task_id);
+    if (!entry || entry.status !== 'in_progress') return;
+    this.ledger = applyProgress(
+      this.ledger,
+      update.task_id,
+      { modelName: update.model_name, tokenUsage: update.token_usage },
+      now(),
+    );
+    this.events = appendEvent(this.events, {
+      type: 'task_running',
+      task_id: update.task_id,
+      at: now(),
+      turns: update.turns,
+      ...(update.token_usage && { token_usage: update.token_usage }),
+      ...(update.model_name && { model_name: update.model_name }),
+    });
+  }
+
+  /** Waits for every delegation still in flight (after a cancel, so that no entry stays `in_progress`). */
+  async settle(): Promise<void> {
+    await Promise.allSettled([...this.running]);
+  }
+
+  private track(delegation: Promise<ToolMessage>): Promise<ToolMessage> {
+    this.running.add(delegation);
+    void delegation.finally(() => this.running.delete(delegation)).catch(() => undefined);
+    return delegation;
+  }
+
+  private applyLimits(message: AssistantMessage): { message: AssistantMessage; capped: boolean } {
+    const outcome = applyDelegationLimits(message, {
+      maxConcurrent: this.options.limits.max_concurrent,
+      maxTotalPerRun: this.options.limits.max_total_per_run,
+      usedThisRun: countForRun(this.ledger, this.options.runId),
+    });
+    // As in the seeds: calls the limits drop are only logged (the workflow logger skips lines on replay).
+    for (const line of outcome.log) log.info(line, { run_id: this.options.runId });
+    return { message: outcome.message, capped: outcome.capped };
+  }
+
+  /** What a `fork` child starts from: the stored prefix by reference, the completed turns after it as they are. */
+  private forkSource(): Pick<SubagentInput, 'fork_messages' | 'fork_from'> {
+    const transcript = this.options.transcript();
+    const source = transcript.stored ?? transcript.fork_from;
+    return {
+      fork_messages: forkMessages(transcript.tail),
+      ...(source && { fork_from: source }),
+    };
+  }
+
+  /** Runs one `task` call as the delegation `id` (the model's call id, or one the workflow chose). */
+  private async delegate(call: ToolCall, id: string): Promise<ToolMessage> {
+    const { agents, limits, depth, runId } = this.options;
+    // Refuse before anything exists: a refusal leaves no half-made child behind.
+    const parsed = parseTaskArgs(call.args, agents);
+    if (!parsed.ok) return refusedTaskMessage(call.id, parsed.error);
+    if (!delegationDepthAllows(depth, limits.max_depth)) {
+      return refusedTaskMessage(call.id, depthRefusalText(limits.max_depth));
+    }
+    const { agent } = parsed;
+    const { description, prompt, subagent_type: subagentType } = parsed.args;
+    const workflowId = `${workflowInfo().workflowId}/task/${id}`;
+    const input: SubagentInput = {
+      run_id: runId,
+      task_id: id,
+      description,
+      prompt,
+      subagent_type: subagentType,
+      agent,
+      loop_detection: this.options.loopDetection,
+      workspace: this.options.workspace,
+      sandbox: this.options.sandbox,
+      depth: depth + 1,
+      ...(limits.provider === 'fork' && this.forkSource()),
+      ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents, limits } }),
+      ...(this.options.summarization && { summarization: this.options.summarization }),
+    };
+
+    // Recorded before the first await: entries keep the order in which the model issued the calls.
+    this.ledger = startEntry(
+      this.ledger,
+      { id, runId, description, subagentType, workflowId, modelName: agent.model.name },
+      now(),
+    );
+    let result: SubagentResult;
+    try {
+      const child = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
+        workflowId,
+        args: [input],
+        workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS} seconds`,
+        staticSummary: `${subagentType}: ${description}`,
+        staticDetails: prompt,
+        memo: { description, subagent_type: subagentType },
+        typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
+      });
+      this.events = appendEvent(this.events, {
+        type: 'task_started',
+        task_id: id,
+        at: now(),
+        description,
+        subagent_type: subagentType,
+        model_name: agent.model.name,
+        workflow_id: workflowId,
+      });
+      result = await child.result();
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        return refusedTaskMessage(
+          call.id,
+          `Task refused: a delegation with the id ${id} already exists in this run.`,
+        );
+      }
+      result = failedDelegation(err, agent.timeout_seconds);
+    }
+    this.ledger = applyResult(this.ledger, id, result, now());
+    this.events = appendEvent(this.events, terminalEvent(id, result, now()));
+    return delegationToolMessage(call.id, result, agent.timeout_seconds);
+  }
+}
+
+/** A child that ended without returning its result: cancelled, cut by its hard backstop, or lost. */
+function failedDelegation(err: unknown, timeoutSeconds: number): SubagentResult {
+  if (isCancellation(err)) return { status: 'cancelled', error: 'Task cancelled by user', turns: 0 };
+  if (err instanceof ChildWorkflowFailure && err.cause instanceof TimeoutFailure) {
+    return { status: 'timed_out', error: `Execution timed out after ${timeoutSeconds} seconds`, turns: 0 };
+  }
+  const message = err instanceof ChildWorkflowFailure && err.cause ? err.cause.message : String(err);
+  return { status: 'failed', error: message, turns: 0 };
+}
+
+function now(): string {
+  // The workflow clock: deterministic on replay.
+  return new Date().toISOString();
+}
