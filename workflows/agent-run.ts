@@ -39,6 +39,27 @@ export interface RunContext {
   summarization?: SummarizationRuntime;
 }
 
+/** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
+export function runContext(
+  input: {
+    depth: number;
+    workspace: string;
+    sandbox: SandboxSettings;
+    loop_detection: LoopDetectionSettings;
+    summarization?: SummarizationRuntime;
+  },
+  runId: string,
+): RunContext {
+  return {
+    runId,
+    depth: input.depth,
+    workspace: input.workspace,
+    sandbox: input.sandbox,
+    loopDetection: input.loop_detection,
+    ...(input.summarization && { summarization: input.summarization }),
+  };
+}
+
 /** The agent the loop runs as: its model, its tools, its own budgets. */
 export interface AgentSpec {
   name: string;

@@ -17,7 +17,7 @@ import type { ChatMessage } from '../contracts/messages';
 import { recordsAfter } from '../contracts/queries';
 import { DELEGATION_LIMIT_STOP_REASON, type RunStopReason } from '../contracts/status';
 import { initialLoopState, loopCarry, restoreLoopState, type AgentLoopState } from './agent-loop';
-import { createDelegator, runAgent, type AgentRunEnd, type RunContext } from './agent-run';
+import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { lastAssistantText } from './subagent-result';
 
@@ -84,14 +84,7 @@ function leadOutcome(
 export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResult> {
   failOnInvalidLeadRunInput(input);
   const runId = input.run_id ?? workflowInfo().workflowId;
-  const context: RunContext = {
-    runId,
-    depth: input.depth,
-    workspace: input.workspace,
-    sandbox: input.sandbox,
-    loopDetection: input.loop_detection,
-    ...(input.summarization && { summarization: input.summarization }),
-  };
+  const context = runContext(input, runId);
   const state = startingState(input);
   const delegator = createDelegator(
     context,

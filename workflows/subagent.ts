@@ -19,7 +19,7 @@ import {
   type AgentLoopState,
   type LoopPlugins,
 } from './agent-loop';
-import { createDelegator, runAgent, type AgentRunEnd, type RunContext } from './agent-run';
+import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
 
 /** A child reports progress to its parent after its first turn, then at most this often (history stays small). */
@@ -91,14 +91,7 @@ function subagentOutcome(end: Exclude<AgentRunEnd, { kind: 'continue_as_new' }>)
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
   failOnInvalidSubagentInput(input);
   const { agent } = input;
-  const context: RunContext = {
-    runId: input.run_id,
-    depth: input.depth,
-    workspace: input.workspace,
-    sandbox: input.sandbox,
-    loopDetection: input.loop_detection,
-    ...(input.summarization && { summarization: input.summarization }),
-  };
+  const context = runContext(input, input.run_id);
   const state = startingState(input);
   let finished = false;
   setHandler(subagentStepsQuery, (afterSeq = 0) => recordsAfter(state.steps, afterSeq));

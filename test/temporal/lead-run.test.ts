@@ -23,6 +23,12 @@ const task = (id: string, subagentType = 'general-purpose'): ScriptedCall => ({
   id,
   args: { description: `Part ${id}`, prompt: `Work on part ${id}.`, subagent_type: subagentType },
 });
+/** A custom agent allowed to delegate in turn (nested delegation). */
+const coordinator = {
+  description: 'Splits work and delegates parts.',
+  system_prompt: 'You coordinate.',
+  tools: { allow: ['task', 'ls'] },
+};
 const childAnswers = { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] };
 
 function setUp(script: ModelScriptFileInput, config?: Record<string, unknown>): LeadRunInput {
@@ -107,11 +113,6 @@ describe('leadRunWorkflow', () => {
   });
 
   it('refuses delegation past max_depth with an error result, the tool still visible', async () => {
-    const coordinator = {
-      description: 'Splits work and delegates parts.',
-      system_prompt: 'You coordinate.',
-      tools: { allow: ['task', 'ls'] },
-    };
     const input = setUp(
       {
         scripts: [
@@ -153,11 +154,6 @@ describe('leadRunWorkflow', () => {
   });
 
   it('ends a delegating subagent whose total is spent as completed, with the limit note and no guard label', async () => {
-    const coordinator = {
-      description: 'Splits work and delegates parts.',
-      system_prompt: 'You coordinate.',
-      tools: { allow: ['task', 'ls'] },
-    };
     const input = setUp(
       {
         scripts: [

@@ -48,17 +48,18 @@ describe('delegationToolMessage', () => {
 describe('delegationMetadata', () => {
   const usage = { input_tokens: 100, output_tokens: 20, total_tokens: 120 };
 
+  const result: SubagentResult = {
+    status: 'completed',
+    stop_reason: 'token_capped',
+    result: 'The full answer.',
+    result_brief: 'The full answer.',
+    result_sha256: 'ab'.repeat(32),
+    model_name: 'gpt-4o-mini',
+    token_usage: usage,
+    turns: 7,
+  };
+
   it('puts the structured fields under DeerFlow’s metadata keys', () => {
-    const result: SubagentResult = {
-      status: 'completed',
-      stop_reason: 'token_capped',
-      result: 'The full answer.',
-      result_brief: 'The full answer.',
-      result_sha256: 'ab'.repeat(32),
-      model_name: 'gpt-4o-mini',
-      token_usage: usage,
-      turns: 7,
-    };
     expect(delegationMetadata(result)).toEqual({
       subagent_status: 'completed',
       subagent_stop_reason: 'token_capped',
@@ -70,16 +71,6 @@ describe('delegationMetadata', () => {
   });
 
   it('carries a failed run’s error under subagent_error', () => {
-    const result: SubagentResult = {
-      status: 'completed',
-      stop_reason: 'token_capped',
-      result: 'The full answer.',
-      result_brief: 'The full answer.',
-      result_sha256: 'ab'.repeat(32),
-      model_name: 'gpt-4o-mini',
-      token_usage: usage,
-      turns: 7,
-    };
     expect(delegationMetadata({ ...result, status: 'failed', error: 'Ran out of turns.' })).toMatchObject({
       subagent_status: 'failed',
       subagent_error: 'Ran out of turns.',
