@@ -134,6 +134,24 @@ export function runWorkspace(config: Config, values: FlagValues, runId: string):
   return workspace;
 }
 
+/** What the run header says: the run, its workspace, its page in the Web UI. */
+export interface RunHeader {
+  runId: string;
+  workspace: string;
+  uiUrl?: string;
+}
+
+/**
+ * The run header, printed once when the run has started: on stdout before the live tree or the event lines,
+ * on stderr with --json (stdout then carries the result alone).
+ */
+export function runHeaderLines(header: RunHeader, options: { withUiUrl: boolean }): string[] {
+  return [
+    `Run ${header.runId} · workspace ${header.workspace}`,
+    ...(header.uiUrl && options.withUiUrl ? [`Web UI: ${header.uiUrl}`] : []),
+  ];
+}
+
 /** Runs one lead run to its end and prints it; the exit code: 0 when it completed. */
 export async function executeRun(request: RunRequest): Promise<number> {
   const { config, values } = request;
@@ -150,28 +168,27 @@ export async function executeRun(request: RunRequest): Promise<number> {
     const { client, connection } = await connectClient(session.settings);
     try {
       const api = new SubagentsClient(client, session.settings.namespace);
+      const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
+      const tty = process.stdout.isTTY === true;
+      const color = tty && !env.NO_COLOR;
       const result: LeadRunResult = await session.withWorker(async () => {
         const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
-        const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
+        // The live tree carries the link itself; logs and --json get it up front.
+        const header = runHeaderLines({ runId, workspace, uiUrl }, { withUiUrl: json || !tty });
+        if (json) say(header.join('\n'));
+        else process.stdout.write(`${header.join('\n')}\n\n`);
         if (json) return handle.result();
-        const tty = process.stdout.isTTY === true;
-        // The live tree carries the link itself; logs get it up front.
-        process.stdout.write(
-          `Run ${runId} · workspace ${workspace}\n${uiUrl && !tty ? `Web UI: ${uiUrl}\n` : ''}\n`,
-        );
         return watchRun(handle, {
           out: process.stdout,
           live: tty,
-          color: tty && !env.NO_COLOR,
+          color,
           ...(uiUrl && { uiUrl }),
           childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
         });
       });
-      const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
       if (json) {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       } else {
-        const color = process.stdout.isTTY === true && !env.NO_COLOR;
         process.stdout.write(
           `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
         );

@@ -3,13 +3,12 @@
  * TEMPORAL_NAMESPACE, TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO), SUBAGENTS_PAYLOAD_DIR (the
  * local payload store; the default settings apply otherwise). Prints `worker ready` on stdout once it polls.
  */
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { installRuntime, logLevelFromEnv } from './runtime';
 import { createProjectWorker } from './worker';
 
 async function main(): Promise<void> {
-  Runtime.install({
-    logger: new DefaultLogger((process.env.WORKER_LOG_LEVEL as LogLevel | undefined) ?? 'INFO'),
-  });
+  installRuntime(logLevelFromEnv('WORKER_LOG_LEVEL', 'INFO'));
   const address = process.env.TEMPORAL_ADDRESS;
   if (!address) throw new Error('TEMPORAL_ADDRESS must be set (host:port of the Temporal frontend)');
   const connection = await NativeConnection.connect({ address });

@@ -1,0 +1,46 @@
+/**
+ * The SDK's runtime for a process that runs workers: installed once, before any worker or native connection
+ * exists (after that the SDK has already made a default one, which prints the Rust core's logs on stdout).
+ */
+import { inspect } from 'node:util';
+import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
+import { ConfigError } from '../contracts/config';
+
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
+
+/** The log level the environment variable `name` sets (any case), or `fallback` when it is unset. */
+export function logLevelFromEnv(name: string, fallback: LogLevel, env = process.env): LogLevel {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const level = LOG_LEVELS.find((candidate) => candidate === value.toUpperCase());
+  if (level === undefined) {
+    throw new ConfigError([
+      `${name}: ${JSON.stringify(value)} is not a log level (${LOG_LEVELS.join(', ')})`,
+    ]);
+  }
+  return level;
+}
+
+let installed = false;
+
+/** One line per log on stderr (the SDK's default spreads a core log's fields over several). */
+function writeLogLine({ level, message, meta, timestampNanos }: LogEntry): void {
+  const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
+  const fields = Object.entries(meta ?? {}).filter(([, value]) => value !== undefined);
+  const details =
+    fields.length === 0 ? '' : ` ${inspect(Object.fromEntries(fields), { breakLength: Infinity })}`;
+  process.stderr.write(`${time} [${level}] ${message}${details}\n`);
+}
+
+/**
+ * Every log of the SDK at `level` or above goes to stderr: the TypeScript side's through the logger, the Rust
+ * core's forwarded to it, so stdout carries only what a command prints (`run --json`: the JSON alone).
+ */
+export function installRuntime(level: LogLevel = logLevelFromEnv('SUBAGENTS_LOG_LEVEL', 'WARN')): void {
+  if (installed) return;
+  installed = true;
+  Runtime.install({
+    logger: new DefaultLogger(level, writeLogLine),
+    telemetryOptions: { logging: { filter: { core: level, other: 'ERROR' }, forward: {} } },
+  });
+}
