@@ -10,6 +10,7 @@ import { buildLeadRunInput } from '../contracts/lead-input';
 import { loadConfig } from '../worker/config';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
+import { InterruptedError, runWorkerWhile, signalExitCode, untilShutdownSignal } from '../worker/shutdown';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
@@ -47,9 +48,14 @@ export function loadRunConfig(values: FlagValues, env: NodeJS.ProcessEnv = proce
 interface Session {
   settings: ConnectionSettings;
   uiUrl?: string;
+  /** What becomes of a run when this command stops following it. */
+  afterInterrupt(runId: string): string;
   /** Closes what this command opened (its worker, its embedded server). */
   close(): Promise<void>;
-  /** Runs `body` while this command's own worker polls, when it has one. */
+  /**
+   * Runs `body` while this command's own worker polls, when it has one. SIGINT or SIGTERM stops waiting for
+   * it (an `InterruptedError`) once the worker has shut down; a second signal exits at once.
+   */
   withWorker<T>(body: () => Promise<T>): Promise<T>;
 }
 
@@ -61,7 +67,15 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
     taskQueue: stringFlag(values, 'task-queue'),
   });
   if (settings.address) {
-    return { settings, uiUrl: settings.uiUrl, close: async () => undefined, withWorker: (body) => body() };
+    const address = settings.address;
+    return {
+      settings,
+      uiUrl: settings.uiUrl,
+      afterInterrupt: (runId) =>
+        `it keeps running on ${address} (subagents status ${runId} --address ${address})`,
+      close: async () => undefined,
+      withWorker: (body) => untilShutdownSignal(body, say),
+    };
   }
   let server: TemporalServer | undefined;
   let codec: RunningCodecServer | undefined;
@@ -91,6 +105,11 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
   return {
     settings,
     uiUrl,
+    afterInterrupt: (runId) =>
+      server
+        ? "it ended with this command's dev server"
+        : `it stays on the dev server and goes on when a worker polls task queue "${settings.taskQueue}" ` +
+          `(subagents worker; subagents status ${runId})`,
     withWorker: async (body) => {
       const worker = await createProjectWorker({
         connection,
@@ -98,7 +117,7 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
         taskQueue: settings.taskQueue,
         workflowBundleCode: await bundle,
       });
-      return worker.runUntil(body());
+      return runWorkerWhile(worker, body, say);
     },
     close: async () => {
       await connection.close();
@@ -171,21 +190,28 @@ export async function executeRun(request: RunRequest): Promise<number> {
       const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
       const tty = process.stdout.isTTY === true;
       const color = tty && !env.NO_COLOR;
-      const result: LeadRunResult = await session.withWorker(async () => {
-        const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
-        // The live tree carries the link itself; logs and --json get it up front.
-        const header = runHeaderLines({ runId, workspace, uiUrl }, { withUiUrl: json || !tty });
-        if (json) say(header.join('\n'));
-        else process.stdout.write(`${header.join('\n')}\n\n`);
-        if (json) return handle.result();
-        return watchRun(handle, {
-          out: process.stdout,
-          live: tty,
-          color,
-          ...(uiUrl && { uiUrl }),
-          childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+      let result: LeadRunResult;
+      try {
+        result = await session.withWorker(async () => {
+          const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
+          // The live tree carries the link itself; logs and --json get it up front.
+          const header = runHeaderLines({ runId, workspace, uiUrl }, { withUiUrl: json || !tty });
+          if (json) say(header.join('\n'));
+          else process.stdout.write(`${header.join('\n')}\n\n`);
+          if (json) return handle.result();
+          return watchRun(handle, {
+            out: process.stdout,
+            live: tty,
+            color,
+            ...(uiUrl && { uiUrl }),
+            childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+          });
         });
-      });
+      } catch (err) {
+        if (!(err instanceof InterruptedError)) throw err;
+        say(`subagents: ${err.signal}: stopped following run ${runId}; ${session.afterInterrupt(runId)}`);
+        return signalExitCode(err.signal);
+      }
       if (json) {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       } else {

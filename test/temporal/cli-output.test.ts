@@ -1,14 +1,63 @@
 /**
- * What the CLI prints, each command a process of its own: `run --json` keeps stdout for the JSON while the
- * SDK (its Rust core included) logs on stderr.
+ * What the CLI prints and how its processes end, each command a process of its own: `run --json` keeps
+ * stdout for the JSON while the SDK (its Rust core included) logs on stderr; a worker stopped with SIGTERM
+ * shuts down once and exits 0.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
-import { cliEnv, runCli } from '../support/cli-process';
+import { testAddress, uniqueTaskQueue } from '../harness/temporal';
+import { CLI, cliEnv, ROOT, runCli } from '../support/cli-process';
 import { tempDir, writeScript } from '../support/subagent-input';
 
+const WORKER_MAIN = join(ROOT, 'dist', 'worker', 'worker-main.js');
 const STACK_FRAME = /\n\s+at /;
+
+/** A process whose output the test reads while it runs. */
+class WatchedProcess {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly child: ChildProcess;
+
+  constructor(args: string[], env: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString('utf8')));
+    this.child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+    this.exited = once(this.child, 'exit').then(([code, signal]) => ({
+      code: code as number | null,
+      signal: signal as NodeJS.Signals | null,
+    }));
+  }
+
+  /** Resolves with the first match of `pattern` in the stream, or fails after `timeoutMs`. */
+  async waitFor(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = this[stream].match(pattern);
+      if (match) return match;
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        throw new Error(`exited before ${stream} matched ${pattern}:\n${this.stdout}\n${this.stderr}`);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`${stream} did not match ${pattern} within ${timeoutMs} ms:\n${this[stream]}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
 
 function scriptedConfig(dir: string, script: Parameters<typeof writeScript>[1], extra = ''): string {
   const config = join(dir, 'config.yaml');
@@ -63,4 +112,48 @@ it('run --json: the result alone on stdout; the SDK and its Rust core log on std
   // The run header goes to stderr too, where a user watching the terminal sees which run this is.
   expect(run.stderr).toContain(`Run ${result.run_id} · workspace`);
   expect(run.stderr).not.toMatch(STACK_FRAME);
+});
+
+// At INFO the core logs a worker's shutdown, so its logs are seen to go to stderr too.
+describe('a worker stopped with SIGTERM shuts down once and exits 0, without a stack trace', () => {
+  const cases: [string, () => { args: string[]; env: NodeJS.ProcessEnv }][] = [
+    [
+      '`subagents worker`',
+      () => ({
+        args: [CLI, 'worker', '--address', testAddress(), '--task-queue', uniqueTaskQueue('cli-worker')],
+        env: cliEnv({ SUBAGENTS_LOG_LEVEL: 'INFO' }),
+      }),
+    ],
+    [
+      'a worker process (worker/worker-main.ts)',
+      () => ({
+        args: [WORKER_MAIN],
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: testAddress(),
+          TASK_QUEUE: uniqueTaskQueue('worker-main'),
+          WORKFLOW_BUNDLE: process.env.TEMPORAL_TEST_WORKFLOW_BUNDLE,
+          WORKER_LOG_LEVEL: 'INFO',
+        },
+      }),
+    ],
+  ];
+  it.each(cases)('%s', async (_name, command) => {
+    const { args, env } = command();
+    const worker = new WatchedProcess(args, env);
+    try {
+      await worker.waitFor('stdout', /^worker ready: task queue "[^"]+" on /m, 90_000);
+      worker.kill('SIGTERM');
+      expect(await worker.exited).toEqual({ code: 0, signal: null });
+      // stdout has the start line alone; the logs, the core's included, are on stderr.
+      expect(worker.stdout).toMatch(/^worker ready: [^\n]*\n$/);
+      expect(worker.stderr).toMatch(/\[INFO\] Initiated shutdown .*sdkComponent: 'core'/);
+      expect(worker.stderr).toContain('SIGTERM: stopping the worker');
+      expect(worker.stderr).toContain('worker stopped');
+      expect(worker.stderr).not.toMatch(/IllegalStateError|Error:/);
+      expect(worker.stderr).not.toMatch(STACK_FRAME);
+    } finally {
+      await worker.stop();
+    }
+  });
 });
