@@ -4,6 +4,7 @@
  */
 import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
 import { buildLeadRunInput } from '../contracts/lead-input';
@@ -29,6 +30,7 @@ import {
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
 import { renderLedgerTable, renderSummary } from './tree';
+import { sayWhenNoWorkerPolls } from './worker-presence';
 
 /** Shipped beside the code: dist/client/run-command.js → <package>/client/demo. */
 export const DEMO_DIR = resolve(__dirname, '..', '..', 'client', 'demo');
@@ -48,6 +50,11 @@ export function loadRunConfig(values: FlagValues, env: NodeJS.ProcessEnv = proce
 interface Session {
   settings: ConnectionSettings;
   uiUrl?: string;
+  /**
+   * While the run is followed: says once when no worker polls its task queue (workers elsewhere must, when
+   * this command runs none). Returns what stops it.
+   */
+  watchWorkers(client: Client): () => void;
   /** What becomes of a run when this command stops following it. */
   afterInterrupt(runId: string): string;
   /** Closes what this command opened (its worker, its embedded server). */
@@ -71,6 +78,15 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
     return {
       settings,
       uiUrl: settings.uiUrl,
+      watchWorkers: (client) =>
+        sayWhenNoWorkerPolls({
+          client,
+          address,
+          namespace: settings.namespace,
+          taskQueue: settings.taskQueue,
+          configFile: stringFlag(values, 'config'),
+          say,
+        }),
       afterInterrupt: (runId) =>
         `it keeps running on ${address} (subagents status ${runId} --address ${address})`,
       close: async () => undefined,
@@ -105,6 +121,7 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
   return {
     settings,
     uiUrl,
+    watchWorkers: () => () => undefined,
     afterInterrupt: (runId) =>
       server
         ? "it ended with this command's dev server"
@@ -198,14 +215,19 @@ export async function executeRun(request: RunRequest): Promise<number> {
           const header = runHeaderLines({ runId, workspace, uiUrl }, { withUiUrl: json || !tty });
           if (json) say(header.join('\n'));
           else process.stdout.write(`${header.join('\n')}\n\n`);
-          if (json) return handle.result();
-          return watchRun(handle, {
-            out: process.stdout,
-            live: tty,
-            color,
-            ...(uiUrl && { uiUrl }),
-            childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
-          });
+          const stopWatching = session.watchWorkers(client);
+          try {
+            if (json) return await handle.result();
+            return await watchRun(handle, {
+              out: process.stdout,
+              live: tty,
+              color,
+              ...(uiUrl && { uiUrl }),
+              childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+            });
+          } finally {
+            stopWatching();
+          }
         });
       } catch (err) {
         if (!(err instanceof InterruptedError)) throw err;

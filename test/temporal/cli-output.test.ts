@@ -1,14 +1,14 @@
 /**
  * What the CLI prints and how its processes end, each command a process of its own: `run --json` keeps
  * stdout for the JSON while the SDK (its Rust core included) logs on stderr; a worker stopped with SIGTERM
- * shuts down once and exits 0.
+ * shuts down once and exits 0; `run --address` with no worker polling says so and how to start one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
-import { testAddress, uniqueTaskQueue } from '../harness/temporal';
+import { connectClient, testAddress, uniqueTaskQueue } from '../harness/temporal';
 import { CLI, cliEnv, ROOT, runCli } from '../support/cli-process';
 import { tempDir, writeScript } from '../support/subagent-input';
 
@@ -156,4 +156,42 @@ describe('a worker stopped with SIGTERM shuts down once and exits 0, without a s
       await worker.stop();
     }
   });
+});
+
+it('run --address with no worker polling its task queue says so within 10 s, and how to start one', async () => {
+  const dir = tempDir('cli-no-worker');
+  const config = scriptedConfig(dir, { scripts: [{ turns: [{ content: 'Hello.' }] }] });
+  const taskQueue = uniqueTaskQueue('nobody-polls');
+  const address = testAddress();
+  const run = new WatchedProcess(
+    [CLI, 'run', '--address', address, '--task-queue', taskQueue, '--config', config, 'Say hello.'],
+    cliEnv(),
+  );
+  let runId: string | undefined;
+  try {
+    [, runId] = await run.waitFor('stdout', /^Run (\S+) · workspace/m, 60_000);
+    const started = Date.now();
+    const [hint] = await run.waitFor('stderr', /^waiting: no worker polls .*$/m, 10_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(hint).toBe(
+      `waiting: no worker polls task queue "${taskQueue}" on ${address}; the run goes on when one does. ` +
+        `Start one with: subagents worker --address ${address} --task-queue ${taskQueue} --config ${config}`,
+    );
+    // The run still waits: an interrupt says where the run is and ends with the signal's exit code.
+    run.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 143, signal: null });
+    expect(run.stderr).toContain(`subagents: SIGTERM: stopped following run ${runId}; it keeps running on`);
+    expect(run.stderr.match(/^waiting: /gm)).toHaveLength(1);
+    expect(run.stderr).not.toMatch(STACK_FRAME);
+  } finally {
+    await run.stop();
+    if (runId !== undefined) {
+      const { client, close } = await connectClient();
+      try {
+        await client.workflow.getHandle(runId).terminate('test cleanup: no worker ever polled');
+      } finally {
+        await close();
+      }
+    }
+  }
 });
