@@ -3,9 +3,9 @@
  * `subagents`: the command line. A mistake the user can fix ends with one line on stderr and exit code 2; a
  * run that does not complete, with one line and exit code 1; never a stack trace (DEBUG=1 shows one).
  */
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { ConfigError } from '../contracts/config';
 import { CodecServerError } from '../worker/payloads/codec-server';
+import { installRuntime } from '../worker/runtime';
 import { TemporalCliNotFoundError } from '../worker/temporal-cli';
 import { codecServerCommand } from './codec-server-command';
 import { ConnectionError } from './connection';
@@ -72,7 +72,8 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError(
       `unknown command ${JSON.stringify(command)} (${Object.keys(COMMANDS).join(', ')}; --help)`,
     );
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr.
+  installRuntime();
   return run(args);
 }
 

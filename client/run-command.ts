@@ -4,12 +4,14 @@
  */
 import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
 import { buildLeadRunInput } from '../contracts/lead-input';
 import { loadConfig } from '../worker/config';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
+import { InterruptedError, runWorkerWhile, signalExitCode, untilShutdownSignal } from '../worker/shutdown';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
@@ -28,6 +30,7 @@ import {
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
 import { renderLedgerTable, renderSummary } from './tree';
+import { sayWhenNoWorkerPolls } from './worker-presence';
 
 /** Shipped beside the code: dist/client/run-command.js → <package>/client/demo. */
 export const DEMO_DIR = resolve(__dirname, '..', '..', 'client', 'demo');
@@ -47,9 +50,19 @@ export function loadRunConfig(values: FlagValues, env: NodeJS.ProcessEnv = proce
 interface Session {
   settings: ConnectionSettings;
   uiUrl?: string;
+  /**
+   * While the run is followed: says once when no worker polls its task queue (workers elsewhere must, when
+   * this command runs none). Returns what stops it.
+   */
+  watchWorkers(client: Client): () => void;
+  /** What becomes of a run when this command stops following it. */
+  afterInterrupt(runId: string): string;
   /** Closes what this command opened (its worker, its embedded server). */
   close(): Promise<void>;
-  /** Runs `body` while this command's own worker polls, when it has one. */
+  /**
+   * Runs `body` while this command's own worker polls, when it has one. SIGINT or SIGTERM stops waiting for
+   * it (an `InterruptedError`) once the worker has shut down; a second signal exits at once.
+   */
   withWorker<T>(body: () => Promise<T>): Promise<T>;
 }
 
@@ -61,7 +74,24 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
     taskQueue: stringFlag(values, 'task-queue'),
   });
   if (settings.address) {
-    return { settings, uiUrl: settings.uiUrl, close: async () => undefined, withWorker: (body) => body() };
+    const address = settings.address;
+    return {
+      settings,
+      uiUrl: settings.uiUrl,
+      watchWorkers: (client) =>
+        sayWhenNoWorkerPolls({
+          client,
+          address,
+          namespace: settings.namespace,
+          taskQueue: settings.taskQueue,
+          configFile: stringFlag(values, 'config'),
+          say,
+        }),
+      afterInterrupt: (runId) =>
+        `it keeps running on ${address} (subagents status ${runId} --address ${address})`,
+      close: async () => undefined,
+      withWorker: (body) => untilShutdownSignal(body, say),
+    };
   }
   let server: TemporalServer | undefined;
   let codec: RunningCodecServer | undefined;
@@ -91,6 +121,12 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
   return {
     settings,
     uiUrl,
+    watchWorkers: () => () => undefined,
+    afterInterrupt: (runId) =>
+      server
+        ? "it ended with this command's dev server"
+        : `it stays on the dev server and goes on when a worker polls task queue "${settings.taskQueue}" ` +
+          `(subagents worker; subagents status ${runId})`,
     withWorker: async (body) => {
       const worker = await createProjectWorker({
         connection,
@@ -98,7 +134,7 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
         taskQueue: settings.taskQueue,
         workflowBundleCode: await bundle,
       });
-      return worker.runUntil(body());
+      return runWorkerWhile(worker, body, say);
     },
     close: async () => {
       await connection.close();
@@ -134,6 +170,24 @@ export function runWorkspace(config: Config, values: FlagValues, runId: string):
   return workspace;
 }
 
+/** What the run header says: the run, its workspace, its page in the Web UI. */
+export interface RunHeader {
+  runId: string;
+  workspace: string;
+  uiUrl?: string;
+}
+
+/**
+ * The run header, printed once when the run has started: on stdout before the live tree or the event lines,
+ * on stderr with --json (stdout then carries the result alone).
+ */
+export function runHeaderLines(header: RunHeader, options: { withUiUrl: boolean }): string[] {
+  return [
+    `Run ${header.runId} · workspace ${header.workspace}`,
+    ...(header.uiUrl && options.withUiUrl ? [`Web UI: ${header.uiUrl}`] : []),
+  ];
+}
+
 /** Runs one lead run to its end and prints it; the exit code: 0 when it completed. */
 export async function executeRun(request: RunRequest): Promise<number> {
   const { config, values } = request;
@@ -150,28 +204,39 @@ export async function executeRun(request: RunRequest): Promise<number> {
     const { client, connection } = await connectClient(session.settings);
     try {
       const api = new SubagentsClient(client, session.settings.namespace);
-      const result: LeadRunResult = await session.withWorker(async () => {
-        const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
-        const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
-        if (json) return handle.result();
-        const tty = process.stdout.isTTY === true;
-        // The live tree carries the link itself; logs get it up front.
-        process.stdout.write(
-          `Run ${runId} · workspace ${workspace}\n${uiUrl && !tty ? `Web UI: ${uiUrl}\n` : ''}\n`,
-        );
-        return watchRun(handle, {
-          out: process.stdout,
-          live: tty,
-          color: tty && !env.NO_COLOR,
-          ...(uiUrl && { uiUrl }),
-          childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
-        });
-      });
       const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
+      const tty = process.stdout.isTTY === true;
+      const color = tty && !env.NO_COLOR;
+      let result: LeadRunResult;
+      try {
+        result = await session.withWorker(async () => {
+          const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
+          // The live tree carries the link itself; logs and --json get it up front.
+          const header = runHeaderLines({ runId, workspace, uiUrl }, { withUiUrl: json || !tty });
+          if (json) say(header.join('\n'));
+          else process.stdout.write(`${header.join('\n')}\n\n`);
+          const stopWatching = session.watchWorkers(client);
+          try {
+            if (json) return await handle.result();
+            return await watchRun(handle, {
+              out: process.stdout,
+              live: tty,
+              color,
+              ...(uiUrl && { uiUrl }),
+              childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+            });
+          } finally {
+            stopWatching();
+          }
+        });
+      } catch (err) {
+        if (!(err instanceof InterruptedError)) throw err;
+        say(`subagents: ${err.signal}: stopped following run ${runId}; ${session.afterInterrupt(runId)}`);
+        return signalExitCode(err.signal);
+      }
       if (json) {
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       } else {
-        const color = process.stdout.isTTY === true && !env.NO_COLOR;
         process.stdout.write(
           `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
         );

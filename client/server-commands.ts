@@ -4,7 +4,7 @@ import { startEmbeddedCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
 import { missingCliMessage, resolveTemporalCli } from '../worker/temporal-cli';
 import { startDevServer } from '../worker/temporal-server';
-import { createProjectWorker } from '../worker/worker';
+import { serveWorker } from '../worker/worker-main';
 import { connectionSettings, connectWorker } from './connection';
 import { defaultDevServerDb, recordDevServer, withRecordedServer } from './dev-server-state';
 import { hostPortFlag, integerFlag, parseFlags, stringFlag, UsageError } from './flags';
@@ -30,18 +30,16 @@ export async function workerCommand(args: string[]): Promise<number> {
     namespace: stringFlag(values, 'namespace'),
     taskQueue: stringFlag(values, 'task-queue'),
   });
-  await withRecordedServer(settings, 'worker');
+  const { address } = await withRecordedServer(settings, 'worker');
   const connection = await connectWorker(settings);
   try {
-    const worker = await createProjectWorker({
+    await serveWorker({
       connection,
+      address,
       namespace: settings.namespace,
       taskQueue: settings.taskQueue,
+      say,
     });
-    const stop = untilInterrupted().then(() => worker.shutdown());
-    process.stdout.write(`worker ready: task queue "${settings.taskQueue}" on ${settings.address}\n`);
-    await worker.run();
-    await stop.catch(() => undefined);
     return 0;
   } finally {
     await connection.close();

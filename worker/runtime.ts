@@ -1,0 +1,62 @@
+/**
+ * The SDK's runtime for a process that runs workers: installed once, before any worker or native connection
+ * exists (after that the SDK has already made a default one, which prints the Rust core's logs on stdout).
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { inspect } from 'node:util';
+import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
+import { ConfigError } from '../contracts/config';
+
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
+
+/** The log level the environment variable `name` sets (any case), or `fallback` when it is unset. */
+export function logLevelFromEnv(name: string, fallback: LogLevel, env = process.env): LogLevel {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const level = LOG_LEVELS.find((candidate) => candidate === value.toUpperCase());
+  if (level === undefined) {
+    throw new ConfigError([
+      `${name}: ${JSON.stringify(value)} is not a log level (${LOG_LEVELS.join(', ')})`,
+    ]);
+  }
+  return level;
+}
+
+let installed = false;
+
+/** One line per log on stderr (the SDK's default spreads a core log's fields over several). */
+function writeLogLine({ level, message, meta, timestampNanos }: LogEntry): void {
+  const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
+  const fields = Object.entries(meta ?? {}).filter(([, value]) => value !== undefined);
+  const details =
+    fields.length === 0 ? '' : ` ${inspect(Object.fromEntries(fields), { breakLength: Infinity })}`;
+  process.stderr.write(`${time} [${level}] ${message}${details}\n`);
+}
+
+/**
+ * Every log of the SDK at `level` or above goes to stderr: the TypeScript side's through the logger, the Rust
+ * core's forwarded to it, so stdout carries only what a command prints (`run --json`: the JSON alone). The
+ * runtime handles no signals: the process shuts its worker down once itself (`worker/shutdown.ts`), so a
+ * second shutdown request cannot reach a worker that is already draining.
+ */
+export function installRuntime(level: LogLevel = logLevelFromEnv('SUBAGENTS_LOG_LEVEL', 'WARN')): void {
+  if (installed) return;
+  installed = true;
+  Runtime.install({
+    logger: new DefaultLogger(level, writeLogLine),
+    telemetryOptions: { logging: { filter: { core: level, other: 'ERROR' }, forward: {} } },
+    shutdownSignals: [],
+  });
+}
+
+/**
+ * The core pushes its logs to this side in batches, at least every 10 ms, and drops the batch in flight when
+ * the runtime shuts down (as the last worker and native connection close): a warning a stopping worker
+ * logged would be lost. Waiting this long after a worker stopped lets its last batch arrive.
+ */
+const CORE_LOG_BATCH_SETTLE_MS = 100;
+
+/** Waits for the core's last forwarded logs: call it after a worker stopped, before closing its connection. */
+export async function settleCoreLogs(): Promise<void> {
+  await sleep(CORE_LOG_BATCH_SETTLE_MS);
+}

@@ -1,0 +1,101 @@
+/**
+ * Stopping a process that runs a worker: the first SIGINT or SIGTERM asks for one graceful shutdown (the
+ * worker stops polling, cancels its running activities, finishes its workflow tasks); a second one exits at
+ * once, so an activity that ignores its cancellation cannot hold the terminal.
+ */
+import { constants } from 'node:os';
+import type { Worker } from '@temporalio/worker';
+import { settleCoreLogs } from './runtime';
+
+const SHUTDOWN_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+/** The exit code of a process ended by `signal`, as a shell reports it: 130 for SIGINT, 143 for SIGTERM. */
+export function signalExitCode(signal: NodeJS.Signals): number {
+  return 128 + constants.signals[signal];
+}
+
+/** `body` was abandoned because the process was asked to stop. */
+export class InterruptedError extends Error {
+  override readonly name = 'InterruptedError';
+
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`interrupted by ${signal}`);
+  }
+}
+
+/**
+ * Calls `onFirst` on the first SIGINT or SIGTERM; on the next one says so and exits at once. Returns what
+ * removes the handlers: call it once the graceful shutdown is over.
+ */
+export function onShutdownSignal(onFirst: (signal: NodeJS.Signals) => void, say: (line: string) => void) {
+  let received = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (!received) {
+      received = true;
+      onFirst(signal);
+      return;
+    }
+    say(`${signal} again: exiting without waiting for the shutdown`);
+    process.exit(signalExitCode(signal));
+  };
+  for (const signal of SHUTDOWN_SIGNALS) process.on(signal, handler);
+  return () => {
+    for (const signal of SHUTDOWN_SIGNALS) process.off(signal, handler);
+  };
+}
+
+/** Runs `worker` until the first SIGINT or SIGTERM, then shuts it down once; resolves when it has stopped. */
+export async function runWorkerUntilSignal(worker: Worker, say: (line: string) => void): Promise<void> {
+  const release = onShutdownSignal((signal) => {
+    say(`${signal}: stopping the worker (send it again to exit at once)`);
+    // Only a running worker can be shut down; one that already stopped (a fatal error) has nothing to drain.
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  }, say);
+  try {
+    await worker.run();
+  } finally {
+    await settleCoreLogs();
+    release();
+  }
+}
+
+/** A promise that rejects with an `InterruptedError` on the first SIGINT or SIGTERM, until released. */
+function interruption(say: (line: string) => void): { interrupted: Promise<never>; release: () => void } {
+  let interrupt: (err: InterruptedError) => void = () => undefined;
+  const interrupted = new Promise<never>((_resolve, reject) => (interrupt = reject));
+  // Never an unhandled rejection, whether or not a race is still waiting on it.
+  interrupted.catch(() => undefined);
+  const release = onShutdownSignal((signal) => interrupt(new InterruptedError(signal)), say);
+  return { interrupted, release };
+}
+
+/** Waits for `body`; the first SIGINT or SIGTERM stops waiting (an `InterruptedError`). */
+export async function untilShutdownSignal<T>(
+  body: () => Promise<T>,
+  say: (line: string) => void,
+): Promise<T> {
+  const { interrupted, release } = interruption(say);
+  try {
+    return await Promise.race([body(), interrupted]);
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Runs `body` while `worker` polls, then shuts the worker down once. The first SIGINT or SIGTERM stops
+ * waiting for `body`: it rejects with an `InterruptedError` once the worker has stopped.
+ */
+export async function runWorkerWhile<T>(
+  worker: Worker,
+  body: () => Promise<T>,
+  say: (line: string) => void,
+): Promise<T> {
+  const { interrupted, release } = interruption(say);
+  try {
+    return await worker.runUntil(() => Promise.race([body(), interrupted]));
+  } finally {
+    await settleCoreLogs();
+    release();
+  }
+}
