@@ -2,12 +2,14 @@
  * What `subagents run` prints: the live progress tree (lead → its subagents), the ledger table and the
  * summary after the run. Pure: the caller polls the lead's queries, passes `now`, and writes the lines.
  */
+import { stripVTControlCharacters, styleText } from 'node:util';
+import stringWidth from 'string-width';
 import type { TaskEvent } from '../contracts/events';
 import type { LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { TokenUsage } from '../contracts/messages';
-import type { LedgerStatus, RunStopReason } from '../contracts/status';
-import { STOP_REASON_LABELS } from '../contracts/status';
+import { STOP_REASON_LABELS, type LedgerStatus, type RunStopReason } from '../contracts/status';
+import { ownValue } from '../contracts/own-value';
 import { groupThousands } from '../contracts/text';
 
 /** A child's latest turns and cumulative usage, from its last `task_running` or terminal event. */
@@ -100,15 +102,6 @@ const STOP_EXPLANATIONS: Record<RunStopReason, string> = {
 
 type Tone = 'green' | 'red' | 'yellow' | 'grey';
 
-const ANSI: Record<Tone, string> = {
-  green: '\x1b[32m',
-  red: '\x1b[31m',
-  yellow: '\x1b[33m',
-  grey: '\x1b[90m',
-};
-const RESET = '\x1b[0m';
-const ESC = 0x1b;
-
 /** A run of text painted in one tone: lines are built from these so clipping never cuts a colour code. */
 interface Segment {
   text: string;
@@ -117,44 +110,21 @@ interface Segment {
 
 function paint(segments: readonly Segment[], color: boolean): string {
   return segments
-    .map(({ text, tone }) => (color && tone && text !== '' ? `${ANSI[tone]}${text}${RESET}` : text))
+    .map(({ text, tone }) =>
+      // The caller decides whether to colour (a terminal, NO_COLOR): no second check against a stream.
+      color && tone && text !== '' ? styleText(tone, text, { validateStream: false }) : text,
+    )
     .join('');
 }
 
-function isWide(code: number): boolean {
-  return (
-    (code >= 0x1100 && code <= 0x115f) ||
-    (code >= 0x2e80 && code <= 0xa4cf) ||
-    (code >= 0xac00 && code <= 0xd7a3) ||
-    (code >= 0xf900 && code <= 0xfaff) ||
-    (code >= 0xfe30 && code <= 0xfe4f) ||
-    (code >= 0xff00 && code <= 0xff60) ||
-    (code >= 0xffe0 && code <= 0xffe6) ||
-    (code >= 0x1f300 && code <= 0x1f64f) ||
-    (code >= 0x1f900 && code <= 0x1f9ff) ||
-    (code >= 0x20000 && code <= 0x3fffd)
-  );
-}
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-/** Columns one code point takes: CJK and emoji take two, combining marks none. */
-function charWidth(code: number): number {
-  if ((code >= 0x300 && code <= 0x36f) || code === 0x200d || (code >= 0xfe00 && code <= 0xfe0f)) return 0;
-  return isWide(code) ? 2 : 1;
-}
-
-/** Columns `text` takes on a terminal; colour codes take none. */
+/**
+ * Columns `text` takes on a terminal: emoji (with skin tones, joined or flags) and CJK take two, combining
+ * marks none, colour codes none.
+ */
 export function displayWidth(text: string): number {
-  let width = 0;
-  let inEscape = false;
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    if (inEscape) {
-      // A CSI sequence ends at its final byte, '@' to '~', after the '['.
-      if (char !== '[' && code >= 0x40 && code <= 0x7e) inEscape = false;
-    } else if (code === ESC) inEscape = true;
-    else width += charWidth(code);
-  }
-  return width;
+  return stringWidth(stripVTControlCharacters(text));
 }
 
 /** Terminal rows `lines` take on a terminal `columns` wide, counting the ones that wrap. */
@@ -186,14 +156,14 @@ function printable(text: string): string {
   return out;
 }
 
-/** The longest head of `text` that fits `columns`. */
+/** The longest head of `text` that fits `columns`, never splitting what a terminal shows as one character. */
 function headColumns(text: string, columns: number): string {
   let out = '';
   let width = 0;
-  for (const char of text) {
-    const next = charWidth(char.codePointAt(0) ?? 0);
+  for (const { segment } of graphemes.segment(text)) {
+    const next = stringWidth(segment);
     if (width + next > columns) break;
-    out += char;
+    out += segment;
     width += next;
   }
   return out;
@@ -280,11 +250,6 @@ function statusWord(status: LedgerStatus): string {
 
 function capped(stopReason: RunStopReason | undefined): string {
   return stopReason === undefined ? '' : ` (capped: ${RUN_STOP_LABELS[stopReason]})`;
-}
-
-/** Own keys only: a task id such as `constructor` must not read the object's prototype. */
-function own<T>(record: Record<string, T> | undefined, key: string): T | undefined {
-  return record !== undefined && Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
 }
 
 function firstLine(text: string | undefined): string | undefined {
@@ -379,7 +344,7 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
   const width = options.width ?? DEFAULT_WIDTH;
   const rows = snapshot.ledger
     .filter((entry) => entry.run_id === snapshot.run_id)
-    .map((entry) => childRow(entry, own(snapshot.progress, entry.id), options.now));
+    .map((entry) => childRow(entry, ownValue(snapshot.progress, entry.id), options.now));
   const widest = (values: number[]) => values.reduce((max, value) => Math.max(max, value), 0);
   const typeWidth = widest(rows.map((row) => displayWidth(row.type)));
   const detailsWidth = widest(rows.map((row) => displayWidth(row.details.map((s) => s.text).join(''))));
@@ -404,7 +369,7 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
       ...row.details,
     ];
     lines.push(line(segments, width, options.color));
-    const link = own(snapshot.children_ui_urls, row.entry.id);
+    const link = ownValue(snapshot.children_ui_urls, row.entry.id);
     if (link !== undefined && row.entry.status !== 'in_progress' && row.entry.status !== 'completed') {
       lines.push(`${last ? '   ' : '│  '}  ${link}`);
     }

@@ -262,6 +262,22 @@ describe('displayWidth and terminalRows', () => {
     expect(displayWidth('e\u0301')).toBe(1);
   });
 
+  it('counts common emoji as the two columns a terminal shows', () => {
+    expect(displayWidth('🚀')).toBe(2);
+    expect(displayWidth('☕')).toBe(2);
+    expect(displayWidth('👍🏽')).toBe(2);
+    expect(displayWidth('👨\u200d👩\u200d👧')).toBe(2);
+    expect(displayWidth('🇫🇷')).toBe(2);
+    expect(displayWidth('done 🚀 ok')).toBe(10);
+  });
+
+  it('cuts a description full of emoji at the width, never inside one', () => {
+    const ledger = [entry('call_1', { status: 'completed', result_brief: '👍🏽🚀☕'.repeat(20) })];
+    const lines = renderLedgerTable(ledger, { color: false, width: 70 });
+    for (const row of lines) expect(displayWidth(row)).toBeLessThanOrEqual(70);
+    expect(lines[1]).toMatch(/(👍🏽|🚀|☕)…$/u);
+  });
+
   it('counts the rows a long link wraps onto', () => {
     expect(terminalRows(['short', 'x'.repeat(81), ''], 80)).toBe(4);
   });
@@ -298,8 +314,8 @@ describe('renderLedgerTable', () => {
     for (const row of lines) expect(displayWidth(row)).toBeLessThanOrEqual(70);
     const colored = renderLedgerTable(ledger, { color: true, width: 70 });
     expect(colored.map(uncolored)).toEqual(lines);
-    expect(colored[1]).toContain(`${ESC}[32mcompleted${ESC}[0m`);
-    expect(colored[2]).toContain(`${ESC}[31mfailed${ESC}[0m`);
+    expect(colored[1]).toContain(`${ESC}[32mcompleted${ESC}[39m`);
+    expect(colored[2]).toContain(`${ESC}[31mfailed${ESC}[39m`);
   });
 
   it('says so when there were no delegations', () => {
@@ -385,8 +401,8 @@ describe('renderSummary', () => {
     const capped = result({ stop_reason: 'turn_capped' });
     expect(renderSummary(capped, { color: false }).join('\n')).not.toContain(ESC);
     const colored = renderSummary(capped, { color: true });
-    expect(colored[1]).toContain(`${ESC}[33mcompleted${ESC}[0m`);
-    expect(colored[2]).toContain(`${ESC}[33mturn_capped${ESC}[0m`);
+    expect(colored[1]).toContain(`${ESC}[33mcompleted${ESC}[39m`);
+    expect(colored[2]).toContain(`${ESC}[33mturn_capped${ESC}[39m`);
     expect(renderSummary(result({ status: 'failed' }), { color: true })[1]).toContain(`${ESC}[31mfailed`);
     expect(colored.map(uncolored)).toEqual(renderSummary(capped, { color: false }));
   });
