@@ -5,7 +5,7 @@ import type { ActivityHooks } from './activity-hooks';
 import { OutputCollector } from './output';
 import { detectJustBash, explainJustBashOutput, justBashLaunch } from './just-bash';
 import { inCgroup, makePidsCgroup } from './pids-cgroup';
-import { bubblewrapArgs, limitedBashArgs, SANDBOX_ENV } from './sandbox';
+import { bubblewrapArgs, bubblewrapExecutable, limitedBashArgs, SANDBOX_ENV } from './sandbox';
 import { chooseSandbox, type SandboxInUse } from './sandbox-choice';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 
@@ -104,7 +104,8 @@ function launchIn(
   switch (sandbox.kind) {
     case 'bubblewrap':
       return {
-        file: 'bwrap',
+        // Found by the probe that chose it; gone since (uninstalled while the worker runs): spawn says ENOENT.
+        file: bubblewrapExecutable() ?? 'bwrap',
         args: [...bubblewrapArgs(cwd), '--', 'bash', ...limitedBashArgs(command, limits)],
         cwd,
         env: { ...SANDBOX_ENV },

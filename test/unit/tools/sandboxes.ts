@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { bubblewrapArgs, SANDBOX_ENV } from '../../../activities/tools/sandbox';
+import { bubblewrapArgs, bubblewrapExecutable, SANDBOX_ENV } from '../../../activities/tools/sandbox';
 import type { SandboxKind } from '../../../contracts/tools';
 
 /** A sandbox this project ships, as tests run bash in it: forced by `sandbox.kind`, skipped where it cannot start. */
@@ -12,12 +12,13 @@ export interface ShippedSandbox {
 
 /** bubblewrap's own probe, run synchronously so that a suite can be skipped when it is declared. */
 function bubblewrapMissing(): string | undefined {
-  const trial = spawnSync('bwrap', [...bubblewrapArgs(), '--', 'bash', '-c', 'exit 0'], {
+  const bwrap = bubblewrapExecutable();
+  if (bwrap === undefined) return 'bwrap is not on PATH';
+  const trial = spawnSync(bwrap, [...bubblewrapArgs(), '--', 'bash', '-c', 'exit 0'], {
     env: SANDBOX_ENV,
     encoding: 'utf8',
     timeout: 10_000,
   });
-  if ((trial.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return 'bwrap is not on PATH';
   if (trial.error || trial.status !== 0) return `bwrap cannot start: ${trial.stderr.trim() || trial.error}`;
   return undefined;
 }
