@@ -6,7 +6,7 @@ import { pidsCgroupAvailable } from '../../../activities/tools/pids-cgroup';
 import { detectBubblewrap } from '../../../activities/tools/sandbox';
 import { ConfigError, parseConfig } from '../../../contracts/config';
 import { DEFAULT_SANDBOX, type SandboxKind, type SandboxSettings } from '../../../contracts/tools';
-import { SHIPPED_SANDBOXES } from './sandboxes';
+import { SHIPPED_SANDBOXES } from '../../support/sandboxes';
 import { makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
 let fx: Fixture;

@@ -8,7 +8,7 @@ import { NOT_FOUND_HINT } from '../../../activities/tools/just-bash-runner';
 import { detectBubblewrap, type SandboxProbe } from '../../../activities/tools/sandbox';
 import type { ToolContext } from '../../../activities/tools/tool-context';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../contracts/tools';
-import { describeEachSandbox, SHIPPED_SANDBOXES } from './sandboxes';
+import { describeEachSandbox, SHIPPED_SANDBOXES } from '../../support/sandboxes';
 import { callTool, makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
 let fx: Fixture;

@@ -2,7 +2,7 @@ import type { SandboxProbe } from '../../../activities/tools/sandbox';
 import { chooseSandbox, describeSandbox } from '../../../activities/tools/sandbox-choice';
 import { ConfigError, parseConfig } from '../../../contracts/config';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../contracts/tools';
-import { SHIPPED_SANDBOXES } from './sandboxes';
+import { SHIPPED_SANDBOXES } from '../../support/sandboxes';
 
 const UP: SandboxProbe = { available: true };
 const NO_BWRAP: SandboxProbe = { available: false, reason: 'bwrap was not found on PATH' };

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { bubblewrapArgs, bubblewrapExecutable, SANDBOX_ENV } from '../../../activities/tools/sandbox';
-import type { SandboxKind } from '../../../contracts/tools';
+import { bubblewrapArgs, bubblewrapExecutable, SANDBOX_ENV } from '../../activities/tools/sandbox';
+import type { SandboxKind } from '../../contracts/tools';
 
 /** A sandbox this project ships, as tests run bash in it: forced by `sandbox.kind`, skipped where it cannot start. */
 export interface ShippedSandbox {
