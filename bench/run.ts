@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectOrStartServer } from '../worker/temporal-server';
 import { formatTable, type BenchResult } from './stats';
+import { benchBashSandboxes } from './bash-sandbox';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { benchLongRun } from './long-run';
 import { benchRecovery } from './recovery';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     results.push(...(await benchDelegationOverhead(server)));
     results.push(...(await benchLongRun(server)));
     results.push(...(await benchRecovery(server)));
+    results.push(...(await benchBashSandboxes()));
     process.stdout.write(`${formatTable(results)}\n`);
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const out = join(__dirname, '..', '..', 'bench', 'results.json');

@@ -34,7 +34,7 @@ import {
 } from './config-fields';
 import { DEFAULT_MODEL_RETRY, MODEL_PROVIDERS, type ModelRetrySettings, type ModelSettings } from './model';
 import type { LoopDetectionSettings } from './subagent';
-import { DEFAULT_SANDBOX, TASK_TOOL_NAME, type SandboxSettings } from './tools';
+import { DEFAULT_SANDBOX, SANDBOX_KINDS, TASK_TOOL_NAME, type SandboxSettings } from './tools';
 
 export const BUILTIN_AGENT_NAMES = ['general-purpose', 'bash'] as const;
 export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
@@ -234,6 +234,7 @@ const lead = section('lead', {
 
 const sandbox = section('sandbox', {
   use: text.optional(),
+  kind: oneOf(SANDBOX_KINDS).optional(),
   allow_host_bash: bool.default(DEFAULT_SANDBOX.allow_host_bash),
   bash_timeout_seconds: seconds.default(DEFAULT_SANDBOX.bash_timeout_seconds),
   output_cap_chars: wholeNumber(1).default(DEFAULT_SANDBOX.output_cap_chars),
@@ -242,9 +243,20 @@ const sandbox = section('sandbox', {
   max_file_size_mb: wholeNumber(1, 1_048_576).optional(),
   max_cpu_seconds: wholeNumber(1, 86_400).optional(),
 }).transform(
-  // `use` names a DeerFlow sandbox class; ours is always bubblewrap (or host bash when allowed).
-  // Limits not written stay absent: sandboxLimits() applies their defaults where bash reads them.
-  ({ use: _use, ...settings }): SandboxSettings => withoutUndefined(settings),
+  // `use` names a DeerFlow sandbox class; ours is chosen by `kind`. Keys not written (kind, the limits) stay
+  // absent: their defaults apply where bash reads them.
+  ({ use: _use, ...settings }, ctx): SandboxSettings => {
+    if (settings.kind === 'host' && !settings.allow_host_bash) {
+      ctx.issues.push({
+        code: 'custom',
+        path: ['kind'],
+        input: settings.kind,
+        message: 'needs allow_host_bash: true (commands would run unsandboxed on the worker machine)',
+      });
+      return z.NEVER;
+    }
+    return withoutUndefined(settings);
+  },
 );
 
 export interface TemporalTlsSettings {

@@ -29,6 +29,7 @@ import {
 } from './config-fields';
 import { SUBAGENT_PROVIDERS } from './lead';
 import { MODEL_PROVIDERS } from './model';
+import { SANDBOX_KINDS } from './tools';
 
 /** The failure type a workflow fails with when its input is refused (non-retryable). */
 export const INVALID_INPUT_FAILURE_TYPE = 'InvalidWorkflowInput';
@@ -211,6 +212,7 @@ const loopDetection = object({
 
 const sandbox = object({
   allow_host_bash: bool,
+  kind: oneOf(SANDBOX_KINDS).optional(),
   bash_timeout_seconds: seconds,
   output_cap_chars: wholeNumber(1),
 });

@@ -6,9 +6,21 @@ export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 /** Delegation is a tool the lead's loop handles itself (a child workflow), never a tool activity. */
 export const TASK_TOOL_NAME = 'task';
 
+/**
+ * Where `bash` runs. `auto`: bubblewrap where it can start, else just-bash (a simulated bash confined to the
+ * workspace), else the host when allow_host_bash is set. The others run there or nowhere.
+ */
+export const SANDBOX_KINDS = ['auto', 'bubblewrap', 'just-bash', 'host'] as const;
+export type SandboxKind = (typeof SANDBOX_KINDS)[number];
+
 export interface SandboxSettings {
   /** Run bash on the host (inside the workspace) when no sandbox can start. Off by default, as in the seeds. */
   allow_host_bash: boolean;
+  /**
+   * The sandbox to use; absent means `auto`. Optional because histories recorded before this key existed carry
+   * sandbox settings without it.
+   */
+  kind?: SandboxKind;
   /** Wall-clock limit of one bash command. */
   bash_timeout_seconds: number;
   /** Characters of combined output kept from one command (the rest is cut, and the cut is said). */

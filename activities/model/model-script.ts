@@ -16,11 +16,18 @@
  *           if_missing: { text: "ledger", turn: { content: "…" } }    # answered instead when no message sent contains text
  *
  * A status in `fail_attempts` or `error` is classified like a real HTTP status; no status means a network error.
+ *
+ * A turn's `content` may quote what tools returned, so that an answer shows what really happened:
+ * `{{tool_result}}` is the content of the last tool result in the transcript sent (with several calls in one
+ * turn, the last call's), `{{tool_result:ID}}` that of the result of tool call ID (an `id` given in the script).
+ * The text is put in exactly as the tool returned it (a bash result ends with its `[exit code: N]` line, a
+ * delegation's with `Task Succeeded. Result: …`). A quoted result missing from the transcript fails the call.
  */
 import { stat, readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import type { ChatMessage, ToolMessage } from '../../contracts/messages';
 
 const scriptedToolCallSchema = z.strictObject({
   name: z.string().min(1),
@@ -141,4 +148,22 @@ function formatPath(path: readonly PropertyKey[]): string {
       typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`,
     )
     .join('');
+}
+
+const TOOL_RESULT = /\{\{tool_result(?::([^{}]+))?\}\}/g;
+
+/** `content` with every `{{tool_result}}` / `{{tool_result:ID}}` replaced by what that tool returned. */
+export function quoteToolResults(content: string, messages: readonly ChatMessage[]): string {
+  const results = messages.filter((m): m is ToolMessage => m.role === 'tool').reverse();
+  return content.replace(TOOL_RESULT, (placeholder: string, id: string | undefined) => {
+    const found = id === undefined ? results[0] : results.find((m) => m.tool_call_id === id);
+    if (found === undefined) {
+      const ids = results.map((m) => m.tool_call_id).reverse();
+      throw new ModelScriptError(
+        `${placeholder}: no such tool result in the transcript ` +
+          `(${ids.length === 0 ? 'it has none' : `tool call ids: ${ids.join(', ')}`})`,
+      );
+    }
+    return found.content;
+  });
 }

@@ -8,7 +8,13 @@ import type { ChatMessage, ToolCall } from '../../contracts/messages';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
 import { currentAttempt, whileHeartbeating } from './activity-context';
 import { ProviderError } from './errors';
-import { loadModelScript, ModelScriptError, type ModelScript, type ScriptedTurn } from './model-script';
+import {
+  loadModelScript,
+  ModelScriptError,
+  quoteToolResults,
+  type ModelScript,
+  type ScriptedTurn,
+} from './model-script';
 
 /** The answer once a script without `repeat_last` has used all its turns. */
 export const SCRIPT_EXHAUSTED_TEXT = 'The scripted model has no more turns for this conversation.';
@@ -43,7 +49,19 @@ export async function callScriptedModel(input: ModelCallInput): Promise<ModelCal
   if (turn.delay_ms > 0) await whileHeartbeating((signal) => sleep(turn.delay_ms, undefined, { signal }));
   const failure = turn.fail_attempts[currentAttempt() - 1] ?? turn.error;
   if (failure) throw ProviderError.fromStatus(failure.status, failure.message);
-  return answerOf(turn, turnIndex, modelName);
+  let content: string;
+  try {
+    content = quoteToolResults(turn.content, input.messages);
+  } catch (err) {
+    if (!(err instanceof ModelScriptError)) throw err;
+    // The script quotes a result this conversation does not have: a script mistake, not worth a retry.
+    throw new ProviderError(
+      `model script ${file}: agent "${input.agent_name}", turn ${turnIndex + 1}: ${err.message}`,
+      undefined,
+      false,
+    );
+  }
+  return answerOf({ ...turn, content }, turnIndex, modelName);
 }
 
 async function findScript(file: string, input: ModelCallInput): Promise<ModelScript> {

@@ -1,10 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { BashArgs } from '../../contracts/tool-specs';
-import { sandboxLimits } from '../../contracts/tools';
+import { sandboxLimits, type SandboxLimits } from '../../contracts/tools';
 import type { ActivityHooks } from './activity-hooks';
 import { OutputCollector } from './output';
+import { detectJustBash, explainJustBashOutput, justBashLaunch } from './just-bash';
 import { inCgroup, makePidsCgroup } from './pids-cgroup';
-import { bubblewrapArgs, limitedBashArgs, SANDBOX_ENV } from './sandbox';
+import { bubblewrapArgs, bubblewrapExecutable, limitedBashArgs, SANDBOX_ENV } from './sandbox';
+import { chooseSandbox, type SandboxInUse } from './sandbox-choice';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 
 const HEARTBEAT_INTERVAL_MS = 1_000;
@@ -85,14 +87,42 @@ function run(launch: Launch, timeoutMs: number, cap: number, hooks: ActivityHook
   });
 }
 
-function unavailable(reason: string): ToolError {
+function unavailable(sandbox: SandboxInUse): ToolError {
   return new ToolError(
-    `bash is unavailable: no sandbox could start (${reason}). To enable it, install bubblewrap on the worker ` +
-      'machine, or allow unsandboxed commands on the host with `sandbox: {allow_host_bash: true}` in the config.',
+    `bash is unavailable: no sandbox could start (${sandbox.reason}). To enable it, ${sandbox.fix}.`,
   );
 }
 
-/** The `bash` tool: sandboxed with bubblewrap, or on the host in the workspace when the config allows it. */
+/** How one command starts in the sandbox chosen for it. */
+function launchIn(
+  sandbox: SandboxInUse,
+  command: string,
+  cwd: string,
+  limits: SandboxLimits,
+  timeoutSeconds: number,
+): Launch {
+  switch (sandbox.kind) {
+    case 'bubblewrap':
+      return {
+        // Found by the probe that chose it; gone since (uninstalled while the worker runs): spawn says ENOENT.
+        file: bubblewrapExecutable() ?? 'bwrap',
+        args: [...bubblewrapArgs(cwd), '--', 'bash', ...limitedBashArgs(command, limits)],
+        cwd,
+        env: { ...SANDBOX_ENV },
+      };
+    case 'just-bash':
+      return { ...justBashLaunch(cwd, command, limits, timeoutSeconds), cwd, env: { ...SANDBOX_ENV } };
+    case 'host':
+      return { file: 'bash', args: limitedBashArgs(command, limits), cwd, env: hostEnv() };
+    case 'none':
+      throw unavailable(sandbox);
+  }
+}
+
+/**
+ * The `bash` tool, in the sandbox the settings and the machine allow (sandbox-choice.ts): bubblewrap,
+ * just-bash, or the host in the workspace when the config allows it.
+ */
 export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOutput> {
   const limit = ctx.sandbox.bash_timeout_seconds;
   const timeoutSeconds = args.timeout_seconds ?? limit;
@@ -101,24 +131,14 @@ export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOut
   }
   ctx.signal?.throwIfAborted();
 
-  const probe = await ctx.probeSandbox();
+  const sandbox = await chooseSandbox(ctx.sandbox, {
+    bubblewrap: ctx.probeSandbox,
+    justBash: detectJustBash,
+  });
   const limits = sandboxLimits(ctx.sandbox);
-  const bashArgs = limitedBashArgs(args.command, limits);
-  let launch: Launch;
-  if (probe.available) {
-    launch = {
-      file: 'bwrap',
-      args: [...bubblewrapArgs(ctx.workspaceReal), '--', 'bash', ...bashArgs],
-      cwd: ctx.workspaceReal,
-      env: { ...SANDBOX_ENV },
-    };
-  } else if (ctx.sandbox.allow_host_bash) {
-    launch = { file: 'bash', args: bashArgs, cwd: ctx.workspaceReal, env: hostEnv() };
-  } else {
-    throw unavailable(probe.reason);
-  }
-
-  const cgroup = await makePidsCgroup(limits.max_processes);
+  let launch = launchIn(sandbox, args.command, ctx.workspaceReal, limits, timeoutSeconds);
+  // just-bash starts no process to count, and its Node runtime's own threads would count against the limit.
+  const cgroup = sandbox.kind === 'just-bash' ? undefined : await makePidsCgroup(limits.max_processes);
   if (cgroup) launch = { ...launch, ...inCgroup(cgroup, launch.file, launch.args) };
   let finished: Finished;
   try {
@@ -128,7 +148,11 @@ export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOut
   }
   if (ctx.signal?.aborted) throw ctx.signal.reason;
 
-  const output = finished.output === '' ? '(no output)\n' : finished.output.replace(/\n?$/, '\n');
+  const text =
+    sandbox.kind === 'just-bash'
+      ? explainJustBashOutput(finished.output, finished.signal, limits)
+      : finished.output;
+  const output = text === '' ? '(no output)\n' : text.replace(/\n?$/, '\n');
   if (finished.timedOut) {
     return {
       content: `${output}[timed out after ${timeoutSeconds} s: the command was killed]`,

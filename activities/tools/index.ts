@@ -1,2 +1,3 @@
 export { executeToolCall } from './execute-tool-call';
 export { detectBubblewrap, type SandboxProbe } from './sandbox';
+export { describeSandbox, type SandboxInUse } from './sandbox-choice';

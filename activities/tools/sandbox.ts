@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { lstatSync, readlinkSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readlinkSync } from 'node:fs';
+import * as path from 'node:path';
 import type { SandboxLimits } from '../../contracts/tools';
 
 export type SandboxProbe = { available: true } | { available: false; reason: string };
@@ -91,21 +92,42 @@ export function limitedBashArgs(command: string, limits: SandboxLimits): string[
   return ['-c', script, 'bash', command];
 }
 
+/**
+ * bwrap as found on the worker's PATH, or undefined. Searched here because a child's executable is looked up
+ * on the PATH of the environment it is given, and the sandbox's own PATH is not the one the user set.
+ */
+export function bubblewrapExecutable(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '' || !path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, 'bwrap');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here: the next folder.
+    }
+  }
+  return undefined;
+}
+
 const PROBE_TIMEOUT_MS = 10_000;
 
 function probeOnce(): Promise<SandboxProbe> {
+  const bwrap = bubblewrapExecutable();
+  if (bwrap === undefined) {
+    return Promise.resolve({ available: false, reason: 'bwrap was not found on PATH' });
+  }
   const args = [...bubblewrapArgs(), '--', 'bash', '-c', 'exit 0'];
   return new Promise((resolve) => {
-    execFile('bwrap', args, { env: SANDBOX_ENV, timeout: PROBE_TIMEOUT_MS }, (err, _stdout, stderr) => {
+    execFile(bwrap, args, { env: SANDBOX_ENV, timeout: PROBE_TIMEOUT_MS }, (err, _stdout, stderr) => {
       if (!err) {
         resolve({ available: true });
         return;
       }
-      const reason =
-        'code' in err && err.code === 'ENOENT'
-          ? 'bwrap was not found on PATH (Debian package "bubblewrap")'
-          : `\`bwrap … -- bash -c 'exit 0'\` failed: ${stderr.trim() || err.message}`;
-      resolve({ available: false, reason });
+      resolve({
+        available: false,
+        reason: `\`${bwrap} … -- bash -c 'exit 0'\` failed: ${stderr.trim() || err.message}`,
+      });
     });
   });
 }

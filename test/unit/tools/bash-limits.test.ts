@@ -3,9 +3,10 @@ import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runBash } from '../../../activities/tools/bash';
 import { pidsCgroupAvailable } from '../../../activities/tools/pids-cgroup';
-import { detectBubblewrap, type SandboxProbe } from '../../../activities/tools/sandbox';
+import { detectBubblewrap } from '../../../activities/tools/sandbox';
 import { ConfigError, parseConfig } from '../../../contracts/config';
-import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../contracts/tools';
+import { DEFAULT_SANDBOX, type SandboxKind, type SandboxSettings } from '../../../contracts/tools';
+import { SHIPPED_SANDBOXES } from '../../support/sandboxes';
 import { makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
 let fx: Fixture;
@@ -18,23 +19,24 @@ afterEach(async () => {
   await removeFixture(fx);
 });
 
-const SANDBOX: SandboxProbe = { available: true };
-const HOST: SandboxProbe = { available: false, reason: 'bwrap was not found on PATH' };
-const WHERE: [string, SandboxProbe][] = [
-  ['in the sandbox', SANDBOX],
+const bubblewrap = SHIPPED_SANDBOXES.find((s) => s.kind === 'bubblewrap');
+const SANDBOX: SandboxKind = 'bubblewrap';
+const HOST: SandboxKind = 'host';
+// just-bash's limits are tested in just-bash.test.ts: it has no ulimit, no /dev/zero and starts no process.
+const WHERE: [string, SandboxKind][] = [
+  ...(bubblewrap?.missing === undefined ? [['in bubblewrap', SANDBOX] as [string, SandboxKind]] : []),
   ['on the host', HOST],
 ];
 
-async function bash(probe: SandboxProbe, command: string, sandbox: Partial<SandboxSettings> = {}) {
-  if (probe.available) expect(await detectBubblewrap()).toEqual({ available: true });
+async function bash(kind: SandboxKind, command: string, sandbox: Partial<SandboxSettings> = {}) {
   return runBash(
     { command },
     {
       workspace: fx.workspace,
       workspaceReal: fx.workspace,
-      sandbox: { ...DEFAULT_SANDBOX, allow_host_bash: true, ...sandbox },
+      sandbox: { ...DEFAULT_SANDBOX, allow_host_bash: true, kind, ...sandbox },
       heartbeat: () => undefined,
-      probeSandbox: async () => probe,
+      probeSandbox: detectBubblewrap,
     },
   );
 }
@@ -60,46 +62,46 @@ print('started', started)
 const processLimitHolds = process.getuid?.() !== 0 || pidsCgroupAvailable();
 
 describe('bash resource limits', () => {
-  it.each(WHERE)('apply their defaults when the settings name none (%s)', async (_where, probe) => {
-    const result = await bash(probe, 'ulimit -u; ulimit -v; ulimit -f; ulimit -St; ulimit -Ht');
+  it.each(WHERE)('apply their defaults when the settings name none (%s)', async (_where, kind) => {
+    const result = await bash(kind, 'ulimit -u; ulimit -v; ulimit -f; ulimit -St; ulimit -Ht');
     expect(result.content).toBe('256\n4194304\n1048576\n120\n121\n[exit code: 0]');
   });
 
   (processLimitHolds ? it.each(WHERE) : it.skip.each(WHERE))(
     'stop a fork loop at max_processes, and the next command runs (%s)',
-    async (_where, probe) => {
+    async (_where, kind) => {
       await writeFile(path.join(fx.workspace, 'forks.py'), FORK_LOOP);
-      const result = await bash(probe, 'python3 forks.py', { max_processes: 50 });
+      const result = await bash(kind, 'python3 forks.py', { max_processes: 50 });
       expect(result.content).toContain('fork failed: Resource temporarily unavailable');
       const started = Number(/started (\d+)/.exec(result.content)?.[1]);
       expect(started).toBeLessThan(50);
       expect(started).toBeGreaterThanOrEqual(40);
-      expect(await bash(probe, 'echo still fine')).toEqual({
+      expect(await bash(kind, 'echo still fine')).toEqual({
         content: 'still fine\n[exit code: 0]',
         is_error: false,
       });
     },
   );
 
-  it.each(WHERE)('make a memory hog fail at max_memory_mb (%s)', async (_where, probe) => {
+  it.each(WHERE)('make a memory hog fail at max_memory_mb (%s)', async (_where, kind) => {
     const result = await bash(
-      probe,
+      kind,
       'head -c 1G /dev/zero | tail | wc -c; python3 -c "bytearray(1024 ** 3)" 2>&1 | tail -1',
       { max_memory_mb: 256 },
     );
     expect(result.content).toBe('tail: memory exhausted\n0\nMemoryError\n[exit code: 0]');
   });
 
-  it.each(WHERE)('cut a file at max_file_size_mb (%s)', async (_where, probe) => {
-    const result = await bash(probe, 'head -c 3M /dev/zero > big.bin; echo after', { max_file_size_mb: 1 });
+  it.each(WHERE)('cut a file at max_file_size_mb (%s)', async (_where, kind) => {
+    const result = await bash(kind, 'head -c 3M /dev/zero > big.bin; echo after', { max_file_size_mb: 1 });
     expect(result.content).toContain('File size limit exceeded');
     expect(result.content).toMatch(/after\n\[exit code: 0\]$/);
     expect(statSync(path.join(fx.workspace, 'big.bin')).size).toBe(1024 * 1024);
   });
 
-  it.each(WHERE)('stop a busy loop at max_cpu_seconds (%s)', async (_where, probe) => {
+  it.each(WHERE)('stop a busy loop at max_cpu_seconds (%s)', async (_where, kind) => {
     const started = Date.now();
-    const result = await bash(probe, "sh -c 'while :; do :; done'; echo status $?", { max_cpu_seconds: 1 });
+    const result = await bash(kind, "sh -c 'while :; do :; done'; echo status $?", { max_cpu_seconds: 1 });
     expect(result.content).toMatch(/CPU time limit exceeded.*\nstatus 152\n\[exit code: 0\]$/);
     expect(Date.now() - started).toBeLessThan(10_000);
   });

@@ -1,12 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBash } from '../../../activities/tools/bash';
+import { NOT_FOUND_HINT } from '../../../activities/tools/just-bash-runner';
 import { detectBubblewrap, type SandboxProbe } from '../../../activities/tools/sandbox';
 import type { ToolContext } from '../../../activities/tools/tool-context';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../contracts/tools';
+import { describeEachSandbox, SHIPPED_SANDBOXES } from '../../support/sandboxes';
 import { callTool, makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
 let fx: Fixture;
@@ -21,9 +23,9 @@ afterEach(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A context for calling the bash tool directly, with the sandbox probe chosen by the test. */
+/** A context for calling the bash tool directly, with the bubblewrap probe chosen by the test. */
 function context(
-  probe: SandboxProbe,
+  probe: SandboxProbe | 'real',
   sandbox: Partial<SandboxSettings> = {},
   extra: Partial<ToolContext> = {},
 ): ToolContext {
@@ -32,21 +34,39 @@ function context(
     workspaceReal: fx.workspace,
     sandbox: { ...DEFAULT_SANDBOX, ...sandbox },
     heartbeat: () => undefined,
-    probeSandbox: async () => probe,
+    probeSandbox: probe === 'real' ? detectBubblewrap : async () => probe,
     ...extra,
   };
 }
 
-const NO_SANDBOX: SandboxProbe = { available: false, reason: 'bwrap was not found on PATH' };
+const NO_BUBBLEWRAP: SandboxProbe = { available: false, reason: 'bwrap was not found on PATH' };
+const HOST: Partial<SandboxSettings> = { kind: 'host', allow_host_bash: true };
 
-const bash = (command: string, sandbox: Partial<SandboxSettings> = {}) =>
-  callTool(fx.workspace, 'bash', { command }, { sandbox });
-
-describe('bash in the bubblewrap sandbox', () => {
-  it('can start on this machine', async () => {
-    // On failure this shows the probe's reason: the command that failed and its stderr.
-    expect(await detectBubblewrap()).toEqual({ available: true });
+/** A listening port on the host loopback that counts who reached it. */
+function useHostPort(): { port: () => number; connections: () => number } {
+  let server: Server;
+  let port = 0;
+  let connections = 0;
+  beforeEach(async () => {
+    connections = 0;
+    server = createServer((socket) => {
+      connections += 1;
+      socket.end('hello from the host\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
   });
+  afterEach(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return { port: () => port, connections: () => connections };
+}
+
+const connectTo = (port: number): string => `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected && cat <&3`;
+
+describeEachSandbox('bash, escape attempts included', (sandbox) => {
+  const bash = (command: string, settings: Partial<SandboxSettings> = {}) =>
+    callTool(fx.workspace, 'bash', { command }, { sandbox: { kind: sandbox.kind, ...settings } });
 
   it('runs in the workspace, reports the exit code, and its writes there reach the host', async () => {
     const result = await bash('pwd; echo made > made.txt; echo oops >&2; exit 3');
@@ -63,19 +83,49 @@ describe('bash in the bubblewrap sandbox', () => {
     expect(result.content).not.toContain(hostPasswd);
   });
 
-  it('cannot see or write anything outside the workspace', async () => {
+  it('cannot read outside the workspace: absolute path, ../, a link made outside, a link it makes', async () => {
     await writeFile(path.join(fx.outside, 'secret.txt'), 'TOP-SECRET\n');
-    const home = path.join(os.homedir(), `escaped-${path.basename(fx.root)}`);
+    await symlink(path.join(fx.outside, 'secret.txt'), path.join(fx.workspace, 'link-to-secret'));
+    await symlink('../outside', path.join(fx.workspace, 'link-to-outside'));
+    const leaks: string[] = [];
+    for (const command of [
+      `cat ${fx.outside}/secret.txt`,
+      'cat ../outside/secret.txt',
+      'cat link-to-secret',
+      'cat link-to-outside/secret.txt',
+      `ln -s ${fx.outside}/secret.txt mine; cat mine`,
+      `ln -s ${fx.outside} mine-dir; cat mine-dir/secret.txt`,
+    ]) {
+      if ((await bash(command)).content.includes('TOP-SECRET')) leaks.push(command);
+    }
+    expect(leaks).toEqual([]);
+  });
+
+  it('cannot write outside the workspace: absolute path, ../, home, system folders, links', async () => {
+    await writeFile(path.join(fx.outside, 'secret.txt'), 'TOP-SECRET\n');
+    await symlink('../outside', path.join(fx.workspace, 'link-to-outside'));
+    const name = `escaped-${path.basename(fx.root)}`;
+    const home = path.join(os.homedir(), name);
     try {
-      const result = await bash(
-        `cat ${fx.outside}/secret.txt; echo x > ${fx.outside}/planted.txt; echo x > ../escaped.txt; ` +
-          `echo x > ${home}; echo x > /usr/escaped-${path.basename(fx.root)}; echo done`,
-      );
-      expect(result.content).not.toContain('TOP-SECRET');
-      expect(result.content).toContain('Read-only file system');
-      expect(existsSync(path.join(fx.outside, 'planted.txt'))).toBe(false);
-      expect(existsSync(path.join(fx.root, 'escaped.txt'))).toBe(false);
+      const results = [];
+      for (const command of [
+        `echo x > ${fx.outside}/planted.txt`,
+        'echo x > ../planted.txt',
+        `echo x > ${home}`,
+        `echo x > /usr/${name}`,
+        'echo x > link-to-outside/planted.txt',
+        `echo x >> ${fx.outside}/secret.txt`,
+        `ln -s ${fx.outside} mine && echo x > mine/planted.txt`,
+        `cp /dev/null ${fx.outside}/copied.txt; mv link-to-outside/secret.txt moved.txt`,
+      ]) {
+        results.push((await bash(command)).content);
+      }
+      expect(results.join('\n')).toMatch(/read-only file system/i);
+      expect(await readdir(fx.outside)).toEqual(['secret.txt']);
+      expect(await readFile(path.join(fx.outside, 'secret.txt'), 'utf8')).toBe('TOP-SECRET\n');
+      expect(await readdir(fx.root)).toEqual(['outside', 'workspace']);
       expect(existsSync(home)).toBe(false);
+      expect(existsSync(`/usr/${name}`)).toBe(false);
     } finally {
       await rm(home, { force: true });
     }
@@ -84,43 +134,25 @@ describe('bash in the bubblewrap sandbox', () => {
   it('passes none of the worker environment in', async () => {
     process.env.TOOLS_TEST_SECRET = 'sk-do-not-leak';
     try {
-      expect((await bash('env')).content).not.toContain('sk-do-not-leak');
+      const result = await bash('env; echo "[$TOOLS_TEST_SECRET]"; printenv TOOLS_TEST_SECRET');
+      expect(result.content).toContain('[]');
+      expect(result.content).not.toContain('sk-do-not-leak');
     } finally {
       delete process.env.TOOLS_TEST_SECRET;
     }
   });
 
   describe('network', () => {
-    let server: Server;
-    let port: number;
-    let connections = 0;
-
-    beforeEach(async () => {
-      connections = 0;
-      server = createServer((socket) => {
-        connections += 1;
-        socket.end('hello from the host\n');
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      port = (server.address() as { port: number }).port;
-    });
-
-    afterEach(async () => {
-      await new Promise((resolve) => server.close(resolve));
-    });
-
-    const connect = (): string => `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected && cat <&3`;
+    const host = useHostPort();
 
     it('has none: a port open on the host loopback cannot be reached', async () => {
-      const result = await bash(connect());
-      expect(result.content).not.toContain('connected');
-      expect(connections).toBe(0);
-    });
-
-    it('the same command does reach the port from the host (so the check above can fail)', async () => {
-      const result = await runBash({ command: connect() }, context(NO_SANDBOX, { allow_host_bash: true }));
-      expect(result.content).toContain('connected\nhello from the host');
-      expect(connections).toBe(1);
+      const port = host.port();
+      const results = [
+        await bash(connectTo(port)),
+        await bash(`curl -s --max-time 5 http://127.0.0.1:${port}/`),
+      ];
+      for (const result of results) expect(result.content).not.toMatch(/connected|hello from the host/);
+      expect(host.connections()).toBe(0);
     });
   });
 
@@ -130,10 +162,8 @@ describe('bash in the bubblewrap sandbox', () => {
       bash_timeout_seconds: 1,
     });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(result).toMatchObject({
-      is_error: true,
-      content: 'started\n[timed out after 1 s: the command was killed]',
-    });
+    expect(result.is_error).toBe(true);
+    expect(result.content).toMatch(/\n\[timed out after 1 s: the command was killed\]$/);
     await sleep(2500);
     expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
   });
@@ -144,31 +174,19 @@ describe('bash in the bubblewrap sandbox', () => {
     expect(result.content.startsWith('1\n2\n3\n')).toBe(true);
     expect(result.content.endsWith('99999\n100000\n[exit code: 0]')).toBe(true);
   });
-
-  it('refuses a timeout above the configured limit', async () => {
-    const result = await callTool(fx.workspace, 'bash', { command: 'true', timeout_seconds: 600 });
-    expect(result).toMatchObject({
-      is_error: true,
-      content: "timeout_seconds: 600 is above this agent's limit (at most 120)",
-    });
-  });
 });
 
-describe('bash without a sandbox', () => {
-  it('is refused, saying why and how to enable host bash, unless the config allows it', async () => {
-    await expect(runBash({ command: 'touch ran.txt' }, context(NO_SANDBOX))).rejects.toThrow(
-      'bash is unavailable: no sandbox could start (bwrap was not found on PATH). To enable it, install ' +
-        'bubblewrap on the worker machine, or allow unsandboxed commands on the host with ' +
-        '`sandbox: {allow_host_bash: true}` in the config.',
-    );
-    expect(existsSync(path.join(fx.workspace, 'ran.txt'))).toBe(false);
+describe('bash on the host', () => {
+  const host = useHostPort();
+
+  it('reaches a port the sandboxes cannot (so the network checks above can fail)', async () => {
+    const result = await runBash({ command: connectTo(host.port()) }, context(NO_BUBBLEWRAP, HOST));
+    expect(result.content).toContain('connected\nhello from the host');
+    expect(host.connections()).toBe(1);
   });
 
-  it('runs on the host in the workspace when allow_host_bash is true', async () => {
-    const result = await runBash(
-      { command: 'pwd; echo x > ran.txt' },
-      context(NO_SANDBOX, { allow_host_bash: true }),
-    );
+  it('runs in the workspace when sandbox.kind is host and allow_host_bash is true', async () => {
+    const result = await runBash({ command: 'pwd; echo x > ran.txt' }, context(NO_BUBBLEWRAP, HOST));
     expect(result).toEqual({ content: `${fx.workspace}\n[exit code: 0]`, is_error: false });
     expect(existsSync(path.join(fx.workspace, 'ran.txt'))).toBe(true);
   });
@@ -176,7 +194,7 @@ describe('bash without a sandbox', () => {
   it('kills the whole process group on timeout', async () => {
     const result = await runBash(
       { command: '(sleep 2; echo late > late.txt) & sleep 30', timeout_seconds: 1 },
-      context(NO_SANDBOX, { allow_host_bash: true }),
+      context(NO_BUBBLEWRAP, HOST),
     );
     expect(result.content).toContain('timed out after 1 s');
     await sleep(2500);
@@ -184,25 +202,69 @@ describe('bash without a sandbox', () => {
   });
 });
 
-describe('bash as an activity', () => {
-  it.each([
-    ['in the sandbox', { available: true } as SandboxProbe],
-    ['on the host', NO_SANDBOX],
-  ])('heartbeats while the command runs and stops it on cancellation (%s)', async (_where, probe) => {
-    if (probe.available) expect(await detectBubblewrap()).toEqual({ available: true });
-    const controller = new AbortController();
-    let heartbeats = 0;
-    const ctx = context(
-      probe,
-      { allow_host_bash: true },
-      { heartbeat: () => (heartbeats += 1), signal: controller.signal },
+describe('bash choosing its sandbox', () => {
+  it('falls back on just-bash where bubblewrap cannot start, even when host bash is allowed', async () => {
+    const result = await runBash(
+      { command: 'echo hi > made.txt; no-such-program' },
+      context(NO_BUBBLEWRAP, { allow_host_bash: true }),
     );
-    const running = runBash({ command: '(sleep 3; echo late > late.txt) & sleep 30' }, ctx);
-    await sleep(2200);
-    controller.abort(new Error('activity cancelled'));
-    await expect(running).rejects.toThrow('activity cancelled');
-    expect(heartbeats).toBeGreaterThanOrEqual(2);
-    await sleep(1500);
-    expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
+    expect(result.content).toBe(
+      `bash: no-such-program: command not found\n${NOT_FOUND_HINT}[exit code: 127]`,
+    );
+    expect(await readFile(path.join(fx.workspace, 'made.txt'), 'utf8')).toBe('hi\n');
   });
+
+  it('refuses to run when sandbox.kind names a sandbox that cannot start, saying why and what to do', async () => {
+    await expect(
+      runBash({ command: 'touch ran.txt' }, context(NO_BUBBLEWRAP, { kind: 'bubblewrap' })),
+    ).rejects.toThrow(
+      'bash is unavailable: no sandbox could start (sandbox.kind is bubblewrap, and bubblewrap cannot start: ' +
+        'bwrap was not found on PATH). To enable it, install bubblewrap (Debian/Ubuntu package "bubblewrap") ' +
+        'on the worker machine, or set sandbox.kind: auto to fall back on just-bash.',
+    );
+    expect(existsSync(path.join(fx.workspace, 'ran.txt'))).toBe(false);
+  });
+
+  it('never runs on the host unless allow_host_bash is true, whatever sandbox.kind says', async () => {
+    await expect(
+      runBash({ command: 'touch ran.txt' }, context(NO_BUBBLEWRAP, { kind: 'host' })),
+    ).rejects.toThrow(
+      'bash is unavailable: no sandbox could start (sandbox.kind is host, but sandbox.allow_host_bash is not ' +
+        'true). To enable it, allow unsandboxed commands on the host with `sandbox: {allow_host_bash: true}` ' +
+        'in the config.',
+    );
+    expect(existsSync(path.join(fx.workspace, 'ran.txt'))).toBe(false);
+  });
+});
+
+describe('bash as an activity', () => {
+  const where: [string, Partial<SandboxSettings>, string | undefined][] = [
+    ...SHIPPED_SANDBOXES.map((s): [string, Partial<SandboxSettings>, string | undefined] => [
+      s.name,
+      { kind: s.kind },
+      s.missing,
+    ]),
+    ['the host', HOST, undefined],
+  ];
+  for (const [name, sandbox, missing] of where) {
+    const skipped = missing === undefined ? '' : `: skipped, ${missing}`;
+    (missing === undefined ? it : it.skip)(
+      `heartbeats while the command runs and stops it on cancellation (${name}${skipped})`,
+      async () => {
+        const controller = new AbortController();
+        let heartbeats = 0;
+        const ctx = context('real', sandbox, {
+          heartbeat: () => (heartbeats += 1),
+          signal: controller.signal,
+        });
+        const running = runBash({ command: '(sleep 3; echo late > late.txt) & sleep 30' }, ctx);
+        await sleep(2200);
+        controller.abort(new Error('activity cancelled'));
+        await expect(running).rejects.toThrow('activity cancelled');
+        expect(heartbeats).toBeGreaterThanOrEqual(2);
+        await sleep(1500);
+        expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
+      },
+    );
+  }
 });
