@@ -43,13 +43,22 @@ function omissionMarker(omitted: number): string {
  * marker that says how much was cut. Text that already fits comes back unchanged.
  */
 export function truncateHeadTail(text: string, maxChars: number): string {
-  if (text.length <= maxChars) return text;
+  return text.length <= maxChars ? text : joinHeadTail(text, text, text.length, maxChars);
+}
+
+/**
+ * At most `maxChars` of a text `total` code units long, of which only a head and a tail were kept (a stream
+ * that was not held whole): two thirds of the room from `head`'s start, one third from `tail`'s end, and the
+ * marker saying how much is missing between them.
+ */
+export function joinHeadTail(head: string, tail: string, total: number, maxChars: number): string {
   // The longest marker this text can need, so head + marker + tail never exceeds maxChars.
-  const budget = maxChars - omissionMarker(text.length).length;
-  if (budget <= 0) return headOf(text, maxChars);
-  const head = headOf(text, Math.ceil((budget * 2) / 3));
-  const tail = tailOf(text, budget - Math.ceil((budget * 2) / 3));
-  return head + omissionMarker(text.length - head.length - tail.length) + tail;
+  const budget = maxChars - omissionMarker(total).length;
+  if (budget <= 0) return headOf(head, maxChars);
+  const headChars = Math.ceil((budget * 2) / 3);
+  const kept = headOf(head, headChars);
+  const end = tailOf(tail, budget - headChars);
+  return kept + omissionMarker(total - kept.length - end.length) + end;
 }
 
 /** Keeps the first `maxChars` of `text` and says whether anything was cut. */

@@ -1,23 +1,12 @@
-export function truncationMarker(shown: number, total: number): string {
-  return `[output truncated: ${shown} of ${total} chars shown]`;
-}
-
-function headSize(cap: number): number {
-  return Math.ceil(cap / 2);
-}
-
-function joinCut(head: string, tail: string, shown: number, total: number): string {
-  return `${head}\n${truncationMarker(shown, total)}\n${tail}`;
-}
-
 /**
- * Keeps at most `cap` characters of `text`: the head and the tail, where a command's purpose and its errors
- * usually are, with the cut marked in between.
+ * Tool output within its cap: the head and the tail, where a command's purpose and its errors usually are,
+ * around a marker saying how much was cut (the same rule as every other cut text: contracts/text.ts).
  */
+import { joinHeadTail, truncateHeadTail } from '../../contracts/text';
+
+/** At most `cap` characters of `text`, marker included. */
 export function capOutput(text: string, cap: number): string {
-  if (text.length <= cap) return text;
-  const head = headSize(cap);
-  return joinCut(text.slice(0, head), text.slice(text.length - (cap - head)), cap, text.length);
+  return truncateHeadTail(text, cap);
 }
 
 /** `capOutput` for a stream: memory stays bounded by the cap however much a command prints. */
@@ -30,17 +19,14 @@ export class OutputCollector {
 
   push(chunk: string): void {
     this.total += chunk.length;
-    const headRoom = headSize(this.cap) - this.head.length;
-    if (headRoom > 0) {
-      this.head += chunk.slice(0, headRoom);
-      chunk = chunk.slice(headRoom);
-    }
-    const tailSize = this.cap - headSize(this.cap);
-    if (chunk.length > 0 && tailSize > 0) this.tail = (this.tail + chunk).slice(-tailSize);
+    // Enough of each end for whatever room the marker leaves at the end.
+    const headRoom = this.cap - this.head.length;
+    if (headRoom > 0) this.head += chunk.slice(0, headRoom);
+    this.tail = (this.tail + chunk).slice(-this.cap);
   }
 
   text(): string {
-    if (this.total <= this.cap) return this.head + this.tail;
-    return joinCut(this.head, this.tail, this.head.length + this.tail.length, this.total);
+    if (this.total <= this.cap) return this.head;
+    return joinHeadTail(this.head, this.tail, this.total, this.cap);
   }
 }

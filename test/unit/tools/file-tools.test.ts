@@ -97,8 +97,9 @@ describe('read_file', () => {
       { sandbox: { output_cap_chars: 100 } },
     );
     expect(result.is_error).toBe(false);
-    expect(result.content).toContain('[output truncated: 100 of 5007 chars shown]');
-    expect(result.content.length).toBeLessThan(200);
+    expect(result.content).toContain('[… 4,9');
+    expect(result.content).toContain(' characters omitted …]');
+    expect(result.content.length).toBeLessThanOrEqual(100);
   });
 });
 
