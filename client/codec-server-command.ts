@@ -2,7 +2,7 @@
  * `subagents codec-server [--port N]`: the Web UI's codec endpoint over the configured payload store, for a
  * UI this process did not start (a cluster's, Temporal Cloud's, or `temporal server start-dev`).
  */
-import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config-payloads';
+import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config/payloads';
 import { loadConfig } from '../worker/config';
 import { startCodecServer } from '../worker/payloads/codec-server';
 import { projectCodec } from '../worker/payloads/data-converter';

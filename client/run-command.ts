@@ -6,7 +6,7 @@ import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
-import { buildLeadRunInput } from '../contracts/lead-input';
+import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { loadConfig } from '../worker/config';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';

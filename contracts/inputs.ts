@@ -26,7 +26,7 @@ import {
   text,
   toolName,
   wholeNumber,
-} from './config-fields';
+} from './config/fields';
 import { SUBAGENT_PROVIDERS } from './lead';
 import { MODEL_PROVIDERS } from './model';
 

@@ -10,7 +10,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
-import type { PayloadSettings } from '../contracts/config-payloads';
+import type { PayloadSettings } from '../contracts/config/payloads';
 import { projectDataConverter } from './payloads/data-converter';
 
 export const DEFAULT_TASK_QUEUE = 'durable-subagents';

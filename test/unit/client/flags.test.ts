@@ -1,5 +1,5 @@
 import { parseConfig } from '../../../contracts/config';
-import { resolveAgent } from '../../../contracts/agents';
+import { resolveAgent } from '../../../contracts/config/agents';
 import { applyRunFlags, integerFlag, parseFlags, RUN_FLAGS, UsageError } from '../../../client/flags';
 
 const base = () =>

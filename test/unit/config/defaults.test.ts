@@ -1,5 +1,5 @@
 import { CONFIG_SECTIONS, defaultConfig, parseConfig } from '../../../contracts/config';
-import { listAgentNames, resolveAgent, resolveLeadModel } from '../../../contracts/agents';
+import { listAgentNames, resolveAgent, resolveLeadModel } from '../../../contracts/config/agents';
 import { BUILTIN_TOOL_NAMES, DEFAULT_SANDBOX, TASK_TOOL_NAME } from '../../../contracts/tools';
 
 describe('the configuration with nothing written', () => {

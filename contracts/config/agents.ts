@@ -11,11 +11,11 @@ import {
   type Config,
   type CustomAgentConfig,
   type TokenBudgetOverride,
-} from './config';
-import type { ModelSettings } from './model';
-import type { ResolvedAgent, TokenBudgetSettings } from './subagent';
-import type { SummarizationRuntime } from './summarization';
-import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from './tools';
+} from './index';
+import type { ModelSettings } from '../model';
+import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
+import type { SummarizationRuntime } from '../summarization';
+import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
 
 interface BuiltinAgentDefinition {
   description: string;

@@ -6,7 +6,7 @@
  * resolved where the store is opened (worker/payloads/store.ts); relative paths in worker/config.ts.
  */
 import { z } from 'zod';
-import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './config-fields';
+import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './fields';
 
 export const PAYLOAD_STORES = ['local', 's3'] as const;
 export type PayloadStoreKind = (typeof PAYLOAD_STORES)[number];
@@ -57,7 +57,7 @@ export interface PayloadSettings {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** `is missing (…)` or `is not text (…)`, as the shared value types of config-fields.ts say it. */
+/** `is missing (…)` or `is not text (…)`, as the shared value types of fields.ts say it. */
 function textError(noun: string): (issue: { input?: unknown }) => string {
   return (issue) => (issue.input === undefined ? `is missing (${noun})` : `is not text (${noun})`);
 }
@@ -123,7 +123,7 @@ const codecServer = section('payloads.codec_server', {
   allowed_origins: listOf(origin, 'origins').default([]),
 });
 
-/** The `payloads:` section's schema; contracts/config.ts lists it among the sections it reads. */
+/** The `payloads:` section's schema; index.ts lists it among the sections it reads. */
 export const payloadsSection = section('payloads', {
   threshold_bytes: wholeNumber(MIN_PAYLOAD_THRESHOLD_BYTES, MAX_PAYLOAD_THRESHOLD_BYTES).default(
     DEFAULT_PAYLOAD_THRESHOLD_BYTES,

@@ -1,7 +1,7 @@
 /**
  * DeerFlow's spellings of the sections this project reads, so a DeerFlow `config.yaml` works as written.
  */
-import { envReferenceName, formatPath, isSecretPath, problem, type ConfigPath } from './config-fields';
+import { envReferenceName, formatPath, isSecretPath, problem, type ConfigPath } from './fields';
 
 interface Compat {
   aliases?: Record<string, string>;

@@ -8,8 +8,8 @@
  * Pure: no Node APIs. `worker/config.ts` reads the file and resolves relative paths.
  */
 import { z } from 'zod';
-import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './config-deerflow';
-import { payloadsSection } from './config-payloads';
+import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './deerflow';
+import { payloadsSection } from './payloads';
 import {
   apiKeyReference,
   bool,
@@ -31,10 +31,10 @@ import {
   toolName,
   wholeNumber,
   type ConfigPath,
-} from './config-fields';
-import { DEFAULT_MODEL_RETRY, MODEL_PROVIDERS, type ModelRetrySettings, type ModelSettings } from './model';
-import type { LoopDetectionSettings } from './subagent';
-import { DEFAULT_SANDBOX, TASK_TOOL_NAME, type SandboxSettings } from './tools';
+} from './fields';
+import { DEFAULT_MODEL_RETRY, MODEL_PROVIDERS, type ModelRetrySettings, type ModelSettings } from '../model';
+import type { LoopDetectionSettings } from '../subagent';
+import { DEFAULT_SANDBOX, TASK_TOOL_NAME, type SandboxSettings } from '../tools';
 
 export const BUILTIN_AGENT_NAMES = ['general-purpose', 'bash'] as const;
 export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
@@ -45,7 +45,7 @@ export const LEAD_AGENT_NAME = 'lead';
 /** Written as a model name, it means "the lead agent's model" (DeerFlow's spelling). */
 export const INHERIT_MODEL = 'inherit';
 
-export { ConfigError, CONFIG_KEYS } from './config-fields';
+export { ConfigError, CONFIG_KEYS } from './fields';
 
 /** DeerFlow names its model classes (`use: langchain_openai:ChatOpenAI`); any ChatOpenAI speaks our openai. */
 const OPENAI_CLASS_MARKER = 'ChatOpenAI';

@@ -1,8 +1,8 @@
 /** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
 import { listAgents, resolveLeadModel, resolveLeadTokenBudget, resolveSummarization } from './agents';
-import type { Config } from './config';
-import type { LeadRunInput } from './lead';
-import { BUILTIN_TOOL_NAMES } from './tools';
+import type { Config } from './index';
+import type { LeadRunInput } from '../lead';
+import { BUILTIN_TOOL_NAMES } from '../tools';
 
 export interface LeadRunRequest {
   prompt: string;

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, defaultConfig, parseConfig } from '../../../contracts/config';
-import { defaultPayloadSettings } from '../../../contracts/config-payloads';
+import { defaultPayloadSettings } from '../../../contracts/config/payloads';
 import { loadConfig } from '../../../worker/config';
 
 function problemsOf(payloads: unknown): string[] {

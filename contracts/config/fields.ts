@@ -3,7 +3,7 @@
  * `path.to.key: <value> <what is wrong> (<allowed>)`, one line each, and a user can fix a file in one pass.
  */
 import { z } from 'zod';
-import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from './tools';
+import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
 
 /** Every problem, one per line, as `path.to.key: <value> <what is wrong> (<allowed>)`. */
 export class ConfigError extends Error {
