@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { TemporalSettings } from '../contracts/config';
+import type { TemporalSettings } from '../contracts/config/temporal';
 import { projectDataConverter } from '../worker/payloads/data-converter';
 
 export interface ConnectionSettings {

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../contracts/config';
 import { workspaceRootProblem } from '../contracts/inputs';
+import { withoutUndefined } from '../contracts/records';
 
 export interface LoadedConfig {
   /** Every default applied; file paths in it are absolute. */
@@ -25,20 +26,12 @@ export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env):
   }
   const file = resolve(path);
   const raw = readYaml(file);
-  try {
-    const { config, warnings } = parseConfig(raw.value, { env });
-    return {
-      config: withAbsolutePaths(config, dirname(file)),
-      warnings: [...raw.warnings, ...warnings],
-      path: file,
-    };
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      const count = error.problems.length === 1 ? '1 problem' : `${error.problems.length} problems`;
-      throw new ConfigError(error.problems, `config file ${file} has ${count}:`);
-    }
-    throw error;
-  }
+  const { config, warnings } = parseConfig(raw.value, { env, file });
+  return {
+    config: withAbsolutePaths(config, dirname(file)),
+    warnings: [...raw.warnings, ...warnings],
+    path: file,
+  };
 }
 
 /** Aliases one document may expand, weighted by what each expands to (the `yaml` package's measure). */
@@ -134,21 +127,17 @@ function withAbsolutePaths(config: Config, base: string): Config {
         ? config.temporal
         : {
             ...config.temporal,
-            tls: dropUndefined({
+            tls: withoutUndefined({
               server_name: tls.server_name,
               server_root_ca_cert_path: absolute(tls.server_root_ca_cert_path),
               client_cert_path: absolute(tls.client_cert_path),
               client_key_path: absolute(tls.client_key_path),
             }),
           },
-    workspace: dropUndefined({
+    workspace: withoutUndefined({
       root,
       sample_dir: absolute(config.workspace.sample_dir),
     }),
-    payloads: dropUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
+    payloads: withoutUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
   };
-}
-
-function dropUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
 }

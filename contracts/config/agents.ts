@@ -13,6 +13,7 @@ import {
   type TokenBudgetOverride,
 } from './index';
 import type { ModelSettings } from '../model';
+import { ownEntry } from '../records';
 import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
 import type { SummarizationRuntime } from '../summarization';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
@@ -162,11 +163,6 @@ export function resolveModel(config: Config, name: string): ModelSettings {
 
 function isBuiltin(name: string): name is BuiltinAgentName {
   return (BUILTIN_AGENT_NAMES as readonly string[]).includes(name);
-}
-
-/** Own keys only: an agent called `constructor` must not find Object's prototype. */
-function ownEntry<T>(record: Record<string, T>, key: string): T | undefined {
-  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 /** In the fixed order of the tool list, so the model sees the same tools in the same order every run. */

@@ -6,6 +6,7 @@
  * resolved where the store is opened (worker/payloads/store.ts); relative paths in worker/config.ts.
  */
 import { z } from 'zod';
+import { withoutUndefined } from '../records';
 import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './fields';
 
 export const PAYLOAD_STORES = ['local', 's3'] as const;
@@ -166,8 +167,4 @@ export const payloadsSection = section('payloads', {
 /** Every default: a local store under the cache folder, 16 KiB threshold, the codec endpoint on. */
 export function defaultPayloadSettings(): PayloadSettings {
   return payloadsSection.parse(undefined);
-}
-
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
 }
