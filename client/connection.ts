@@ -1,11 +1,12 @@
 /**
- * Where the Temporal server is and how to reach it: a flag beats the usual `TEMPORAL_*` environment variables,
- * which beat the config's `temporal:` section. TLS/mTLS from file paths; an API key (Temporal Cloud) implies TLS.
+ * Where the Temporal server is and how to reach it: a flag beats the config's `temporal:` section, which beats
+ * the usual `TEMPORAL_*` environment variables. TLS/mTLS from file paths; an API key (Temporal Cloud) implies
+ * TLS.
  */
 import { readFileSync } from 'node:fs';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { TemporalSettings } from '../contracts/config/temporal';
+import { DEFAULT_NAMESPACE, type TemporalSettings } from '../contracts/config/temporal';
 import { projectDataConverter } from '../worker/payloads/data-converter';
 
 export interface ConnectionSettings {
@@ -30,26 +31,28 @@ function readPem(what: string, path: string): Buffer {
   }
 }
 
-/** Resolves the settings; the environment names are the Temporal CLI's own. */
+/**
+ * Resolves the settings: the config's `temporal:` section (with the flags written in) over the Temporal CLI's
+ * environment variables; what neither says gets the defaults.
+ */
 export function connectionSettings(
   config: TemporalSettings,
   env: NodeJS.ProcessEnv = process.env,
-  flags: { address?: string; namespace?: string; taskQueue?: string } = {},
 ): ConnectionSettings {
   const tlsConfig = config.tls ?? {};
-  const certPath = env.TEMPORAL_TLS_CERT ?? tlsConfig.client_cert_path;
-  const keyPath = env.TEMPORAL_TLS_KEY ?? tlsConfig.client_key_path;
-  const caPath = env.TEMPORAL_TLS_CA ?? tlsConfig.server_root_ca_cert_path;
-  const serverName = env.TEMPORAL_TLS_SERVER_NAME ?? tlsConfig.server_name;
+  const certPath = tlsConfig.client_cert_path ?? env.TEMPORAL_TLS_CERT;
+  const keyPath = tlsConfig.client_key_path ?? env.TEMPORAL_TLS_KEY;
+  const caPath = tlsConfig.server_root_ca_cert_path ?? env.TEMPORAL_TLS_CA;
+  const serverName = tlsConfig.server_name ?? env.TEMPORAL_TLS_SERVER_NAME;
   if (Boolean(certPath) !== Boolean(keyPath)) {
     throw new ConnectionError(
       'mTLS needs both a client certificate and its key (TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY)',
     );
   }
-  const apiKey = (config.api_key_env ? env[config.api_key_env] : undefined) ?? env.TEMPORAL_API_KEY;
-  if (config.api_key_env && !env[config.api_key_env] && !env.TEMPORAL_API_KEY) {
+  if (config.api_key_env && !env[config.api_key_env]) {
     throw new ConnectionError(`temporal.api_key: the environment variable ${config.api_key_env} is not set`);
   }
+  const apiKey = (config.api_key_env ? env[config.api_key_env] : undefined) ?? env.TEMPORAL_API_KEY;
   const wantsTls = Boolean(
     certPath || caPath || serverName || apiKey || config.tls || env.TEMPORAL_TLS === 'true',
   );
@@ -67,9 +70,9 @@ export function connectionSettings(
       }
     : undefined;
   return {
-    address: flags.address ?? env.TEMPORAL_ADDRESS ?? config.address,
-    namespace: flags.namespace ?? env.TEMPORAL_NAMESPACE ?? config.namespace,
-    taskQueue: flags.taskQueue ?? config.task_queue,
+    address: config.address ?? env.TEMPORAL_ADDRESS,
+    namespace: config.namespace ?? env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE,
+    taskQueue: config.task_queue,
     ...(apiKey && { apiKey }),
     ...(tls && { tls }),
     ...(config.ui_url && { uiUrl: config.ui_url }),

@@ -6,7 +6,6 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { cacheRoot } from '../worker/temporal-cli';
-import { UsageError } from './flags';
 
 export interface DevServerRecord {
   address: string;
@@ -63,26 +62,4 @@ export async function findRunningDevServer(
   } catch {
     return undefined;
   }
-}
-
-/**
- * Settings without an address get the recorded dev server's; with neither, a message that says what to do.
- * Mutates and returns `settings`.
- */
-export async function withRecordedServer<T extends { address?: string; namespace: string }>(
-  settings: T,
-  command: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<T & { address: string }> {
-  if (!settings.address) {
-    const recorded = await findRunningDevServer(env);
-    if (!recorded) {
-      throw new UsageError(
-        `${command}: no server: pass --address HOST:PORT, or start one with \`subagents dev-server\``,
-      );
-    }
-    settings.address = recorded.address;
-    settings.namespace = recorded.namespace;
-  }
-  return settings as T & { address: string };
 }

@@ -7,7 +7,6 @@ import { join, resolve } from 'node:path';
 import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
-import { loadConfig } from '../worker/config';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
@@ -15,16 +14,8 @@ import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
-import {
-  applyRunFlags,
-  hostPortFlag,
-  parseFlags,
-  PROMPT_FLAGS,
-  RUN_FLAGS,
-  stringFlag,
-  UsageError,
-  type FlagValues,
-} from './flags';
+import { loadCommandConfig } from './command-setup';
+import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
 import { renderLedgerTable, renderSummary } from './tree';
@@ -38,12 +29,6 @@ export const DEMO_PROMPT =
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-export function loadRunConfig(values: FlagValues, env: NodeJS.ProcessEnv = process.env): Config {
-  const loaded = loadConfig(stringFlag(values, 'config'), env);
-  for (const warning of loaded.warnings) say(`warning: ${warning}`);
-  return applyRunFlags(loaded.config, values, env);
-}
-
 interface Session {
   settings: ConnectionSettings;
   uiUrl?: string;
@@ -54,12 +39,8 @@ interface Session {
 }
 
 /** A server given by address, or the embedded one: the recorded dev server if it runs, else a new one. */
-async function openSession(config: Config, values: FlagValues, env: NodeJS.ProcessEnv): Promise<Session> {
-  const settings = connectionSettings(config.temporal, env, {
-    address: hostPortFlag(values, 'address'),
-    namespace: stringFlag(values, 'namespace'),
-    taskQueue: stringFlag(values, 'task-queue'),
-  });
+async function openSession(config: Config, env: NodeJS.ProcessEnv): Promise<Session> {
+  const settings = connectionSettings(config.temporal, env);
   if (settings.address) {
     return { settings, uiUrl: settings.uiUrl, close: async () => undefined, withWorker: (body) => body() };
   }
@@ -145,7 +126,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
   const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
   configurePayloads(config.payloads);
 
-  const session = await openSession(config, values, env);
+  const session = await openSession(config, env);
   try {
     const { client, connection } = await connectClient(session.settings);
     try {
@@ -199,7 +180,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
 
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, { ...RUN_FLAGS, ...PROMPT_FLAGS });
-  const config = loadRunConfig(values);
+  const config = loadCommandConfig(values);
   const prompt = await resolvePrompt({
     positionals,
     promptFile: stringFlag(values, 'prompt-file'),
@@ -215,7 +196,7 @@ export async function startCommand(args: string[], env: NodeJS.ProcessEnv = proc
     throw new UsageError(`start: unexpected argument ${JSON.stringify(positionals[0])}`);
   // A real model when the environment names one (and no flag says otherwise); else the offline script.
   const online = Boolean(env.OPENAI_BASE_URL && env.OPENAI_API_KEY) && values.provider === undefined;
-  const config = loadRunConfig(online ? { ...values, provider: 'openai' } : values, env);
+  const config = loadCommandConfig(online ? { ...values, provider: 'openai' } : values, env);
   if (!online) {
     for (const model of config.models) {
       if (model.provider === 'scripted' && !model.script_file)

@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../contracts/config';
+import type { ConfigOverrides } from '../contracts/config/overrides';
 import { workspaceRootProblem } from '../contracts/inputs';
 import { withoutUndefined } from '../contracts/records';
 
@@ -16,17 +17,22 @@ export interface LoadedConfig {
 }
 
 /**
- * Reads a YAML config file (no path: the defaults). Relative paths in it are taken from the file's folder,
- * so a config works the same from any working directory; `$NAME` values are read from `env`.
+ * Reads a YAML config file (no path: the defaults) with `overrides` (the command line's settings) written in
+ * before it is checked. Relative paths in it are taken from the file's folder, so a config works the same
+ * from any working directory; `$NAME` values are read from `env`.
  */
-export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function loadConfig(
+  path?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides?: ConfigOverrides,
+): LoadedConfig {
   if (path === undefined) {
-    const { config, warnings } = parseConfig({}, { env });
+    const { config, warnings } = parseConfig({}, { env, overrides });
     return { config: withAbsolutePaths(config, process.cwd()), warnings };
   }
   const file = resolve(path);
   const raw = readYaml(file);
-  const { config, warnings } = parseConfig(raw.value, { env, file });
+  const { config, warnings } = parseConfig(raw.value, { env, overrides, file });
   return {
     config: withAbsolutePaths(config, dirname(file)),
     warnings: [...raw.warnings, ...warnings],

@@ -31,6 +31,7 @@ import {
   type ConfigPath,
 } from './fields';
 import { modelsSection } from './models';
+import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
 import { temporalSection } from './temporal';
 
@@ -184,7 +185,8 @@ const configSchema = sectionsSchema
     ...config,
     subagents: {
       ...config.subagents,
-      // Per-response concurrency can never exceed what the workers can run at once.
+      // Per-response concurrency defaults to, and never exceeds, what the workers can run at once (the seeds'
+      // SubagentLimitMiddleware). Flags are written in before this, so --max-running moves both.
       max_concurrent: Math.min(
         config.subagents.max_concurrent ?? config.subagent_runtime.max_running,
         config.subagent_runtime.max_running,
@@ -294,6 +296,8 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
 export interface ParseOptions {
   /** Where `$NAME` values come from. Without it they stay as written (api keys are never read). */
   env?: Env;
+  /** Settings given outside the file (command-line flags), checked as if the file said them. */
+  overrides?: ConfigOverrides;
   /** The file the content was read from, named above its problems. */
   file?: string;
 }
@@ -320,24 +324,29 @@ export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedCon
           `ignoring sections this project does not read: ${unknown.join(', ')} (it reads ${CONFIG_SECTIONS.join(', ')})`,
         ];
   const normalized = normalizeDeerFlowConfig(source, CONFIG_SECTIONS, options.env);
-  const sections = normalized.sections;
+  const { sections, sources } = applyOverrides(normalized.sections, options.overrides);
   const parsed = configSchema.safeParse(sections, { reportInput: true });
   const problems = [
     ...normalized.problems,
     ...(parsed.success ? [] : parsed.error.issues.flatMap(issueProblems)),
   ];
-  if (!parsed.success || problems.length > 0) throw configError(options.file, problems);
+  if (!parsed.success || problems.length > 0) {
+    const attributed = problems.map((line) => attributeProblem(line, sources));
+    const given = attributed.filter((line, i) => line !== problems[i]);
+    throw configError(options.file, attributed, given.length);
+  }
 
   const config = parsed.data;
   const warnings = [...sectionWarnings, ...normalized.warnings, ...configWarnings(config, sections)];
   return { config, warnings };
 }
 
-/** Every problem, with the file they are in named above them. */
-function configError(file: string | undefined, problems: string[]): ConfigError {
-  if (file === undefined) return new ConfigError(problems);
+/** Every problem; the file is named above them unless each is a given value's (a flag names itself). */
+function configError(file: string | undefined, problems: string[], given = 0): ConfigError {
+  if (file === undefined || given === problems.length) return new ConfigError(problems);
   const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
-  return new ConfigError(problems, `config file ${file} has ${count}:`);
+  const where = given === 0 ? `config file ${file} has` : `config file ${file} and the command line have`;
+  return new ConfigError(problems, `${where} ${count}:`);
 }
 
 /** The configuration with nothing written: every default. */

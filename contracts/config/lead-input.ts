@@ -29,8 +29,8 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(summarization && { summarization }),
     limits: {
       max_running: runtime.max_running,
-      // The per-response default and cap is the process capacity (the seeds' SubagentLimitMiddleware).
-      max_concurrent: Math.min(subagents.max_concurrent ?? runtime.max_running, runtime.max_running),
+      // Defaulted and capped by subagent_runtime.max_running where the config is parsed.
+      max_concurrent: subagents.max_concurrent,
       max_total_per_run: subagents.max_total_per_run,
       max_depth: subagents.max_depth,
       provider: subagents.provider,

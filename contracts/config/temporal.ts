@@ -1,8 +1,12 @@
-/** The `temporal:` section: the server, namespace, task queue and credentials. */
+/**
+ * The `temporal:` section: the server, namespace, task queue and credentials. What it leaves out comes from
+ * the Temporal SDKs' own environment variables and config profile (client/connection.ts), so the section is
+ * an overlay on them.
+ */
 import { apiKeyReference, hostPort, httpUrl, section, text } from './fields';
 import { withoutUndefined } from '../records';
 
-/** The namespace when nothing names one. */
+/** The namespace when neither flags, the config, the environment nor a Temporal profile name one. */
 export const DEFAULT_NAMESPACE = 'default';
 
 export const DEFAULT_TASK_QUEUE = 'durable-subagents';
@@ -15,9 +19,10 @@ export interface TemporalTlsSettings {
 }
 
 export interface TemporalSettings {
-  /** host:port; absent → the embedded dev server (or TEMPORAL_ADDRESS). */
+  /** host:port; absent → the environment's or profile's, else the embedded dev server. */
   address?: string;
-  namespace: string;
+  /** Absent → the environment's or profile's, else DEFAULT_NAMESPACE. */
+  namespace?: string;
   task_queue: string;
   /** Name of the environment variable holding a Temporal Cloud API key. */
   api_key_env?: string;
@@ -27,7 +32,7 @@ export interface TemporalSettings {
 
 export const temporalSection = section('temporal', {
   address: hostPort.optional(),
-  namespace: text.default(DEFAULT_NAMESPACE),
+  namespace: text.optional(),
   task_queue: text.default(DEFAULT_TASK_QUEUE),
   api_key: apiKeyReference.optional(),
   tls: section('temporal.tls', {

@@ -156,7 +156,7 @@ describe('bad input', () => {
       'an unknown provider',
       ['run', '--provider', 'gemini', 'x'],
       2,
-      /^subagents: --provider: "gemini" is not a provider \(scripted, openai\)$/,
+      /^subagents: --provider: "gemini" is not an accepted value \(scripted, openai\)$/,
     ],
     ['a run without a prompt', ['run'], 2, /^subagents: run: give the prompt as one argument/],
     ['an unknown flag', ['run', '--turbo', 'x'], 2, /^subagents: Unknown option '--turbo'/],
@@ -165,7 +165,13 @@ describe('bad input', () => {
       'a malformed address',
       ['run', '--address', 'nowhere', 'x'],
       2,
-      /^subagents: --address: "nowhere" is not HOST:PORT/,
+      /^subagents: --address: "nowhere" is not host:port/,
+    ],
+    [
+      'an address with a port out of range',
+      ['run', '--address', '127.0.0.1:99999', 'x'],
+      2,
+      /^subagents: --address: "127\.0\.0\.1:99999" is not host:port \(e\.g\. localhost:7233, port 1–65535\)$/,
     ],
     [
       'a missing config file',

@@ -3,17 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectionSettings } from '../../../client/connection';
 
-const temporal = { namespace: 'default', task_queue: 'durable-subagents' };
+const temporal = { task_queue: 'durable-subagents' };
 
 describe('connection settings', () => {
-  it('takes a flag over TEMPORAL_* over the config', () => {
+  it('takes the config (where the flags are written in) over TEMPORAL_*, and TEMPORAL_* over the defaults', () => {
     const config = { ...temporal, address: 'config:7233' };
     expect(connectionSettings(config, {}).address).toBe('config:7233');
-    expect(connectionSettings(config, { TEMPORAL_ADDRESS: 'env:7233' }).address).toBe('env:7233');
+    expect(connectionSettings(config, { TEMPORAL_ADDRESS: 'env:7233' }).address).toBe('config:7233');
+    expect(connectionSettings(temporal, { TEMPORAL_ADDRESS: 'env:7233' }).address).toBe('env:7233');
+    expect(connectionSettings(temporal, {}).namespace).toBe('default');
+    expect(connectionSettings(temporal, { TEMPORAL_NAMESPACE: 'prod' }).namespace).toBe('prod');
     expect(
-      connectionSettings(config, { TEMPORAL_ADDRESS: 'env:7233' }, { address: 'flag:7233' }).address,
-    ).toBe('flag:7233');
-    expect(connectionSettings(config, { TEMPORAL_NAMESPACE: 'prod' }).namespace).toBe('prod');
+      connectionSettings({ ...temporal, namespace: 'staging' }, { TEMPORAL_NAMESPACE: 'prod' }).namespace,
+    ).toBe('staging');
   });
 
   it('leaves the address unset when none is given, so the CLI can go embedded', () => {

@@ -38,7 +38,7 @@ describe('the configuration with nothing written', () => {
     });
     expect(config.summarization).toEqual({ enabled: false, trigger_tokens: 80_000, keep_messages: 10 });
     expect(config.sandbox).toEqual(DEFAULT_SANDBOX);
-    expect(config.temporal).toEqual({ namespace: 'default', task_queue: 'durable-subagents' });
+    expect(config.temporal).toEqual({ task_queue: 'durable-subagents' });
     expect(config.workspace).toEqual({ root: './workspace' });
   });
 

@@ -2,6 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, defaultConfig } from '../../../contracts/config';
+import type { ConfigOverrides } from '../../../contracts/config/overrides';
 import { loadConfig } from '../../../worker/config';
 
 describe('loadConfig', () => {
@@ -74,6 +75,23 @@ describe('loadConfig', () => {
     const file = write('bad.yaml', 'subagents:\n  max_total_per_run: 80\n');
     expect(() => loadConfig(file)).toThrow(
       `config file ${file} has 1 problem:\n  subagents.max_total_per_run: 80 is out of range (1–50)`,
+    );
+  });
+
+  it('checks the command line’s settings with the file, naming the file only above its own problems', () => {
+    const file = write('limits.yaml', 'subagents:\n  max_total_per_run: 4\n');
+    const overrides = (value: unknown): ConfigOverrides => ({
+      settings: [{ path: ['subagent_runtime', 'max_running'], value, source: '--max-running' }],
+    });
+    expect(loadConfig(file, {}, overrides(5)).config.subagent_runtime.max_running).toBe(5);
+    expect(() => loadConfig(file, {}, overrides(0))).toThrow(
+      new ConfigError(['--max-running: 0 is out of range (1 or more)']),
+    );
+    const bad = write('bad.yaml', 'subagents:\n  max_total_per_run: 80\n');
+    expect(() => loadConfig(bad, {}, overrides(0))).toThrow(
+      `config file ${bad} and the command line have 2 problems:\n` +
+        '  subagents.max_total_per_run: 80 is out of range (1–50)\n' +
+        '  --max-running: 0 is out of range (1 or more)',
     );
   });
 

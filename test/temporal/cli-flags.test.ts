@@ -1,0 +1,55 @@
+/**
+ * Flags that set config values, end to end: each command a process of its own, so what is checked is what a
+ * user sees (the run's ledger, the one line on stderr, the exit code).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LeadRunResult } from '../../contracts/lead';
+import { cliEnv, runCli } from '../support/cli-process';
+import { tempDir, writeScript } from '../support/subagent-input';
+
+it('run --max-running 5 lets one response delegate five tasks at once (the default allows three)', async () => {
+  const dir = tempDir('cli-max-running');
+  const parts = ['a', 'b', 'c', 'd', 'e'];
+  const script = writeScript(dir, {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          {
+            tool_calls: parts.map((id) => ({
+              name: 'task',
+              id,
+              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
+            })),
+          },
+          { content: 'All parts done.' },
+        ],
+      },
+      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] },
+    ],
+  });
+  const config = join(dir, 'config.yaml');
+  writeFileSync(config, `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`);
+
+  const run = await runCli(
+    [
+      'run',
+      '--config',
+      config,
+      '--max-running',
+      '5',
+      '--workspace',
+      join(dir, 'ws'),
+      '--json',
+      'Do the parts.',
+    ],
+    cliEnv(),
+  );
+  expect(run.stderr).not.toMatch(/unexpected error/);
+  expect(run.code).toBe(0);
+  const result = JSON.parse(run.stdout) as LeadRunResult;
+  expect(result.ledger.map((entry) => [entry.id, entry.status])).toEqual(
+    parts.map((id) => [id, 'completed']),
+  );
+});
