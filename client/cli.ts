@@ -45,7 +45,8 @@ Options:
   --max-total N             delegations per run, 1–50 (subagents.max_total_per_run)
   --workspace DIR           the run's workspace (default: workspace.root/<run-id>)
   --address HOST:PORT, --namespace NS, --task-queue Q
-                            the Temporal server (else TEMPORAL_ADDRESS, temporal.address, or embedded)
+                            the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and
+                            the other TEMPORAL_* variables, a temporal.toml profile, or embedded)
   --json                    machine-readable output (run: the LeadRunResult alone on stdout)`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {

@@ -1,8 +1,11 @@
 /**
- * A worker as a process of its own: `node dist/worker/worker-main.js`. Env: TEMPORAL_ADDRESS (required),
- * TEMPORAL_NAMESPACE, TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO), SUBAGENTS_PAYLOAD_DIR (the
- * local payload store; the default settings apply otherwise). Prints `worker ready` on stdout once it polls.
+ * A worker as a process of its own: `node dist/worker/worker-main.js`. The server as every Temporal SDK reads
+ * it (`@temporalio/envconfig`): TEMPORAL_ADDRESS (required, or a profile's), TEMPORAL_NAMESPACE,
+ * TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE (temporal.toml). Env besides:
+ * TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO), SUBAGENTS_PAYLOAD_DIR (the local payload store;
+ * the default settings apply otherwise). Prints `worker ready` on stdout once it polls.
  */
+import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import { createProjectWorker } from './worker';
 
@@ -10,13 +13,17 @@ async function main(): Promise<void> {
   Runtime.install({
     logger: new DefaultLogger((process.env.WORKER_LOG_LEVEL as LogLevel | undefined) ?? 'INFO'),
   });
-  const address = process.env.TEMPORAL_ADDRESS;
-  if (!address) throw new Error('TEMPORAL_ADDRESS must be set (host:port of the Temporal frontend)');
-  const connection = await NativeConnection.connect({ address });
+  const { connectionOptions, namespace } = loadClientConnectConfig();
+  if (!connectionOptions.address) {
+    throw new Error(
+      'TEMPORAL_ADDRESS must be set (host:port of the Temporal frontend), or a Temporal profile',
+    );
+  }
+  const connection = await NativeConnection.connect(connectionOptions);
   try {
     const worker = await createProjectWorker({
       connection,
-      namespace: process.env.TEMPORAL_NAMESPACE,
+      namespace,
       taskQueue: process.env.TASK_QUEUE,
       workflowBundlePath: process.env.WORKFLOW_BUNDLE,
     });
