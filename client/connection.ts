@@ -7,7 +7,7 @@
  * (Temporal Cloud) implies TLS.
  */
 import { readFileSync } from 'node:fs';
-import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { Client, type Connection, type TLSConfig } from '@temporalio/client';
 import {
   loadClientConfigProfile,
   type ClientConfigProfile,
@@ -16,6 +16,7 @@ import {
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_NAMESPACE, type TemporalSettings } from '../contracts/config/temporal';
 import { projectDataConverter } from '../worker/payloads/data-converter';
+import { connectChecked } from '../worker/server-probe';
 
 export interface ConnectionSettings {
   /** host:port; undefined means "no server given": the CLI then starts (or reuses) the embedded one. */
@@ -162,20 +163,16 @@ export async function connectClient(
 ): Promise<{ client: Client; connection: Connection }> {
   const address = requireAddress(settings);
   try {
-    const connection = await Connection.connect({
-      address,
-      connectTimeout: '5 seconds',
-      ...(settings.tls !== undefined && { tls: settings.tls }),
-      ...(settings.apiKey && { apiKey: settings.apiKey }),
-      ...(settings.metadata && { metadata: settings.metadata }),
-    });
-    // Connecting is lazy about the server; ask it something so a wrong address fails here, in one line.
-    await connection.workflowService
-      .describeNamespace({ namespace: settings.namespace })
-      .catch((err: unknown) => {
-        void connection.close();
-        throw err;
-      });
+    const connection = await connectChecked(
+      {
+        address,
+        connectTimeout: '5 seconds',
+        ...(settings.tls !== undefined && { tls: settings.tls }),
+        ...(settings.apiKey && { apiKey: settings.apiKey }),
+        ...(settings.metadata && { metadata: settings.metadata }),
+      },
+      settings.namespace,
+    );
     // The claim-check codec of this process's payload settings (`configurePayloads`): results come back whole.
     const client = new Client({
       connection,

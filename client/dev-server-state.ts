@@ -4,7 +4,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { serverAnswers } from '../worker/server-probe';
 import { cacheRoot } from '../worker/temporal-cli';
 
 export interface DevServerRecord {
@@ -51,15 +51,5 @@ export async function findRunningDevServer(
     return undefined;
   }
   if (!alive(record.pid)) return undefined;
-  try {
-    const connection = await Connection.connect({ address: record.address, connectTimeout: '2 seconds' });
-    try {
-      await connection.workflowService.describeNamespace({ namespace: record.namespace });
-    } finally {
-      await connection.close();
-    }
-    return record;
-  } catch {
-    return undefined;
-  }
+  return (await serverAnswers(record.address, record.namespace, 2000)) ? record : undefined;
 }
