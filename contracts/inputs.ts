@@ -16,7 +16,6 @@ import {
   ConfigError,
   fraction,
   httpUrl,
-  issueProblems,
   listOf,
   mappingOf,
   oneOf,
@@ -29,6 +28,7 @@ import {
 } from './config/fields';
 import { SUBAGENT_PROVIDERS } from './lead';
 import { MODEL_PROVIDERS } from './model';
+import { issueProblems } from './problems';
 
 /** The failure type a workflow fails with when its input is refused (non-retryable). */
 export const INVALID_INPUT_FAILURE_TYPE = 'InvalidWorkflowInput';
@@ -316,9 +316,7 @@ export class InvalidInputError extends ConfigError {
 function problemsOf(schema: z.ZodType, input: unknown): string[] {
   const parsed = schema.safeParse(input, { reportInput: true });
   if (parsed.success) return [];
-  return parsed.error.issues.flatMap((issue) =>
-    issue.path.length === 0 ? [`input ${issue.message}`] : issueProblems(issue),
-  );
+  return parsed.error.issues.flatMap((issue) => issueProblems(issue, { whole: 'input' }));
 }
 
 /** Every problem of a lead run's input (none when it is valid). */

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type { LoopDetectionSettings } from '../subagent';
+import { problem, type ProblemPath } from '../problems';
 import { ownEntry, withoutUndefined } from '../records';
 import { DEFAULT_SANDBOX, TASK_TOOL_NAME, type SandboxSettings } from '../tools';
 import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './deerflow';
@@ -16,19 +17,17 @@ import {
   bool,
   ConfigError,
   fraction,
-  issueProblems,
+  configIssueProblems,
   KNOWN_TOOL_NAMES,
   listOf,
   mappingOf,
   oneOf,
   positiveNumber,
-  problem,
   seconds,
   section,
   text,
   toolName,
   wholeNumber,
-  type ConfigPath,
 } from './fields';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
@@ -203,7 +202,7 @@ export type LeadSettings = Config['lead'];
 export type SubagentRuntimeSettings = Config['subagent_runtime'];
 export type WorkspaceSettings = Config['workspace'];
 
-type CrossProblem = [path: ConfigPath, input: unknown, message: string];
+type CrossProblem = [path: ProblemPath, input: unknown, message: string];
 
 /** Checks that span keys: names that must refer to something, thresholds that must be ordered. */
 function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossProblem[] {
@@ -216,7 +215,7 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
       out.push([['models', index, 'name'], model.name, 'is listed twice (model names must be unique)']);
     }
   });
-  const checkModel = (path: ConfigPath, name: string | undefined): void => {
+  const checkModel = (path: ProblemPath, name: string | undefined): void => {
     if (name !== undefined && name !== INHERIT_MODEL && !modelNames.includes(name)) {
       out.push([path, name, `is not a configured model (${[...modelNames, INHERIT_MODEL].join(', ')})`]);
     }
@@ -253,7 +252,7 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
   }
 
   const loop = config.loop_detection;
-  const ordered = (path: ConfigPath, warn: number, hard: number, warnKey: string, hardKey: string): void => {
+  const ordered = (path: ProblemPath, warn: number, hard: number, warnKey: string, hardKey: string): void => {
     if (warn >= hard) out.push([path, warn, `is not below ${hardKey} (${warnKey} < ${hardKey} = ${hard})`]);
   };
   ordered(
@@ -328,7 +327,7 @@ export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedCon
   const parsed = configSchema.safeParse(sections, { reportInput: true });
   const problems = [
     ...normalized.problems,
-    ...(parsed.success ? [] : parsed.error.issues.flatMap(issueProblems)),
+    ...(parsed.success ? [] : parsed.error.issues.flatMap(configIssueProblems)),
   ];
   if (!parsed.success || problems.length > 0) {
     const attributed = problems.map((line) => attributeProblem(line, sources));

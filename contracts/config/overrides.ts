@@ -2,9 +2,9 @@
  * Settings given outside the file (command-line flags), written into its sections before they are checked,
  * so a flag's value is validated, defaulted and clamped on the one path the file's own values take.
  */
+import { formatPath, type ProblemPath } from '../problems';
 import { ownEntry } from '../records';
 import { isMapping, type Mapping } from './deerflow';
-import { formatPath, type ConfigPath } from './fields';
 import { DEFAULT_MODEL_ENTRY } from './models';
 
 /** A value and the name the user gave it by (`--max-running`): a problem with it is reported under that name. */
@@ -38,7 +38,7 @@ export interface AppliedOverrides {
 export function applyOverrides(sections: Mapping, overrides: ConfigOverrides = {}): AppliedOverrides {
   const out = structuredClone(sections);
   const sources = new Map<string, string>();
-  const given = (path: ConfigPath, source: string) => sources.set(formatPath(path), source);
+  const given = (path: ProblemPath, source: string) => sources.set(formatPath(path), source);
 
   const chosen = chooseModel(out.models, overrides);
   if (chosen !== undefined) {
