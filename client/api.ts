@@ -25,6 +25,11 @@ import {
 } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import type * as workflows from '../workflows';
+
+/** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
+const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
+type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
 
 /** A new run id: sortable by time, unique across machines. */
 export function newRunId(now = new Date()): string {
@@ -47,11 +52,11 @@ export function workflowUiUrl(
 export class RunHandle {
   constructor(
     readonly runId: string,
-    private readonly handle: WorkflowHandle,
+    private readonly handle: WorkflowHandle<LeadRunWorkflow>,
   ) {}
 
   result(): Promise<LeadRunResult> {
-    return this.handle.result() as Promise<LeadRunResult>;
+    return this.handle.result();
   }
 
   ledger(): Promise<LedgerEntry[]> {
@@ -164,7 +169,7 @@ export class SubagentsClient {
     const digest = inputDigest(args);
     const { prompt } = input;
     try {
-      const handle = await this.client.workflow.start('leadRunWorkflow', {
+      const handle = await this.client.workflow.start<LeadRunWorkflow>(LEAD_RUN_WORKFLOW, {
         taskQueue: options.taskQueue,
         workflowId: runId,
         args: [args],
@@ -201,6 +206,6 @@ export class SubagentsClient {
   }
 
   getRun(runId: string): RunHandle {
-    return new RunHandle(runId, this.client.workflow.getHandle(runId));
+    return new RunHandle(runId, this.client.workflow.getHandle<LeadRunWorkflow>(runId));
   }
 }

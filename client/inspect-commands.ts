@@ -1,4 +1,5 @@
 /** `subagents status|ledger|cancel <run-id>` and `subagents events <run-id> [--follow]`. */
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
 import { SubagentsClient, type RunHandle } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
@@ -22,9 +23,9 @@ async function withRun<T>(
     try {
       return await body(run, values);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      if (/not found/i.test(message))
+      if (err instanceof WorkflowNotFoundError) {
         throw new UsageError(`${command}: no run ${positionals[0]} on ${settings.address}`);
+      }
       throw err;
     }
   } finally {

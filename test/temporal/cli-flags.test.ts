@@ -1,10 +1,11 @@
 /**
- * Flags that set config values, end to end: each command a process of its own, so what is checked is what a
- * user sees (the run's ledger, the one line on stderr, the exit code).
+ * Flags and the commands' answers, end to end: each command a process of its own, so what is checked is what
+ * a user sees (the run's ledger, the one line on stderr, the exit code).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
+import { testAddress, testNamespace } from '../harness/temporal';
 import { cliEnv, runCli } from '../support/cli-process';
 import { tempDir, writeScript } from '../support/subagent-input';
 
@@ -52,4 +53,17 @@ it('run --max-running 5 lets one response delegate five tasks at once (the defau
   expect(result.ledger.map((entry) => [entry.id, entry.status])).toEqual(
     parts.map((id) => [id, 'completed']),
   );
+});
+
+it('status, ledger and events of a run the server does not know end in one line and exit code 2', async () => {
+  const env = cliEnv();
+  const address = testAddress();
+  for (const command of ['status', 'ledger', 'events']) {
+    const run = await runCli(
+      [command, 'run-that-never-was', '--address', address, '--namespace', testNamespace()],
+      env,
+    );
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(`subagents: ${command}: no run run-that-never-was on ${address}`);
+  }
 });
