@@ -23,7 +23,7 @@ function uiOrigin(uiUrl: string | undefined): string[] {
 }
 
 export async function codecServerCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, { port: { type: 'string' } });
+  const { values, positionals } = parseFlags(args, { port: { type: 'string' } }, 'codec-server');
   if (positionals.length > 0)
     throw new UsageError(`codec-server: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);

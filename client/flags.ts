@@ -38,7 +38,25 @@ export const PROMPT_FLAGS: FlagSpec = {
 
 export type FlagValues = Record<string, string | boolean | undefined>;
 
-export function parseFlags(args: string[], spec: FlagSpec): { values: FlagValues; positionals: string[] } {
+/** Why a flag of `run` means nothing to another command: each run's input carries what it sets. */
+const RUN_ONLY_REASONS: Readonly<Record<string, string>> = {
+  provider: 'the run chooses the model',
+  model: 'the run chooses the model',
+  'max-running': 'the run sets its delegation limits',
+  'max-total': 'the run sets its delegation limits',
+  workspace: 'the run chooses its workspace',
+  'prompt-file': 'the run takes the prompt',
+};
+
+/**
+ * The flags of `args` by `spec` (and the common ones). A flag `command` does not know is a UsageError of one
+ * line; one that belongs to `run` says so.
+ */
+export function parseFlags(
+  args: string[],
+  spec: FlagSpec,
+  command?: string,
+): { values: FlagValues; positionals: string[] } {
   try {
     const parsed = parseArgs({
       args,
@@ -48,7 +66,16 @@ export function parseFlags(args: string[], spec: FlagSpec): { values: FlagValues
     });
     return { values: parsed.values as FlagValues, positionals: parsed.positionals };
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message.split('\n')[0] : String(err));
+    // Not `instanceof Error`: node:util's errors come from another realm under jest.
+    const message = String((err as { message?: unknown }).message ?? err).split('\n')[0];
+    const unknown = /^Unknown option '--([^']+)'/.exec(message)?.[1];
+    const reason = unknown === undefined ? undefined : RUN_ONLY_REASONS[unknown];
+    if (command !== undefined && reason !== undefined) {
+      throw new UsageError(
+        `${command}: --${unknown} is a flag of \`subagents run\` (${reason}, not \`subagents ${command}\`)`,
+      );
+    }
+    throw new UsageError(message);
   }
 }
 

@@ -13,7 +13,7 @@ async function withRun<T>(
   spec: FlagSpec,
   body: (run: RunHandle, values: FlagValues) => Promise<T>,
 ): Promise<T> {
-  const { values, positionals } = parseFlags(args, spec);
+  const { values, positionals } = parseFlags(args, spec, command);
   if (positionals.length !== 1)
     throw new UsageError(`${command}: give one run id: subagents ${command} <run-id>`);
   const settings = await requireServer(command, loadCommandConfig(values));

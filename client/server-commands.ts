@@ -18,7 +18,7 @@ export function untilInterrupted(): Promise<void> {
 }
 
 export async function workerCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {});
+  const { values, positionals } = parseFlags(args, {}, 'worker');
   if (positionals.length > 0)
     throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
   const settings = await requireServer('worker', loadCommandConfig(values));
@@ -40,11 +40,11 @@ export async function workerCommand(args: string[]): Promise<number> {
 }
 
 export async function devServerCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    port: { type: 'string' },
-    'ui-port': { type: 'string' },
-    'db-filename': { type: 'string' },
-  });
+  const { values, positionals } = parseFlags(
+    args,
+    { port: { type: 'string' }, 'ui-port': { type: 'string' }, 'db-filename': { type: 'string' } },
+    'dev-server',
+  );
   if (positionals.length > 0)
     throw new UsageError(`dev-server: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);
@@ -84,7 +84,7 @@ export async function devServerCommand(args: string[]): Promise<number> {
 }
 
 export async function ensureTemporalCommand(args: string[]): Promise<number> {
-  parseFlags(args, {});
+  parseFlags(args, {}, 'ensure-temporal');
   const cli = await resolveTemporalCli({ log: say });
   if (!cli) throw new UsageError(missingCliMessage());
   process.stdout.write(`${cli.path}\n`);

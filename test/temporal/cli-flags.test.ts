@@ -67,3 +67,12 @@ it('status, ledger and events of a run the server does not know end in one line 
     expect(run.stderr.trim()).toBe(`subagents: ${command}: no run run-that-never-was on ${address}`);
   }
 });
+
+it('worker --provider openai says in one line that the flag belongs to `run`, exit code 2', async () => {
+  const run = await runCli(['worker', '--provider', 'openai', '--model', 'gpt-4o-mini'], cliEnv());
+  expect(run.code).toBe(2);
+  expect(run.stderr).toBe(
+    'subagents: worker: --provider is a flag of `subagents run` (the run chooses the model, not `subagents worker`)\n',
+  );
+  expect(run.stdout).toBe('');
+});

@@ -1,7 +1,7 @@
 import { ConfigError, parseConfig } from '../../../contracts/config';
 import { resolveAgent } from '../../../contracts/config/agents';
 import { buildLeadRunInput } from '../../../contracts/config/lead-input';
-import { configOverrides, parseFlags, RUN_FLAGS } from '../../../client/flags';
+import { configOverrides, parseFlags, RUN_FLAGS, UsageError } from '../../../client/flags';
 
 const file = {
   models: [
@@ -90,5 +90,22 @@ describe('run flags', () => {
       '--address: "temporal.internal:99999" is not host:port (e.g. localhost:7233, port 1–65535)',
     ]);
     expect(problemsOf(['--namespace', ''])).toEqual(['--namespace: "" is empty (write some text)']);
+  });
+});
+
+describe('a flag the command does not take', () => {
+  it('says in one line that a run flag belongs to `run`, and why', () => {
+    expect(() => parseFlags(['--provider', 'openai'], {}, 'worker')).toThrow(
+      new UsageError(
+        'worker: --provider is a flag of `subagents run` (the run chooses the model, not `subagents worker`)',
+      ),
+    );
+    expect(() => parseFlags(['--max-total=4'], {}, 'worker')).toThrow(
+      'worker: --max-total is a flag of `subagents run` (the run sets its delegation limits, not `subagents worker`)',
+    );
+  });
+
+  it('names any other unknown flag as Node does', () => {
+    expect(() => parseFlags(['--turbo'], {}, 'worker')).toThrow(/^Unknown option '--turbo'/);
   });
 });
