@@ -93,10 +93,10 @@ export class RunHandle {
 }
 
 /** Characters of the prompt shown as the run's details in the Web UI (the whole prompt is in its input). */
-export const PROMPT_DETAILS_MAX_CHARS = 4000;
+const PROMPT_DETAILS_MAX_CHARS = 4000;
 
 /** The memo key under which a run records the digest of its input: a retried start is recognised by it. */
-export const INPUT_DIGEST_MEMO = 'input_sha256';
+const INPUT_DIGEST_MEMO = 'input_sha256';
 
 const NOT_A_FOLDER = 'is a file, not a folder (give a folder, or a path where one can be made)';
 
@@ -135,7 +135,7 @@ export function checkWorkspaceFolder(workspace: string, home = homedir()): void 
 }
 
 /** sha256 of the input as started: the same request retried has the same digest. */
-export function inputDigest(input: LeadRunInput): string {
+function inputDigest(input: LeadRunInput): string {
   return createHash('sha256').update(JSON.stringify(input)).digest('hex');
 }
 

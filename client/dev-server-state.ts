@@ -14,7 +14,7 @@ export interface DevServerRecord {
   pid: number;
 }
 
-export function devServerStatePath(env: NodeJS.ProcessEnv = process.env): string {
+function devServerStatePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheRoot(env), 'dev-server.json');
 }
 

@@ -14,7 +14,7 @@ export class UsageError extends Error {
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
-export const COMMON_FLAGS: FlagSpec = {
+const COMMON_FLAGS: FlagSpec = {
   config: { type: 'string' },
   address: { type: 'string' },
   namespace: { type: 'string' },

@@ -32,7 +32,7 @@ const FINAL_ANSWER_RULE =
   'where any results are (file paths in the workspace). If part of the task could not be done, say which ' +
   'part and why.';
 
-export const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>> = {
+const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>> = {
   'general-purpose': {
     description:
       'A capable agent for multi-step work that needs both exploration and action: reading and searching ' +
@@ -69,9 +69,9 @@ export const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefin
 };
 
 /** DeerFlow's coupling: with compaction on, a subagent needs far fewer tokens for the same work. */
-export const DEFAULT_TOKEN_BUDGET = 2_000_000;
-export const DEFAULT_TOKEN_BUDGET_WITH_SUMMARIZATION = 1_000_000;
-export const TOKEN_BUDGET_HARD_THRESHOLD = 1.0;
+const DEFAULT_TOKEN_BUDGET = 2_000_000;
+const DEFAULT_TOKEN_BUDGET_WITH_SUMMARIZATION = 1_000_000;
+const TOKEN_BUDGET_HARD_THRESHOLD = 1.0;
 
 /** A `subagent_type` that names no agent: the lead turns it into an error result for the model. */
 export class UnknownAgentError extends Error {

@@ -38,7 +38,7 @@ export const BUILTIN_AGENT_NAMES = ['general-purpose', 'bash'] as const;
 export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
 
 /** The lead agent's name in model calls and scripts; no custom agent may take it. */
-export const LEAD_AGENT_NAME = 'lead';
+const LEAD_AGENT_NAME = 'lead';
 
 /** Written as a model name, it means "the lead agent's model" (DeerFlow's spelling). */
 export const INHERIT_MODEL = 'inherit';
@@ -197,10 +197,6 @@ export type Config = z.output<typeof configSchema>;
 export type AgentOverride = z.output<typeof agentOverride>;
 export type CustomAgentConfig = z.output<typeof customAgent>;
 export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
-export type SummarizationSettings = Config['summarization'];
-export type LeadSettings = Config['lead'];
-export type SubagentRuntimeSettings = Config['subagent_runtime'];
-export type WorkspaceSettings = Config['workspace'];
 
 type CrossProblem = [path: ProblemPath, input: unknown, message: string];
 

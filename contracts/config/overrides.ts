@@ -26,7 +26,7 @@ export interface ConfigOverrides {
 }
 
 /** The model id `provider: openai` gets when none is given. */
-export const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
+const DEFAULT_OPENAI_MODEL = 'gpt-4o-mini';
 
 export interface AppliedOverrides {
   sections: Mapping;

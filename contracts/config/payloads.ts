@@ -9,19 +9,19 @@ import { z } from 'zod';
 import { withoutUndefined } from '../records';
 import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './fields';
 
-export const PAYLOAD_STORES = ['local', 's3'] as const;
+const PAYLOAD_STORES = ['local', 's3'] as const;
 export type PayloadStoreKind = (typeof PAYLOAD_STORES)[number];
 
 export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 16_384;
 /** Below this, references (about 150 bytes) would save next to nothing. */
-export const MIN_PAYLOAD_THRESHOLD_BYTES = 1024;
+const MIN_PAYLOAD_THRESHOLD_BYTES = 1024;
 /** The server refuses a payload above 2 MiB (limit.blobSize.error), so a higher threshold would never act. */
-export const MAX_PAYLOAD_THRESHOLD_BYTES = 2 * 1024 * 1024;
+const MAX_PAYLOAD_THRESHOLD_BYTES = 2 * 1024 * 1024;
 
 /** The port `subagents codec-server` listens on when neither --port nor codec_server.port says otherwise. */
 export const DEFAULT_CODEC_SERVER_PORT = 8081;
-export const DEFAULT_S3_PREFIX = 'durable-subagents/payloads/';
-export const DEFAULT_S3_REGION = 'us-east-1';
+const DEFAULT_S3_PREFIX = 'durable-subagents/payloads/';
+const DEFAULT_S3_REGION = 'us-east-1';
 
 export interface S3PayloadSettings {
   /** An S3-compatible endpoint (MinIO, Ceph, R2, …); absent → AWS S3 in `region`. */

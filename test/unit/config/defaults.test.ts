@@ -1,13 +1,8 @@
-import { CONFIG_SECTIONS, defaultConfig, parseConfig } from '../../../contracts/config';
+import { CONFIG_SECTIONS, defaultConfig } from '../../../contracts/config';
 import { listAgentNames, resolveAgent, resolveLeadModel } from '../../../contracts/config/agents';
 import { BUILTIN_TOOL_NAMES, DEFAULT_SANDBOX, TASK_TOOL_NAME } from '../../../contracts/tools';
 
 describe('the configuration with nothing written', () => {
-  it('parses an empty file (YAML null) and an empty mapping alike, without warnings', () => {
-    expect(parseConfig(null)).toEqual({ config: defaultConfig(), warnings: [] });
-    expect(parseConfig({})).toEqual({ config: defaultConfig(), warnings: [] });
-  });
-
   it('carries the seeds’ defaults', () => {
     const config = defaultConfig();
     expect(config.subagents).toEqual({

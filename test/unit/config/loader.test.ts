@@ -128,10 +128,11 @@ describe('loadConfig', () => {
     );
   });
 
-  it('treats an empty file as the defaults', () => {
+  it('treats an empty file (YAML null) as the defaults, without warnings', () => {
     const { config, warnings } = loadConfig(write('empty.yaml', '# nothing yet\n'), {});
     expect(warnings).toEqual([]);
-    expect(config.subagents).toEqual(defaultConfig().subagents);
+    expect(config.workspace.root).toBe(join(dir, 'workspace'));
+    expect({ ...config, workspace: defaultConfig().workspace }).toEqual(defaultConfig());
   });
 
   it('refuses a YAML alias bomb in one line, at once', () => {
