@@ -2,36 +2,16 @@
  * Flags and the commands' answers, end to end: each command a process of its own, so what is checked is what
  * a user sees (the run's ledger, the one line on stderr, the exit code).
  */
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
 import { testAddress, testNamespace } from '../harness/temporal';
-import { cliEnv, runCli } from '../support/cli-process';
-import { tempDir, writeScript } from '../support/subagent-input';
+import { cliEnv, runCli, writeDelegatingConfig } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 it('run --max-running 5 lets one response delegate five tasks at once (the default allows three)', async () => {
   const dir = tempDir('cli-max-running');
   const parts = ['a', 'b', 'c', 'd', 'e'];
-  const script = writeScript(dir, {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          {
-            tool_calls: parts.map((id) => ({
-              name: 'task',
-              id,
-              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
-            })),
-          },
-          { content: 'All parts done.' },
-        ],
-      },
-      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] },
-    ],
-  });
-  const config = join(dir, 'config.yaml');
-  writeFileSync(config, `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`);
+  const config = writeDelegatingConfig(dir, parts);
 
   const run = await runCli(
     [

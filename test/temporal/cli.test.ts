@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
-import { CLI, cliEnv, FAKE, runCli, startProcess, stop } from '../support/cli-process';
-import { tempDir, writeScript } from '../support/subagent-input';
+import { CLI, cliEnv, FAKE, runCli, startProcess, stop, writeDelegatingConfig } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 it('runs --json --provider openai against an OpenAI-compatible endpoint and prints the LeadRunResult', async () => {
   const replies = join(tempDir('fake-replies'), 'replies.json');
@@ -69,29 +69,7 @@ it('runs --json --provider openai against an OpenAI-compatible endpoint and prin
 it('completes a run with `run --address` on a `dev-server` served by two `worker` processes', async () => {
   const env = cliEnv();
   const dir = tempDir('cli-cluster');
-  const script = writeScript(dir, {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          {
-            tool_calls: ['a', 'b', 'c'].map((id) => ({
-              name: 'task',
-              id,
-              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
-            })),
-          },
-          { content: 'All parts done.' },
-        ],
-      },
-      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] },
-    ],
-  });
-  const config = join(dir, 'config.yaml');
-  writeFileSync(
-    config,
-    `models:\n  - name: scripted\n    provider: scripted\n    model: e2e\n    script_file: ${script}\n`,
-  );
+  const config = writeDelegatingConfig(dir, ['a', 'b', 'c']);
 
   const server = await startProcess(
     [CLI, 'dev-server', '--db-filename', join(dir, 'temporal.db')],

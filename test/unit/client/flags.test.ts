@@ -1,7 +1,8 @@
-import { ConfigError, parseConfig } from '../../../contracts/config';
+import { parseConfig } from '../../../contracts/config';
 import { resolveAgent } from '../../../contracts/config/agents';
 import { buildLeadRunInput } from '../../../contracts/config/lead-input';
 import { configOverrides, parseFlags, RUN_FLAGS, UsageError } from '../../../client/flags';
+import { configProblems } from '../../support/config-problems';
 
 const file = {
   models: [
@@ -18,13 +19,8 @@ function configWith(args: string[], raw: unknown = file, env: NodeJS.ProcessEnv 
 }
 
 function problemsOf(args: string[], raw: unknown = {}): string[] {
-  try {
-    configWith(args, raw);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('the flags were accepted');
+  const { values } = parseFlags(args, RUN_FLAGS);
+  return configProblems(raw, { overrides: configOverrides(values, {}) });
 }
 
 describe('run flags', () => {
