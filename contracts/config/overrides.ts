@@ -51,7 +51,9 @@ export function applyOverrides(sections: Mapping, overrides: ConfigOverrides = {
   }
   for (const { path, value, source } of overrides.settings ?? []) {
     const [name, key] = path;
-    const section = isMapping(out[name]) ? out[name] : {};
+    const section = out[name] ?? {};
+    // A section the file wrote as something else is the file's problem to report, not the flag's to hide.
+    if (!isMapping(section)) continue;
     out[name] = { ...section, [key]: value };
     given(path, source);
   }

@@ -86,6 +86,9 @@ describe('run flags', () => {
       '--address: "temporal.internal:99999" is not host:port (e.g. localhost:7233, port 1–65535)',
     ]);
     expect(problemsOf(['--namespace', ''])).toEqual(['--namespace: "" is empty (write some text)']);
+    expect(problemsOf(['--address', 'localhost:7233'], { temporal: 'localhost' })).toEqual([
+      'temporal: "localhost" is not a mapping (keys: address, namespace, task_queue, api_key, tls, ui_url)',
+    ]);
   });
 });
 
