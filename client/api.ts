@@ -25,6 +25,11 @@ import {
 } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import type * as workflows from '../workflows';
+
+/** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
+const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
+type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
 
 /** A new run id: sortable by time, unique across machines. */
 export function newRunId(now = new Date()): string {
@@ -47,11 +52,11 @@ export function workflowUiUrl(
 export class RunHandle {
   constructor(
     readonly runId: string,
-    private readonly handle: WorkflowHandle,
+    private readonly handle: WorkflowHandle<LeadRunWorkflow>,
   ) {}
 
   result(): Promise<LeadRunResult> {
-    return this.handle.result() as Promise<LeadRunResult>;
+    return this.handle.result();
   }
 
   ledger(): Promise<LedgerEntry[]> {
@@ -88,10 +93,10 @@ export class RunHandle {
 }
 
 /** Characters of the prompt shown as the run's details in the Web UI (the whole prompt is in its input). */
-export const PROMPT_DETAILS_MAX_CHARS = 4000;
+const PROMPT_DETAILS_MAX_CHARS = 4000;
 
 /** The memo key under which a run records the digest of its input: a retried start is recognised by it. */
-export const INPUT_DIGEST_MEMO = 'input_sha256';
+const INPUT_DIGEST_MEMO = 'input_sha256';
 
 const NOT_A_FOLDER = 'is a file, not a folder (give a folder, or a path where one can be made)';
 
@@ -130,7 +135,7 @@ export function checkWorkspaceFolder(workspace: string, home = homedir()): void 
 }
 
 /** sha256 of the input as started: the same request retried has the same digest. */
-export function inputDigest(input: LeadRunInput): string {
+function inputDigest(input: LeadRunInput): string {
   return createHash('sha256').update(JSON.stringify(input)).digest('hex');
 }
 
@@ -164,7 +169,7 @@ export class SubagentsClient {
     const digest = inputDigest(args);
     const { prompt } = input;
     try {
-      const handle = await this.client.workflow.start('leadRunWorkflow', {
+      const handle = await this.client.workflow.start<LeadRunWorkflow>(LEAD_RUN_WORKFLOW, {
         taskQueue: options.taskQueue,
         workflowId: runId,
         args: [args],
@@ -201,6 +206,6 @@ export class SubagentsClient {
   }
 
   getRun(runId: string): RunHandle {
-    return new RunHandle(runId, this.client.workflow.getHandle(runId));
+    return new RunHandle(runId, this.client.workflow.getHandle<LeadRunWorkflow>(runId));
   }
 }

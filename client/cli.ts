@@ -14,7 +14,7 @@ import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './in
 import { runCommand, startCommand } from './run-command';
 import { devServerCommand, ensureTemporalCommand, workerCommand } from './server-commands';
 
-export const USAGE = `Usage: subagents <command> [options]
+const USAGE = `Usage: subagents <command> [options]
 
 Commands:
   run "<prompt>"            run a lead agent on the prompt; embedded by default (a dev server and a worker
@@ -45,7 +45,8 @@ Options:
   --max-total N             delegations per run, 1–50 (subagents.max_total_per_run)
   --workspace DIR           the run's workspace (default: workspace.root/<run-id>)
   --address HOST:PORT, --namespace NS, --task-queue Q
-                            the Temporal server (else TEMPORAL_ADDRESS, temporal.address, or embedded)
+                            the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and
+                            the other TEMPORAL_* variables, a temporal.toml profile, or embedded)
   --json                    machine-readable output (run: the LeadRunResult alone on stdout)`;
 
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
@@ -61,7 +62,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'ensure-temporal': ensureTemporalCommand,
 };
 
-export async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   if (command === undefined || command === '--help' || command === 'help' || args.includes('--help')) {
     process.stdout.write(`${USAGE}\n`);
@@ -78,7 +79,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 /** The exit code for an error, and the one line that says it. */
-export function describeFailure(err: unknown): { code: number; line: string } {
+function describeFailure(err: unknown): { code: number; line: string } {
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof UsageError || err instanceof ConfigError) return { code: 2, line: message };
   if (

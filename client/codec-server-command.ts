@@ -2,12 +2,12 @@
  * `subagents codec-server [--port N]`: the Web UI's codec endpoint over the configured payload store, for a
  * UI this process did not start (a cluster's, Temporal Cloud's, or `temporal server start-dev`).
  */
-import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config-payloads';
-import { loadConfig } from '../worker/config';
+import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config/payloads';
 import { startCodecServer } from '../worker/payloads/codec-server';
 import { projectCodec } from '../worker/payloads/data-converter';
-import { configurePayloads, payloadStore } from '../worker/payloads/store';
-import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
+import { payloadStore } from '../worker/payloads/store';
+import { loadCommandConfig } from './command-setup';
+import { integerFlag, parseFlags, UsageError } from './flags';
 import { untilInterrupted } from './server-commands';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -23,12 +23,10 @@ function uiOrigin(uiUrl: string | undefined): string[] {
 }
 
 export async function codecServerCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, { port: { type: 'string' } });
+  const { values, positionals } = parseFlags(args, { port: { type: 'string' } }, 'codec-server');
   if (positionals.length > 0)
     throw new UsageError(`codec-server: unexpected argument ${JSON.stringify(positionals[0])}`);
-  const { config, warnings } = loadConfig(stringFlag(values, 'config'));
-  for (const warning of warnings) say(`warning: ${warning}`);
-  configurePayloads(config.payloads);
+  const config = loadCommandConfig(values);
   const port =
     integerFlag(values, 'port', 1, 65535) ?? config.payloads.codec_server.port ?? DEFAULT_CODEC_SERVER_PORT;
   const server = await startCodecServer({

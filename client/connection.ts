@@ -1,12 +1,22 @@
 /**
- * Where the Temporal server is and how to reach it: a flag beats the usual `TEMPORAL_*` environment variables,
- * which beat the config's `temporal:` section. TLS/mTLS from file paths; an API key (Temporal Cloud) implies TLS.
+ * Where the Temporal server is and how to reach it. Most specific first: a flag (written into the config by
+ * the loader), the config's `temporal:` section, the Temporal SDKs' own environment variables
+ * (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, …), then the profile of the
+ * Temporal config file (temporal.toml; TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE), read by `@temporalio/envconfig`
+ * as every Temporal SDK and the Temporal CLI read them. TLS/mTLS from files or the profile's data; an API key
+ * (Temporal Cloud) implies TLS.
  */
 import { readFileSync } from 'node:fs';
-import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { Client, type Connection, type TLSConfig } from '@temporalio/client';
+import {
+  loadClientConfigProfile,
+  type ClientConfigProfile,
+  type ConfigDataSource,
+} from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
-import type { TemporalSettings } from '../contracts/config';
+import { DEFAULT_NAMESPACE, type TemporalSettings } from '../contracts/config/temporal';
 import { projectDataConverter } from '../worker/payloads/data-converter';
+import { connectChecked } from '../worker/server-probe';
 
 export interface ConnectionSettings {
   /** host:port; undefined means "no server given": the CLI then starts (or reuses) the embedded one. */
@@ -14,7 +24,10 @@ export interface ConnectionSettings {
   namespace: string;
   taskQueue: string;
   apiKey?: string;
-  tls?: TLSConfig;
+  /** Absent: plain text unless there is an API key; `false`: plain text even then; `{}`: the system's CAs. */
+  tls?: TLSConfig | false;
+  /** gRPC headers sent with every call (a profile's `grpc_meta`, TEMPORAL_GRPC_META_*). */
+  metadata?: Record<string, string>;
   uiUrl?: string;
 }
 
@@ -22,63 +35,121 @@ export class ConnectionError extends Error {
   override name = 'ConnectionError';
 }
 
-function readPem(what: string, path: string): Buffer {
+/** The names this project read before it used the Temporal SDKs' own; they still work, with a notice. */
+const DEPRECATED_ENV: Readonly<Record<string, string>> = {
+  TEMPORAL_TLS_CERT: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  TEMPORAL_TLS_KEY: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  TEMPORAL_TLS_CA: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+};
+
+/** The environment with each deprecated name read as its new one (a new name that is set wins). */
+function withCurrentNames(env: NodeJS.ProcessEnv, warn: (line: string) => void): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined) out[name] = value;
+  const used = Object.keys(DEPRECATED_ENV).filter((name) => out[name] !== undefined);
+  for (const name of used) out[DEPRECATED_ENV[name]] ??= out[name];
+  if (used.length > 0) {
+    const renames = used.map((name) => `${name} → ${DEPRECATED_ENV[name]}`).join(', ');
+    warn(`deprecated environment names, still read for now: ${renames} (the names every Temporal SDK reads)`);
+  }
+  return out;
+}
+
+function temporalProfile(env: Record<string, string>): ClientConfigProfile {
   try {
-    return readFileSync(path);
+    return loadClientConfigProfile({ overrideEnvVars: env });
   } catch (err) {
-    throw new ConnectionError(`${what}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? err})`);
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ConnectionError(`Temporal config profile (temporal.toml): ${reason}`);
   }
 }
 
-/** Resolves the settings; the environment names are the Temporal CLI's own. */
+function readSource(what: string, source: ConfigDataSource): Buffer {
+  if ('data' in source) return Buffer.from(source.data);
+  try {
+    return readFileSync(source.path);
+  } catch (err) {
+    throw new ConnectionError(
+      `${what}: cannot read ${source.path} (${(err as NodeJS.ErrnoException).code ?? err})`,
+    );
+  }
+}
+
+const fromPath = (path: string | undefined): ConfigDataSource | undefined =>
+  path === undefined ? undefined : { path };
+
+const warnOnStderr = (line: string): void => {
+  process.stderr.write(`warning: ${line}\n`);
+};
+
+/**
+ * Resolves the settings (precedence above). `warn` gets the one-line notice about deprecated environment
+ * names; stderr by default.
+ */
 export function connectionSettings(
   config: TemporalSettings,
   env: NodeJS.ProcessEnv = process.env,
-  flags: { address?: string; namespace?: string; taskQueue?: string } = {},
+  warn: (line: string) => void = warnOnStderr,
 ): ConnectionSettings {
-  const tlsConfig = config.tls ?? {};
-  const certPath = env.TEMPORAL_TLS_CERT ?? tlsConfig.client_cert_path;
-  const keyPath = env.TEMPORAL_TLS_KEY ?? tlsConfig.client_key_path;
-  const caPath = env.TEMPORAL_TLS_CA ?? tlsConfig.server_root_ca_cert_path;
-  const serverName = env.TEMPORAL_TLS_SERVER_NAME ?? tlsConfig.server_name;
-  if (Boolean(certPath) !== Boolean(keyPath)) {
+  const profile = temporalProfile(withCurrentNames(env, warn));
+  const configTls = config.tls ?? {};
+  const profileTls = profile.tls ?? {};
+  const cert = fromPath(configTls.client_cert_path) ?? profileTls.clientCert;
+  const key = fromPath(configTls.client_key_path) ?? profileTls.clientKey;
+  const ca = fromPath(configTls.server_root_ca_cert_path) ?? profileTls.serverCACert;
+  const serverName = configTls.server_name ?? profileTls.serverName;
+  if ((cert === undefined) !== (key === undefined)) {
     throw new ConnectionError(
-      'mTLS needs both a client certificate and its key (TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY)',
+      'mTLS needs both a client certificate and its key (temporal.tls.client_cert_path and client_key_path, ' +
+        'or TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)',
     );
   }
-  const apiKey = (config.api_key_env ? env[config.api_key_env] : undefined) ?? env.TEMPORAL_API_KEY;
-  if (config.api_key_env && !env[config.api_key_env] && !env.TEMPORAL_API_KEY) {
-    throw new ConnectionError(`temporal.api_key: the environment variable ${config.api_key_env} is not set`);
+  let apiKey = profile.apiKey || undefined;
+  if (config.api_key_env !== undefined) {
+    apiKey = env[config.api_key_env] || undefined;
+    if (apiKey === undefined) {
+      throw new ConnectionError(
+        `temporal.api_key: the environment variable ${config.api_key_env} is not set`,
+      );
+    }
   }
-  const wantsTls = Boolean(
-    certPath || caPath || serverName || apiKey || config.tls || env.TEMPORAL_TLS === 'true',
-  );
-  const tls: TLSConfig | undefined = wantsTls
-    ? {
-        ...(serverName && { serverNameOverride: serverName }),
-        ...(caPath && { serverRootCACertificate: readPem('TLS server CA certificate', caPath) }),
-        ...(certPath &&
-          keyPath && {
-            clientCertPair: {
-              crt: readPem('TLS client certificate', certPath),
-              key: readPem('TLS client key', keyPath),
-            },
-          }),
-      }
-    : undefined;
+  // As the SDKs decide: TLS when any TLS setting or an API key is given, unless TEMPORAL_TLS=false (or the
+  // profile's tls.disabled) turns it off and the config does not turn it back on.
+  const disabled = profileTls.disabled === true && config.tls === undefined;
+  const wantsTls =
+    !disabled && (config.tls !== undefined || profile.tls !== undefined || apiKey !== undefined);
+  const tls: TLSConfig | false | undefined = disabled
+    ? false
+    : wantsTls
+      ? {
+          ...(serverName && { serverNameOverride: serverName }),
+          ...(ca && { serverRootCACertificate: readSource('TLS server CA certificate', ca) }),
+          ...(cert &&
+            key && {
+              clientCertPair: {
+                crt: readSource('TLS client certificate', cert),
+                key: readSource('TLS client key', key),
+              },
+            }),
+        }
+      : undefined;
+  const address = config.address ?? (profile.address || undefined);
   return {
-    address: flags.address ?? env.TEMPORAL_ADDRESS ?? config.address,
-    namespace: flags.namespace ?? env.TEMPORAL_NAMESPACE ?? config.namespace,
-    taskQueue: flags.taskQueue ?? config.task_queue,
+    ...(address && { address }),
+    namespace: config.namespace ?? (profile.namespace || DEFAULT_NAMESPACE),
+    taskQueue: config.task_queue,
     ...(apiKey && { apiKey }),
-    ...(tls && { tls }),
+    ...(tls !== undefined && { tls }),
+    ...(profile.grpcMeta && { metadata: profile.grpcMeta }),
     ...(config.ui_url && { uiUrl: config.ui_url }),
   };
 }
 
 function requireAddress(settings: ConnectionSettings): string {
   if (!settings.address)
-    throw new ConnectionError('no Temporal server address (--address, TEMPORAL_ADDRESS or temporal.address)');
+    throw new ConnectionError(
+      'no Temporal server address (--address, temporal.address, TEMPORAL_ADDRESS or a Temporal profile)',
+    );
   return settings.address;
 }
 
@@ -92,19 +163,16 @@ export async function connectClient(
 ): Promise<{ client: Client; connection: Connection }> {
   const address = requireAddress(settings);
   try {
-    const connection = await Connection.connect({
-      address,
-      connectTimeout: '5 seconds',
-      ...(settings.tls && { tls: settings.tls }),
-      ...(settings.apiKey && { apiKey: settings.apiKey }),
-    });
-    // Connecting is lazy about the server; ask it something so a wrong address fails here, in one line.
-    await connection.workflowService
-      .describeNamespace({ namespace: settings.namespace })
-      .catch((err: unknown) => {
-        void connection.close();
-        throw err;
-      });
+    const connection = await connectChecked(
+      {
+        address,
+        connectTimeout: '5 seconds',
+        ...(settings.tls !== undefined && { tls: settings.tls }),
+        ...(settings.apiKey && { apiKey: settings.apiKey }),
+        ...(settings.metadata && { metadata: settings.metadata }),
+      },
+      settings.namespace,
+    );
     // The claim-check codec of this process's payload settings (`configurePayloads`): results come back whole.
     const client = new Client({
       connection,
@@ -122,8 +190,9 @@ export async function connectWorker(settings: ConnectionSettings): Promise<Nativ
   try {
     return await NativeConnection.connect({
       address,
-      ...(settings.tls && { tls: settings.tls }),
+      ...(settings.tls !== undefined && { tls: settings.tls }),
       ...(settings.apiKey && { apiKey: settings.apiKey }),
+      ...(settings.metadata && { metadata: settings.metadata }),
     });
   } catch (err) {
     throw unreachable(address, err);

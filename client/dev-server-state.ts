@@ -4,9 +4,8 @@
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { serverAnswers } from '../worker/server-probe';
 import { cacheRoot } from '../worker/temporal-cli';
-import { UsageError } from './flags';
 
 export interface DevServerRecord {
   address: string;
@@ -15,7 +14,7 @@ export interface DevServerRecord {
   pid: number;
 }
 
-export function devServerStatePath(env: NodeJS.ProcessEnv = process.env): string {
+function devServerStatePath(env: NodeJS.ProcessEnv = process.env): string {
   return join(cacheRoot(env), 'dev-server.json');
 }
 
@@ -52,37 +51,5 @@ export async function findRunningDevServer(
     return undefined;
   }
   if (!alive(record.pid)) return undefined;
-  try {
-    const connection = await Connection.connect({ address: record.address, connectTimeout: '2 seconds' });
-    try {
-      await connection.workflowService.describeNamespace({ namespace: record.namespace });
-    } finally {
-      await connection.close();
-    }
-    return record;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Settings without an address get the recorded dev server's; with neither, a message that says what to do.
- * Mutates and returns `settings`.
- */
-export async function withRecordedServer<T extends { address?: string; namespace: string }>(
-  settings: T,
-  command: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<T & { address: string }> {
-  if (!settings.address) {
-    const recorded = await findRunningDevServer(env);
-    if (!recorded) {
-      throw new UsageError(
-        `${command}: no server: pass --address HOST:PORT, or start one with \`subagents dev-server\``,
-      );
-    }
-    settings.address = recorded.address;
-    settings.namespace = recorded.namespace;
-  }
-  return settings as T & { address: string };
+  return (await serverAnswers(record.address, record.namespace, 2000)) ? record : undefined;
 }

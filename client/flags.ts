@@ -1,10 +1,11 @@
 /**
- * Command-line flags: parsing with one-line errors, and the flags that override the config
- * (`--provider`, `--model`, `--max-running`, `--max-total`).
+ * Command-line flags: parsing with one-line errors, and the flags that set config values (`--provider`,
+ * `--model`, `--max-running`, `--max-total`, `--address`, `--namespace`, `--task-queue`). Those are written
+ * into the config before it is checked, so they meet the same rules, defaults and clamps as the file's values.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { Config } from '../contracts/config';
-import type { ModelSettings } from '../contracts/model';
+import type { ConfigOverrides, Given } from '../contracts/config/overrides';
+import { withoutUndefined } from '../contracts/records';
 
 /** A mistake the user can fix: printed as one line, exit code 2. */
 export class UsageError extends Error {
@@ -13,7 +14,7 @@ export class UsageError extends Error {
 
 export type FlagSpec = NonNullable<ParseArgsConfig['options']>;
 
-export const COMMON_FLAGS: FlagSpec = {
+const COMMON_FLAGS: FlagSpec = {
   config: { type: 'string' },
   address: { type: 'string' },
   namespace: { type: 'string' },
@@ -37,7 +38,25 @@ export const PROMPT_FLAGS: FlagSpec = {
 
 export type FlagValues = Record<string, string | boolean | undefined>;
 
-export function parseFlags(args: string[], spec: FlagSpec): { values: FlagValues; positionals: string[] } {
+/** Why a flag of `run` means nothing to another command: each run's input carries what it sets. */
+const RUN_ONLY_REASONS: Readonly<Record<string, string>> = {
+  provider: 'the run chooses the model',
+  model: 'the run chooses the model',
+  'max-running': 'the run sets its delegation limits',
+  'max-total': 'the run sets its delegation limits',
+  workspace: 'the run chooses its workspace',
+  'prompt-file': 'the run takes the prompt',
+};
+
+/**
+ * The flags of `args` by `spec` (and the common ones). A flag `command` does not know is a UsageError of one
+ * line; one that belongs to `run` says so.
+ */
+export function parseFlags(
+  args: string[],
+  spec: FlagSpec,
+  command?: string,
+): { values: FlagValues; positionals: string[] } {
   try {
     const parsed = parseArgs({
       args,
@@ -47,7 +66,16 @@ export function parseFlags(args: string[], spec: FlagSpec): { values: FlagValues
     });
     return { values: parsed.values as FlagValues, positionals: parsed.positionals };
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message.split('\n')[0] : String(err));
+    // Not `instanceof Error`: node:util's errors come from another realm under jest.
+    const message = String((err as { message?: unknown }).message ?? err).split('\n')[0];
+    const unknown = /^Unknown option '--([^']+)'/.exec(message)?.[1];
+    const reason = unknown === undefined ? undefined : RUN_ONLY_REASONS[unknown];
+    if (command !== undefined && reason !== undefined) {
+      throw new UsageError(
+        `${command}: --${unknown} is a flag of \`subagents run\` (${reason}, not \`subagents ${command}\`)`,
+      );
+    }
+    throw new UsageError(message);
   }
 }
 
@@ -71,68 +99,42 @@ export function integerFlag(values: FlagValues, name: string, min: number, max: 
   return value;
 }
 
-export function hostPortFlag(values: FlagValues, name: string): string | undefined {
-  const raw = stringFlag(values, name);
-  if (raw === undefined) return undefined;
-  if (!/^[\w.-]+:\d{1,5}$/.test(raw) && !/^\[[\da-fA-F:]+\]:\d{1,5}$/.test(raw)) {
-    throw new UsageError(`--${name}: ${JSON.stringify(raw)} is not HOST:PORT (e.g. 127.0.0.1:7233)`);
-  }
-  return raw;
-}
+/** The config key each of these flags sets: the config's own rules check it, its messages name the flag. */
+const SETTING_FLAGS: Readonly<Record<string, readonly [section: string, key: string]>> = {
+  'max-running': ['subagent_runtime', 'max_running'],
+  'max-total': ['subagents', 'max_total_per_run'],
+  address: ['temporal', 'address'],
+  namespace: ['temporal', 'namespace'],
+  'task-queue': ['temporal', 'task_queue'],
+};
 
-const PROVIDERS = ['scripted', 'openai'] as const;
+const NUMBER_FLAGS: readonly string[] = ['max-running', 'max-total'];
+
+/** A number when the text is one (the config then says whether it is in range), else the text as given. */
+function numberOrText(raw: string): number | string {
+  return /^\s*-?\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : raw;
+}
 
 /**
- * The model the flags (or, for `npm start`, OPENAI_BASE_URL + OPENAI_API_KEY) ask for, or undefined to keep
- * the config's. One model then serves the lead and every subagent.
+ * The config settings the flags give, for the config loader to write into the file's content before it is
+ * checked. `--provider` / `--model` (or, for `npm start`, OPENAI_MODEL) put one model under the lead and
+ * every subagent.
  */
-export function modelFromFlags(
-  values: FlagValues,
-  config: Config,
-  env: NodeJS.ProcessEnv,
-): ModelSettings | undefined {
-  const provider = stringFlag(values, 'provider');
-  const model = stringFlag(values, 'model');
-  if (provider !== undefined && !(PROVIDERS as readonly string[]).includes(provider)) {
-    throw new UsageError(
-      `--provider: ${JSON.stringify(provider)} is not a provider (${PROVIDERS.join(', ')})`,
-    );
-  }
-  if (provider === 'openai') {
-    const id = model ?? env.OPENAI_MODEL ?? 'gpt-4o-mini';
-    return { name: id, provider: 'openai', model: id, api_key_env: 'OPENAI_API_KEY' };
-  }
-  if (provider === 'scripted') {
-    const current = config.models.find((m) => m.provider === 'scripted');
-    return {
-      name: 'scripted',
-      provider: 'scripted',
-      model: model ?? current?.model ?? 'scripted',
-      ...(current?.script_file && { script_file: current.script_file }),
-    };
-  }
-  if (model !== undefined) {
-    const named = config.models.find((m) => m.name === model);
-    return named ?? { ...config.models[0], model };
-  }
-  return undefined;
-}
-
-/** The config with the flags applied; the config file itself is checked before this, strictly. */
-export function applyRunFlags(config: Config, values: FlagValues, env: NodeJS.ProcessEnv): Config {
-  const next: Config = structuredClone(config);
-  const model = modelFromFlags(values, config, env);
-  if (model) {
-    next.models = [model];
-    // Every reference now names the one model, so no agent keeps pointing at one that is gone.
-    delete next.subagents.model;
-    for (const override of Object.values(next.subagents.agents)) delete override.model;
-    for (const custom of Object.values(next.subagents.custom_agents)) delete custom.model;
-    delete next.summarization.model;
-  }
-  const maxRunning = integerFlag(values, 'max-running', 1, Number.MAX_SAFE_INTEGER);
-  if (maxRunning !== undefined) next.subagent_runtime.max_running = maxRunning;
-  const maxTotal = integerFlag(values, 'max-total', 1, 50);
-  if (maxTotal !== undefined) next.subagents.max_total_per_run = maxTotal;
-  return next;
+export function configOverrides(values: FlagValues, env: NodeJS.ProcessEnv): ConfigOverrides {
+  const given = (name: string): Given<string> | undefined => {
+    const value = stringFlag(values, name);
+    return value === undefined ? undefined : { value, source: `--${name}` };
+  };
+  const provider = given('provider');
+  const model =
+    given('model') ??
+    (provider?.value === 'openai' && env.OPENAI_MODEL !== undefined
+      ? { value: env.OPENAI_MODEL, source: 'OPENAI_MODEL' }
+      : undefined);
+  const settings = Object.entries(SETTING_FLAGS).flatMap(([name, path]) => {
+    const raw = stringFlag(values, name);
+    if (raw === undefined) return [];
+    return [{ path, value: NUMBER_FLAGS.includes(name) ? numberOrText(raw) : raw, source: `--${name}` }];
+  });
+  return withoutUndefined({ provider, model, settings });
 }

@@ -1,19 +1,10 @@
 /** `subagents status|ledger|cancel <run-id>` and `subagents events <run-id> [--follow]`. */
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
-import { loadConfig } from '../worker/config';
-import { configurePayloads } from '../worker/payloads/store';
 import { SubagentsClient, type RunHandle } from './api';
-import { connectClient, connectionSettings } from './connection';
-import { withRecordedServer } from './dev-server-state';
-import {
-  hostPortFlag,
-  integerFlag,
-  parseFlags,
-  stringFlag,
-  UsageError,
-  type FlagSpec,
-  type FlagValues,
-} from './flags';
+import { loadCommandConfig, requireServer } from './command-setup';
+import { connectClient } from './connection';
+import { integerFlag, parseFlags, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { renderLedgerTable } from './tree';
 
 async function withRun<T>(
@@ -22,25 +13,19 @@ async function withRun<T>(
   spec: FlagSpec,
   body: (run: RunHandle, values: FlagValues) => Promise<T>,
 ): Promise<T> {
-  const { values, positionals } = parseFlags(args, spec);
+  const { values, positionals } = parseFlags(args, spec, command);
   if (positionals.length !== 1)
     throw new UsageError(`${command}: give one run id: subagents ${command} <run-id>`);
-  const { config } = loadConfig(stringFlag(values, 'config'));
-  configurePayloads(config.payloads);
-  const settings = connectionSettings(config.temporal, process.env, {
-    address: hostPortFlag(values, 'address'),
-    namespace: stringFlag(values, 'namespace'),
-  });
-  await withRecordedServer(settings, command);
+  const settings = await requireServer(command, loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   try {
     const run = new SubagentsClient(client, settings.namespace).getRun(positionals[0]);
     try {
       return await body(run, values);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      if (/not found/i.test(message))
+      if (err instanceof WorkflowNotFoundError) {
         throw new UsageError(`${command}: no run ${positionals[0]} on ${settings.address}`);
+      }
       throw err;
     }
   } finally {

@@ -7,8 +7,8 @@ import { join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
-import { buildLeadRunInput } from '../contracts/lead-input';
-import { loadConfig } from '../worker/config';
+import { describeSandbox, type SandboxInUse } from '../activities/tools';
+import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
 import { InterruptedError, runWorkerWhile, signalExitCode, untilShutdownSignal } from '../worker/shutdown';
@@ -17,16 +17,8 @@ import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
-import {
-  applyRunFlags,
-  hostPortFlag,
-  parseFlags,
-  PROMPT_FLAGS,
-  RUN_FLAGS,
-  stringFlag,
-  UsageError,
-  type FlagValues,
-} from './flags';
+import { loadCommandConfig } from './command-setup';
+import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
 import { renderLedgerTable, renderSummary } from './tree';
@@ -41,15 +33,11 @@ export const DEMO_PROMPT =
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
-export function loadRunConfig(values: FlagValues, env: NodeJS.ProcessEnv = process.env): Config {
-  const loaded = loadConfig(stringFlag(values, 'config'), env);
-  for (const warning of loaded.warnings) say(`warning: ${warning}`);
-  return applyRunFlags(loaded.config, values, env);
-}
-
 interface Session {
   settings: ConnectionSettings;
   uiUrl?: string;
+  /** Where `bash` runs, when this command runs the worker itself (elsewhere, the workers there decide). */
+  sandbox(): Promise<SandboxInUse | undefined>;
   /**
    * While the run is followed: says once when no worker polls its task queue (workers elsewhere must, when
    * this command runs none). Returns what stops it.
@@ -67,24 +55,25 @@ interface Session {
 }
 
 /** A server given by address, or the embedded one: the recorded dev server if it runs, else a new one. */
-async function openSession(config: Config, values: FlagValues, env: NodeJS.ProcessEnv): Promise<Session> {
-  const settings = connectionSettings(config.temporal, env, {
-    address: hostPortFlag(values, 'address'),
-    namespace: stringFlag(values, 'namespace'),
-    taskQueue: stringFlag(values, 'task-queue'),
-  });
+async function openSession(
+  config: Config,
+  env: NodeJS.ProcessEnv,
+  configFile: string | undefined,
+): Promise<Session> {
+  const settings = connectionSettings(config.temporal, env);
   if (settings.address) {
     const address = settings.address;
     return {
       settings,
       uiUrl: settings.uiUrl,
+      sandbox: async () => undefined,
       watchWorkers: (client) =>
         sayWhenNoWorkerPolls({
           client,
           address,
           namespace: settings.namespace,
           taskQueue: settings.taskQueue,
-          configFile: stringFlag(values, 'config'),
+          configFile,
           say,
         }),
       afterInterrupt: (runId) =>
@@ -121,6 +110,7 @@ async function openSession(config: Config, values: FlagValues, env: NodeJS.Proce
   return {
     settings,
     uiUrl,
+    sandbox: () => describeSandbox(config.sandbox),
     watchWorkers: () => () => undefined,
     afterInterrupt: (runId) =>
       server
@@ -175,6 +165,8 @@ export interface RunHeader {
   runId: string;
   workspace: string;
   uiUrl?: string;
+  /** The sandbox `bash` runs in, when this process runs the worker. */
+  sandbox?: SandboxInUse;
 }
 
 /**
@@ -184,6 +176,7 @@ export interface RunHeader {
 export function runHeaderLines(header: RunHeader, options: { withUiUrl: boolean }): string[] {
   return [
     `Run ${header.runId} · workspace ${header.workspace}`,
+    ...(header.sandbox ? [`bash sandbox: ${header.sandbox.description}`] : []),
     ...(header.uiUrl && options.withUiUrl ? [`Web UI: ${header.uiUrl}`] : []),
   ];
 }
@@ -199,7 +192,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
   const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
   configurePayloads(config.payloads);
 
-  const session = await openSession(config, values, env);
+  const session = await openSession(config, env, stringFlag(values, 'config'));
   try {
     const { client, connection } = await connectClient(session.settings);
     try {
@@ -212,7 +205,11 @@ export async function executeRun(request: RunRequest): Promise<number> {
         result = await session.withWorker(async () => {
           const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
           // The live tree carries the link itself; logs and --json get it up front.
-          const header = runHeaderLines({ runId, workspace, uiUrl }, { withUiUrl: json || !tty });
+          const sandbox = await session.sandbox();
+          const header = runHeaderLines(
+            { runId, workspace, uiUrl, ...(sandbox && { sandbox }) },
+            { withUiUrl: json || !tty },
+          );
           if (json) say(header.join('\n'));
           else process.stdout.write(`${header.join('\n')}\n\n`);
           const stopWatching = session.watchWorkers(client);
@@ -264,7 +261,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
 
 export async function runCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, { ...RUN_FLAGS, ...PROMPT_FLAGS });
-  const config = loadRunConfig(values);
+  const config = loadCommandConfig(values);
   const prompt = await resolvePrompt({
     positionals,
     promptFile: stringFlag(values, 'prompt-file'),
@@ -280,7 +277,7 @@ export async function startCommand(args: string[], env: NodeJS.ProcessEnv = proc
     throw new UsageError(`start: unexpected argument ${JSON.stringify(positionals[0])}`);
   // A real model when the environment names one (and no flag says otherwise); else the offline script.
   const online = Boolean(env.OPENAI_BASE_URL && env.OPENAI_API_KEY) && values.provider === undefined;
-  const config = loadRunConfig(online ? { ...values, provider: 'openai' } : values, env);
+  const config = loadCommandConfig(online ? { ...values, provider: 'openai' } : values, env);
   if (!online) {
     for (const model of config.models) {
       if (model.provider === 'scripted' && !model.script_file)

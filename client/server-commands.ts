@@ -1,13 +1,12 @@
 /** `subagents worker`, `subagents dev-server` and `subagents ensure-temporal`. */
-import { loadConfig } from '../worker/config';
 import { startEmbeddedCodecServer } from '../worker/payloads/codec-server';
-import { configurePayloads } from '../worker/payloads/store';
 import { missingCliMessage, resolveTemporalCli } from '../worker/temporal-cli';
 import { startDevServer } from '../worker/temporal-server';
 import { serveWorker } from '../worker/worker-main';
-import { connectionSettings, connectWorker } from './connection';
-import { defaultDevServerDb, recordDevServer, withRecordedServer } from './dev-server-state';
-import { hostPortFlag, integerFlag, parseFlags, stringFlag, UsageError } from './flags';
+import { loadCommandConfig, requireServer } from './command-setup';
+import { connectWorker } from './connection';
+import { defaultDevServerDb, recordDevServer } from './dev-server-state';
+import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -19,25 +18,19 @@ export function untilInterrupted(): Promise<void> {
 }
 
 export async function workerCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {});
+  const { values, positionals } = parseFlags(args, {}, 'worker');
   if (positionals.length > 0)
     throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
-  const loaded = loadConfig(stringFlag(values, 'config'));
-  for (const warning of loaded.warnings) say(`warning: ${warning}`);
-  configurePayloads(loaded.config.payloads);
-  const settings = connectionSettings(loaded.config.temporal, process.env, {
-    address: hostPortFlag(values, 'address'),
-    namespace: stringFlag(values, 'namespace'),
-    taskQueue: stringFlag(values, 'task-queue'),
-  });
-  const { address } = await withRecordedServer(settings, 'worker');
+  const config = loadCommandConfig(values);
+  const settings = await requireServer('worker', config);
   const connection = await connectWorker(settings);
   try {
     await serveWorker({
       connection,
-      address,
+      address: settings.address,
       namespace: settings.namespace,
       taskQueue: settings.taskQueue,
+      sandbox: config.sandbox,
       say,
     });
     return 0;
@@ -47,18 +40,16 @@ export async function workerCommand(args: string[]): Promise<number> {
 }
 
 export async function devServerCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {
-    port: { type: 'string' },
-    'ui-port': { type: 'string' },
-    'db-filename': { type: 'string' },
-  });
+  const { values, positionals } = parseFlags(
+    args,
+    { port: { type: 'string' }, 'ui-port': { type: 'string' }, 'db-filename': { type: 'string' } },
+    'dev-server',
+  );
   if (positionals.length > 0)
     throw new UsageError(`dev-server: unexpected argument ${JSON.stringify(positionals[0])}`);
-  const loaded = loadConfig(stringFlag(values, 'config'));
-  for (const warning of loaded.warnings) say(`warning: ${warning}`);
-  configurePayloads(loaded.config.payloads);
+  const config = loadCommandConfig(values);
   // The Web UI decodes large payloads through this process: workers and clients share its payload store.
-  const codec = await startEmbeddedCodecServer(loaded.config.payloads);
+  const codec = await startEmbeddedCodecServer(config.payloads);
   const server = await startDevServer({
     port: integerFlag(values, 'port', 1, 65535),
     uiPort: integerFlag(values, 'ui-port', 1, 65535),
@@ -93,7 +84,7 @@ export async function devServerCommand(args: string[]): Promise<number> {
 }
 
 export async function ensureTemporalCommand(args: string[]): Promise<number> {
-  parseFlags(args, {});
+  parseFlags(args, {}, 'ensure-temporal');
   const cli = await resolveTemporalCli({ log: say });
   if (!cli) throw new UsageError(missingCliMessage());
   process.stdout.write(`${cli.path}\n`);

@@ -16,7 +16,6 @@ import {
   ConfigError,
   fraction,
   httpUrl,
-  issueProblems,
   listOf,
   mappingOf,
   oneOf,
@@ -26,10 +25,11 @@ import {
   text,
   toolName,
   wholeNumber,
-} from './config-fields';
+} from './config/fields';
 import { SUBAGENT_PROVIDERS } from './lead';
 import { MODEL_PROVIDERS } from './model';
 import { SANDBOX_KINDS } from './tools';
+import { issueProblems } from './problems';
 
 /** The failure type a workflow fails with when its input is refused (non-retryable). */
 export const INVALID_INPUT_FAILURE_TYPE = 'InvalidWorkflowInput';
@@ -308,9 +308,7 @@ export class InvalidInputError extends ConfigError {
 function problemsOf(schema: z.ZodType, input: unknown): string[] {
   const parsed = schema.safeParse(input, { reportInput: true });
   if (parsed.success) return [];
-  return parsed.error.issues.flatMap((issue) =>
-    issue.path.length === 0 ? [`input ${issue.message}`] : issueProblems(issue),
-  );
+  return parsed.error.issues.flatMap((issue) => issueProblems(issue, { whole: 'input' }));
 }
 
 /** Every problem of a lead run's input (none when it is valid). */

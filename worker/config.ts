@@ -3,7 +3,9 @@ import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../contracts/config';
+import type { ConfigOverrides } from '../contracts/config/overrides';
 import { workspaceRootProblem } from '../contracts/inputs';
+import { withoutUndefined } from '../contracts/records';
 
 export interface LoadedConfig {
   /** Every default applied; file paths in it are absolute. */
@@ -15,30 +17,27 @@ export interface LoadedConfig {
 }
 
 /**
- * Reads a YAML config file (no path: the defaults). Relative paths in it are taken from the file's folder,
- * so a config works the same from any working directory; `$NAME` values are read from `env`.
+ * Reads a YAML config file (no path: the defaults) with `overrides` (the command line's settings) written in
+ * before it is checked. Relative paths in it are taken from the file's folder, so a config works the same
+ * from any working directory; `$NAME` values are read from `env`.
  */
-export function loadConfig(path?: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function loadConfig(
+  path?: string,
+  env: NodeJS.ProcessEnv = process.env,
+  overrides?: ConfigOverrides,
+): LoadedConfig {
   if (path === undefined) {
-    const { config, warnings } = parseConfig({}, { env });
+    const { config, warnings } = parseConfig({}, { env, overrides });
     return { config: withAbsolutePaths(config, process.cwd()), warnings };
   }
   const file = resolve(path);
   const raw = readYaml(file);
-  try {
-    const { config, warnings } = parseConfig(raw.value, { env });
-    return {
-      config: withAbsolutePaths(config, dirname(file)),
-      warnings: [...raw.warnings, ...warnings],
-      path: file,
-    };
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      const count = error.problems.length === 1 ? '1 problem' : `${error.problems.length} problems`;
-      throw new ConfigError(error.problems, `config file ${file} has ${count}:`);
-    }
-    throw error;
-  }
+  const { config, warnings } = parseConfig(raw.value, { env, overrides, file });
+  return {
+    config: withAbsolutePaths(config, dirname(file)),
+    warnings: [...raw.warnings, ...warnings],
+    path: file,
+  };
 }
 
 /** Aliases one document may expand, weighted by what each expands to (the `yaml` package's measure). */
@@ -134,21 +133,17 @@ function withAbsolutePaths(config: Config, base: string): Config {
         ? config.temporal
         : {
             ...config.temporal,
-            tls: dropUndefined({
+            tls: withoutUndefined({
               server_name: tls.server_name,
               server_root_ca_cert_path: absolute(tls.server_root_ca_cert_path),
               client_cert_path: absolute(tls.client_cert_path),
               client_key_path: absolute(tls.client_key_path),
             }),
           },
-    workspace: dropUndefined({
+    workspace: withoutUndefined({
       root,
       sample_dir: absolute(config.workspace.sample_dir),
     }),
-    payloads: dropUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
+    payloads: withoutUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
   };
-}
-
-function dropUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
 }

@@ -8,8 +8,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
+import { connectChecked } from './server-probe';
 import { cacheRoot, missingCliMessage, resolveTemporalCli, TemporalCliNotFoundError } from './temporal-cli';
 
 export interface DevServerOptions {
@@ -92,7 +93,7 @@ export async function connectOrStartServer(options: DevServerOptions = {}): Prom
   if (env.TEMPORAL_ADDRESS) {
     return {
       address: env.TEMPORAL_ADDRESS,
-      namespace: options.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default',
+      namespace: options.namespace ?? env.TEMPORAL_NAMESPACE ?? DEFAULT_NAMESPACE,
       source: 'TEMPORAL_ADDRESS',
       stop: async () => undefined,
     };
@@ -106,7 +107,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
   const cli = await resolveTemporalCli({ env, log });
   if (!cli) return startWithSdkDownload(options);
 
-  const namespace = options.namespace ?? 'default';
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const port = options.port ?? (await freePort());
   const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort()));
   const args = [
@@ -187,12 +188,7 @@ async function waitUntilServing(
       );
     }
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1000 });
-      try {
-        await connection.workflowService.describeNamespace({ namespace });
-      } finally {
-        await connection.close();
-      }
+      await (await connectChecked({ address, connectTimeout: 1000 }, namespace)).close();
       if (uiUrl) {
         const response = await fetch(uiUrl, { signal: AbortSignal.timeout(1000) });
         if (!response.ok) throw new Error(`Web UI answered ${response.status}`);
@@ -218,7 +214,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
 /** Last resort on a machine that is online but has neither a binary nor Go: the SDK downloads the CLI. */
 async function startWithSdkDownload(options: DevServerOptions): Promise<TemporalServer> {
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-  const namespace = options.namespace ?? 'default';
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const port = options.port ?? (await freePort());
   const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort()));
   const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => `${name}=${type}`);

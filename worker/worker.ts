@@ -10,10 +10,9 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
-import type { PayloadSettings } from '../contracts/config-payloads';
+import type { PayloadSettings } from '../contracts/config/payloads';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import { projectDataConverter } from './payloads/data-converter';
-
-export const DEFAULT_TASK_QUEUE = 'durable-subagents';
 
 export interface ProjectWorkerOptions {
   connection: NativeConnection;
@@ -61,7 +60,7 @@ export const RECOVERY_TUNING = {
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
-    namespace: options.namespace ?? 'default',
+    namespace: options.namespace ?? DEFAULT_NAMESPACE,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
     ...(options.workflowBundleCode !== undefined
       ? { workflowBundle: { code: options.workflowBundleCode } }

@@ -1,14 +1,43 @@
 /** The `subagents` CLI and the fake OpenAI endpoint as processes of their own, for end-to-end tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { findTemporalCli } from '../../worker/temporal-cli';
-import { tempDir } from './subagent-input';
+import { tempDir, writeScript } from './subagent-input';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 export const CLI = join(ROOT, 'dist', 'client', 'cli.js');
 export const FAKE = join(ROOT, 'dist', 'test', 'support', 'fake-openai-main.js');
+
+/**
+ * A config file in `dir` whose scripted lead delegates one general-purpose task per id, all in its first
+ * response, then answers "All parts done."; each subagent answers "Part done.".
+ */
+export function writeDelegatingConfig(dir: string, ids: readonly string[]): string {
+  const script = writeScript(dir, {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          {
+            tool_calls: ids.map((id) => ({
+              name: 'task',
+              id,
+              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
+            })),
+          },
+          { content: 'All parts done.' },
+        ],
+      },
+      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] },
+    ],
+  });
+  const config = join(dir, 'config.yaml');
+  writeFileSync(config, `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`);
+  return config;
+}
 
 /** Each test gets its own cache folder (no dev server recorded there) and the suite's Temporal binary. */
 export function cliEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

@@ -2,10 +2,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveAgent, resolveSummarization } from '../../contracts/agents';
+import { resolveAgent, resolveSummarization } from '../../contracts/config/agents';
 import { parseConfig } from '../../contracts/config';
 import type { LeadRunInput } from '../../contracts/lead';
-import { buildLeadRunInput } from '../../contracts/lead-input';
+import { buildLeadRunInput } from '../../contracts/config/lead-input';
 import type { SubagentInput } from '../../contracts/subagent';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 

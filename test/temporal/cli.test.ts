@@ -6,8 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
-import { CLI, cliEnv, FAKE, runCli, startProcess, stop } from '../support/cli-process';
-import { tempDir, writeScript } from '../support/subagent-input';
+import { CLI, cliEnv, FAKE, runCli, startProcess, stop, writeDelegatingConfig } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 it('runs --json --provider openai against an OpenAI-compatible endpoint and prints the LeadRunResult', async () => {
   const replies = join(tempDir('fake-replies'), 'replies.json');
@@ -69,29 +69,7 @@ it('runs --json --provider openai against an OpenAI-compatible endpoint and prin
 it('completes a run with `run --address` on a `dev-server` served by two `worker` processes', async () => {
   const env = cliEnv();
   const dir = tempDir('cli-cluster');
-  const script = writeScript(dir, {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          {
-            tool_calls: ['a', 'b', 'c'].map((id) => ({
-              name: 'task',
-              id,
-              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
-            })),
-          },
-          { content: 'All parts done.' },
-        ],
-      },
-      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] },
-    ],
-  });
-  const config = join(dir, 'config.yaml');
-  writeFileSync(
-    config,
-    `models:\n  - name: scripted\n    provider: scripted\n    model: e2e\n    script_file: ${script}\n`,
-  );
+  const config = writeDelegatingConfig(dir, ['a', 'b', 'c']);
 
   const server = await startProcess(
     [CLI, 'dev-server', '--db-filename', join(dir, 'temporal.db')],
@@ -156,7 +134,7 @@ describe('bad input', () => {
       'an unknown provider',
       ['run', '--provider', 'gemini', 'x'],
       2,
-      /^subagents: --provider: "gemini" is not a provider \(scripted, openai\)$/,
+      /^subagents: --provider: "gemini" is not an accepted value \(scripted, openai\)$/,
     ],
     ['a run without a prompt', ['run'], 2, /^subagents: run: give the prompt as one argument/],
     ['an unknown flag', ['run', '--turbo', 'x'], 2, /^subagents: Unknown option '--turbo'/],
@@ -165,7 +143,13 @@ describe('bad input', () => {
       'a malformed address',
       ['run', '--address', 'nowhere', 'x'],
       2,
-      /^subagents: --address: "nowhere" is not HOST:PORT/,
+      /^subagents: --address: "nowhere" is not host:port/,
+    ],
+    [
+      'an address with a port out of range',
+      ['run', '--address', '127.0.0.1:99999', 'x'],
+      2,
+      /^subagents: --address: "127\.0\.0\.1:99999" is not host:port \(e\.g\. localhost:7233, port 1–65535\)$/,
     ],
     [
       'a missing config file',

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { subagentStepsQuery } from '../../contracts/queries';
@@ -148,8 +148,8 @@ describe('leadRunWorkflow', () => {
     ]);
     const refusal = steps.find((s) => s.kind === 'tool');
     expect(refusal).toMatchObject({ kind: 'tool', name: 'task', is_error: true, text: depthRefusalText(2) });
-    await expect(testClient().workflow.getHandle(`${levelTwo}/task/lvl3`).describe()).rejects.toThrow(
-      /not found/i,
+    await expect(testClient().workflow.getHandle(`${levelTwo}/task/lvl3`).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
     );
   });
 

@@ -8,7 +8,7 @@ import {
   storeSentTranscript,
 } from '../../activities/transcripts';
 import { callModel } from '../../activities/model';
-import { defaultPayloadSettings } from '../../contracts/config-payloads';
+import { defaultPayloadSettings } from '../../contracts/config/payloads';
 import type { ChatMessage } from '../../contracts/messages';
 import { configurePayloads, PAYLOAD_DIR_ENV } from '../../worker/payloads/store';
 import { sha256Hex } from '../../workflows/digest';

@@ -13,7 +13,7 @@
  */
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contracts/config-payloads';
+import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contracts/config/payloads';
 import { blobKey, isBlobKey, type BlobStore } from './store';
 
 const ProtoPayload = temporal.api.common.v1.Payload;

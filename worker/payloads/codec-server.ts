@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import type { PayloadSettings } from '../../contracts/config-payloads';
+import type { PayloadSettings } from '../../contracts/config/payloads';
 import { PayloadBlobError } from './claim-check-codec';
 import { projectCodec } from './data-converter';
 

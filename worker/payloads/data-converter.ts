@@ -3,7 +3,7 @@
  * and Worker of the project is built with it; one without it would read references instead of values.
  */
 import type { DataConverter } from '@temporalio/common';
-import type { PayloadSettings } from '../../contracts/config-payloads';
+import type { PayloadSettings } from '../../contracts/config/payloads';
 import { ClaimCheckCodec } from './claim-check-codec';
 import { openBlobStore, payloadSettings, payloadStore } from './store';
 

@@ -14,7 +14,7 @@ import {
   defaultPayloadSettings,
   type PayloadSettings,
   type S3PayloadSettings,
-} from '../../contracts/config-payloads';
+} from '../../contracts/config/payloads';
 import { cacheRoot } from '../temporal-cli';
 
 export interface BlobStore {

@@ -5,7 +5,7 @@ import {
   resolveAgent,
   resolveModel,
   UnknownAgentError,
-} from '../../../contracts/agents';
+} from '../../../contracts/config/agents';
 
 const config = (raw: unknown) => parseConfig(raw).config;
 

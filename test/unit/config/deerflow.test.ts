@@ -1,6 +1,6 @@
 import { parse } from 'yaml';
 import { parseConfig } from '../../../contracts/config';
-import { resolveAgent, resolveLeadModel } from '../../../contracts/agents';
+import { resolveAgent, resolveLeadModel } from '../../../contracts/config/agents';
 
 // The example block of the seeds' "Limits, Budgets, and Capacity" chapter, verbatim.
 const SEED_EXAMPLE = `

@@ -1,13 +1,8 @@
-import { CONFIG_SECTIONS, defaultConfig, parseConfig } from '../../../contracts/config';
-import { listAgentNames, resolveAgent, resolveLeadModel } from '../../../contracts/agents';
+import { CONFIG_SECTIONS, defaultConfig } from '../../../contracts/config';
+import { listAgentNames, resolveAgent, resolveLeadModel } from '../../../contracts/config/agents';
 import { BUILTIN_TOOL_NAMES, DEFAULT_SANDBOX, TASK_TOOL_NAME } from '../../../contracts/tools';
 
 describe('the configuration with nothing written', () => {
-  it('parses an empty file (YAML null) and an empty mapping alike, without warnings', () => {
-    expect(parseConfig(null)).toEqual({ config: defaultConfig(), warnings: [] });
-    expect(parseConfig({})).toEqual({ config: defaultConfig(), warnings: [] });
-  });
-
   it('carries the seeds’ defaults', () => {
     const config = defaultConfig();
     expect(config.subagents).toEqual({
@@ -38,7 +33,7 @@ describe('the configuration with nothing written', () => {
     });
     expect(config.summarization).toEqual({ enabled: false, trigger_tokens: 80_000, keep_messages: 10 });
     expect(config.sandbox).toEqual(DEFAULT_SANDBOX);
-    expect(config.temporal).toEqual({ namespace: 'default', task_queue: 'durable-subagents' });
+    expect(config.temporal).toEqual({ task_queue: 'durable-subagents' });
     expect(config.workspace).toEqual({ root: './workspace' });
   });
 

@@ -1,17 +1,7 @@
-import { ConfigError, parseConfig } from '../../../contracts/config';
+import { parseConfig } from '../../../contracts/config';
+import { configProblems } from '../../support/config-problems';
 
-/** The problems parseConfig reports for `raw`, one per line; fails the test if it accepts it. */
-function problemsOf(raw: unknown): string[] {
-  try {
-    parseConfig(raw);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    const problems = (error as ConfigError).problems;
-    expect((error as ConfigError).message).toBe(problems.join('\n'));
-    return problems;
-  }
-  throw new Error('the config was accepted');
-}
+const problemsOf = (raw: unknown): string[] => configProblems(raw);
 
 describe('config problems', () => {
   it('says a value is out of range with the range', () => {

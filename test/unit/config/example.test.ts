@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { CONFIG_KEYS, defaultConfig, parseConfig } from '../../../contracts/config';
-import { resolveAgent } from '../../../contracts/agents';
+import { resolveAgent } from '../../../contracts/config/agents';
 
 /** The repository root, found from wherever the compiled test runs. */
 function repoFile(name: string): string {

@@ -2,6 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, defaultConfig } from '../../../contracts/config';
+import type { ConfigOverrides } from '../../../contracts/config/overrides';
 import { loadConfig } from '../../../worker/config';
 
 describe('loadConfig', () => {
@@ -77,6 +78,23 @@ describe('loadConfig', () => {
     );
   });
 
+  it('checks the command line’s settings with the file, naming the file only above its own problems', () => {
+    const file = write('limits.yaml', 'subagents:\n  max_total_per_run: 4\n');
+    const overrides = (value: unknown): ConfigOverrides => ({
+      settings: [{ path: ['subagent_runtime', 'max_running'], value, source: '--max-running' }],
+    });
+    expect(loadConfig(file, {}, overrides(5)).config.subagent_runtime.max_running).toBe(5);
+    expect(() => loadConfig(file, {}, overrides(0))).toThrow(
+      new ConfigError(['--max-running: 0 is out of range (1 or more)']),
+    );
+    const bad = write('bad.yaml', 'subagents:\n  max_total_per_run: 80\n');
+    expect(() => loadConfig(bad, {}, overrides(0))).toThrow(
+      `config file ${bad} and the command line have 2 problems:\n` +
+        '  subagents.max_total_per_run: 80 is out of range (1–50)\n' +
+        '  --max-running: 0 is out of range (1 or more)',
+    );
+  });
+
   it('returns warnings for the caller to print, and prints nothing itself', () => {
     const file = write('deerflow.yaml', 'memory:\n  enabled: true\nsubagents:\n  max_total_per_run: 4\n');
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
@@ -110,10 +128,11 @@ describe('loadConfig', () => {
     );
   });
 
-  it('treats an empty file as the defaults', () => {
+  it('treats an empty file (YAML null) as the defaults, without warnings', () => {
     const { config, warnings } = loadConfig(write('empty.yaml', '# nothing yet\n'), {});
     expect(warnings).toEqual([]);
-    expect(config.subagents).toEqual(defaultConfig().subagents);
+    expect(config.workspace.root).toBe(join(dir, 'workspace'));
+    expect({ ...config, workspace: defaultConfig().workspace }).toEqual(defaultConfig());
   });
 
   it('refuses a YAML alias bomb in one line, at once', () => {

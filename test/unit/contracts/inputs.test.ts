@@ -18,7 +18,7 @@ import {
   workspaceRootProblem,
 } from '../../../contracts/inputs';
 import type { LeadRunInput } from '../../../contracts/lead';
-import { buildLeadRunInput } from '../../../contracts/lead-input';
+import { buildLeadRunInput } from '../../../contracts/config/lead-input';
 import { subagentInput } from '../../support/subagent-input';
 
 const lead = (): LeadRunInput =>

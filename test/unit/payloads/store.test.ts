@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultPayloadSettings } from '../../../contracts/config-payloads';
+import { defaultPayloadSettings } from '../../../contracts/config/payloads';
 import {
   blobKey,
   configurePayloads,

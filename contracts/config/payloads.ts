@@ -6,21 +6,22 @@
  * resolved where the store is opened (worker/payloads/store.ts); relative paths in worker/config.ts.
  */
 import { z } from 'zod';
-import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './config-fields';
+import { withoutUndefined } from '../records';
+import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './fields';
 
-export const PAYLOAD_STORES = ['local', 's3'] as const;
+const PAYLOAD_STORES = ['local', 's3'] as const;
 export type PayloadStoreKind = (typeof PAYLOAD_STORES)[number];
 
 export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 16_384;
 /** Below this, references (about 150 bytes) would save next to nothing. */
-export const MIN_PAYLOAD_THRESHOLD_BYTES = 1024;
+const MIN_PAYLOAD_THRESHOLD_BYTES = 1024;
 /** The server refuses a payload above 2 MiB (limit.blobSize.error), so a higher threshold would never act. */
-export const MAX_PAYLOAD_THRESHOLD_BYTES = 2 * 1024 * 1024;
+const MAX_PAYLOAD_THRESHOLD_BYTES = 2 * 1024 * 1024;
 
 /** The port `subagents codec-server` listens on when neither --port nor codec_server.port says otherwise. */
 export const DEFAULT_CODEC_SERVER_PORT = 8081;
-export const DEFAULT_S3_PREFIX = 'durable-subagents/payloads/';
-export const DEFAULT_S3_REGION = 'us-east-1';
+const DEFAULT_S3_PREFIX = 'durable-subagents/payloads/';
+const DEFAULT_S3_REGION = 'us-east-1';
 
 export interface S3PayloadSettings {
   /** An S3-compatible endpoint (MinIO, Ceph, R2, …); absent → AWS S3 in `region`. */
@@ -57,7 +58,7 @@ export interface PayloadSettings {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** `is missing (…)` or `is not text (…)`, as the shared value types of config-fields.ts say it. */
+/** `is missing (…)` or `is not text (…)`, as the shared value types of fields.ts say it. */
 function textError(noun: string): (issue: { input?: unknown }) => string {
   return (issue) => (issue.input === undefined ? `is missing (${noun})` : `is not text (${noun})`);
 }
@@ -123,7 +124,7 @@ const codecServer = section('payloads.codec_server', {
   allowed_origins: listOf(origin, 'origins').default([]),
 });
 
-/** The `payloads:` section's schema; contracts/config.ts lists it among the sections it reads. */
+/** The `payloads:` section's schema; index.ts lists it among the sections it reads. */
 export const payloadsSection = section('payloads', {
   threshold_bytes: wholeNumber(MIN_PAYLOAD_THRESHOLD_BYTES, MAX_PAYLOAD_THRESHOLD_BYTES).default(
     DEFAULT_PAYLOAD_THRESHOLD_BYTES,
@@ -166,8 +167,4 @@ export const payloadsSection = section('payloads', {
 /** Every default: a local store under the cache folder, 16 KiB threshold, the codec endpoint on. */
 export function defaultPayloadSettings(): PayloadSettings {
   return payloadsSection.parse(undefined);
-}
-
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
 }

@@ -1,19 +1,12 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, defaultConfig, parseConfig } from '../../../contracts/config';
-import { defaultPayloadSettings } from '../../../contracts/config-payloads';
+import { defaultConfig, parseConfig } from '../../../contracts/config';
+import { defaultPayloadSettings } from '../../../contracts/config/payloads';
 import { loadConfig } from '../../../worker/config';
+import { configProblems } from '../../support/config-problems';
 
-function problemsOf(payloads: unknown): string[] {
-  try {
-    parseConfig({ payloads });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('the config was accepted');
-}
+const problemsOf = (payloads: unknown): string[] => configProblems({ payloads });
 
 describe('the payloads: section', () => {
   it('defaults to a local store, a 16 KiB threshold and the codec endpoint on', () => {

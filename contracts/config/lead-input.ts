@@ -1,8 +1,8 @@
 /** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
 import { listAgents, resolveLeadModel, resolveLeadTokenBudget, resolveSummarization } from './agents';
-import type { Config } from './config';
-import type { LeadRunInput } from './lead';
-import { BUILTIN_TOOL_NAMES } from './tools';
+import type { Config } from './index';
+import type { LeadRunInput } from '../lead';
+import { BUILTIN_TOOL_NAMES } from '../tools';
 
 export interface LeadRunRequest {
   prompt: string;
@@ -12,7 +12,7 @@ export interface LeadRunRequest {
 }
 
 export function buildLeadRunInput(config: Config, request: LeadRunRequest): LeadRunInput {
-  const { subagents, subagent_runtime: runtime } = config;
+  const { subagents } = config;
   const summarization = resolveSummarization(config);
   return {
     prompt: request.prompt,
@@ -28,8 +28,8 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(config.lead.timeout_seconds !== undefined && { timeout_seconds: config.lead.timeout_seconds }),
     ...(summarization && { summarization }),
     limits: {
-      // The per-response default and cap is the process capacity (the seeds' SubagentLimitMiddleware).
-      max_concurrent: Math.min(subagents.max_concurrent ?? runtime.max_running, runtime.max_running),
+      // Defaulted and capped by subagent_runtime.max_running where the config is parsed.
+      max_concurrent: subagents.max_concurrent,
       max_total_per_run: subagents.max_total_per_run,
       max_depth: subagents.max_depth,
       provider: subagents.provider,

@@ -11,11 +11,12 @@ import {
   type Config,
   type CustomAgentConfig,
   type TokenBudgetOverride,
-} from './config';
-import type { ModelSettings } from './model';
-import type { ResolvedAgent, TokenBudgetSettings } from './subagent';
-import type { SummarizationRuntime } from './summarization';
-import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from './tools';
+} from './index';
+import type { ModelSettings } from '../model';
+import { ownEntry } from '../records';
+import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
+import type { SummarizationRuntime } from '../summarization';
+import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
 
 interface BuiltinAgentDefinition {
   description: string;
@@ -31,7 +32,7 @@ const FINAL_ANSWER_RULE =
   'where any results are (file paths in the workspace). If part of the task could not be done, say which ' +
   'part and why.';
 
-export const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>> = {
+const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>> = {
   'general-purpose': {
     description:
       'A capable agent for multi-step work that needs both exploration and action: reading and searching ' +
@@ -68,9 +69,9 @@ export const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefin
 };
 
 /** DeerFlow's coupling: with compaction on, a subagent needs far fewer tokens for the same work. */
-export const DEFAULT_TOKEN_BUDGET = 2_000_000;
-export const DEFAULT_TOKEN_BUDGET_WITH_SUMMARIZATION = 1_000_000;
-export const TOKEN_BUDGET_HARD_THRESHOLD = 1.0;
+const DEFAULT_TOKEN_BUDGET = 2_000_000;
+const DEFAULT_TOKEN_BUDGET_WITH_SUMMARIZATION = 1_000_000;
+const TOKEN_BUDGET_HARD_THRESHOLD = 1.0;
 
 /** A `subagent_type` that names no agent: the lead turns it into an error result for the model. */
 export class UnknownAgentError extends Error {
@@ -162,11 +163,6 @@ export function resolveModel(config: Config, name: string): ModelSettings {
 
 function isBuiltin(name: string): name is BuiltinAgentName {
   return (BUILTIN_AGENT_NAMES as readonly string[]).includes(name);
-}
-
-/** Own keys only: an agent called `constructor` must not find Object's prototype. */
-function ownEntry<T>(record: Record<string, T>, key: string): T | undefined {
-  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 /** In the fixed order of the tool list, so the model sees the same tools in the same order every run. */

@@ -3,7 +3,8 @@
  * `path.to.key: <value> <what is wrong> (<allowed>)`, one line each, and a user can fix a file in one pass.
  */
 import { z } from 'zod';
-import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from './tools';
+import { issueProblems } from '../problems';
+import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
 
 /** Every problem, one per line, as `path.to.key: <value> <what is wrong> (<allowed>)`. */
 export class ConfigError extends Error {
@@ -18,47 +19,12 @@ export class ConfigError extends Error {
   }
 }
 
-export type ConfigPath = readonly PropertyKey[];
-
-export function formatPath(path: ConfigPath): string {
-  let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else out += out === '' ? String(segment) : `.${String(segment)}`;
-  }
-  return out === '' ? 'config' : out;
-}
-
-function showValue(value: unknown): string {
-  if (typeof value === 'string')
-    return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
-  if (Array.isArray(value)) return 'a list';
-  if (value !== null && typeof value === 'object') return 'a mapping';
-  return String(value);
-}
-
-/** A secret is never echoed back, not even in an error message. */
-export function isSecretPath(path: ConfigPath): boolean {
-  return path[path.length - 1] === 'api_key';
-}
-
-/** One problem line; the value is shown unless it is absent or a secret. */
-export function problem(path: ConfigPath, input: unknown, message: string): string {
-  const where = formatPath(path);
-  return input === undefined || isSecretPath(path)
-    ? `${where}: ${message}`
-    : `${where}: ${showValue(input)} ${message}`;
-}
-
-/** A zod issue as problem lines (an unknown-keys issue is one line per key). */
-export function issueProblems(issue: z.core.$ZodIssue): string[] {
-  if (issue.code === 'unrecognized_keys') {
-    // The section's error map puts its accepted keys in the message.
-    return issue.keys.map(
-      (key) => `${formatPath([...issue.path, key])}: unknown key (accepted: ${issue.message})`,
-    );
-  }
-  return [problem(issue.path, issue.input, issue.message)];
+/**
+ * A config problem's lines. A strict section's error map puts its accepted keys in an unknown-key issue's
+ * message (see section()), so the hint lists them.
+ */
+export function configIssueProblems(issue: z.core.$ZodIssue): string[] {
+  return issueProblems(issue, { acceptedKeys: (unknown) => unknown.message.split(', ') });
 }
 
 const ENV_REFERENCE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$/;

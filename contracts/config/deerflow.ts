@@ -1,7 +1,8 @@
 /**
  * DeerFlow's spellings of the sections this project reads, so a DeerFlow `config.yaml` works as written.
  */
-import { envReferenceName, formatPath, isSecretPath, problem, type ConfigPath } from './config-fields';
+import { formatPath, isSecretPath, problem, type ProblemPath } from '../problems';
+import { envReferenceName } from './fields';
 
 interface Compat {
   aliases?: Record<string, string>;
@@ -45,7 +46,7 @@ interface Normalizer {
 }
 
 /** Copies the value with `null` mapping entries dropped and `$NAME` strings read from `env` (keys excepted). */
-function prepareValue(value: unknown, path: ConfigPath, env: Env | undefined, n: Normalizer): unknown {
+function prepareValue(value: unknown, path: ProblemPath, env: Env | undefined, n: Normalizer): unknown {
   if (Array.isArray(value)) return value.map((item, index) => prepareValue(item, [...path, index], env, n));
   if (isMapping(value)) {
     const out: Mapping = {};
@@ -65,7 +66,7 @@ function prepareValue(value: unknown, path: ConfigPath, env: Env | undefined, n:
   return value;
 }
 
-function applyCompat(mapping: unknown, path: ConfigPath, compat: Compat, n: Normalizer): void {
+function applyCompat(mapping: unknown, path: ProblemPath, compat: Compat, n: Normalizer): void {
   if (!isMapping(mapping)) return;
   for (const [alias, key] of Object.entries(compat.aliases ?? {})) {
     if (!Object.hasOwn(mapping, alias)) continue;
@@ -96,7 +97,7 @@ function summarizationCompat(mapping: unknown, n: Normalizer): void {
     target: string,
     type: string,
     entries: unknown[],
-    path: (i: number) => ConfigPath,
+    path: (i: number) => ProblemPath,
   ) => {
     if (Object.hasOwn(mapping, target)) {
       n.problems.push(

@@ -8,138 +8,42 @@
  * Pure: no Node APIs. `worker/config.ts` reads the file and resolves relative paths.
  */
 import { z } from 'zod';
-import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './config-deerflow';
-import { payloadsSection } from './config-payloads';
+import type { LoopDetectionSettings } from '../subagent';
+import { problem, type ProblemPath } from '../problems';
+import { ownEntry, withoutUndefined } from '../records';
+import { DEFAULT_SANDBOX, SANDBOX_KINDS, TASK_TOOL_NAME, type SandboxSettings } from '../tools';
+import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './deerflow';
 import {
-  apiKeyReference,
   bool,
   ConfigError,
   fraction,
-  hostPort,
-  httpUrl,
-  issueProblems,
+  configIssueProblems,
   KNOWN_TOOL_NAMES,
   listOf,
   mappingOf,
   oneOf,
   positiveNumber,
-  problem,
   seconds,
   section,
-  temperature,
   text,
   toolName,
   wholeNumber,
-  type ConfigPath,
-} from './config-fields';
-import { DEFAULT_MODEL_RETRY, MODEL_PROVIDERS, type ModelRetrySettings, type ModelSettings } from './model';
-import type { LoopDetectionSettings } from './subagent';
-import { DEFAULT_SANDBOX, SANDBOX_KINDS, TASK_TOOL_NAME, type SandboxSettings } from './tools';
+} from './fields';
+import { modelsSection } from './models';
+import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
+import { payloadsSection } from './payloads';
+import { temporalSection } from './temporal';
 
 export const BUILTIN_AGENT_NAMES = ['general-purpose', 'bash'] as const;
 export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
 
 /** The lead agent's name in model calls and scripts; no custom agent may take it. */
-export const LEAD_AGENT_NAME = 'lead';
+const LEAD_AGENT_NAME = 'lead';
 
 /** Written as a model name, it means "the lead agent's model" (DeerFlow's spelling). */
 export const INHERIT_MODEL = 'inherit';
 
-export { ConfigError, CONFIG_KEYS } from './config-fields';
-
-/** DeerFlow names its model classes (`use: langchain_openai:ChatOpenAI`); any ChatOpenAI speaks our openai. */
-const OPENAI_CLASS_MARKER = 'ChatOpenAI';
-
-const backoffCoefficient = z
-  .number({
-    error: (issue) => (issue.input === undefined ? 'is missing (a number, ≥ 1)' : 'is not a number (≥ 1)'),
-  })
-  .min(1, { error: 'is out of range (≥ 1)' });
-
-/** `models[].retry`: what is not written keeps its default (DEFAULT_MODEL_RETRY: retry on, no attempt cap). */
-const modelRetry = section('models[].retry', {
-  initial_interval_seconds: seconds.optional(),
-  backoff_coefficient: backoffCoefficient.optional(),
-  max_interval_seconds: seconds.optional(),
-  max_attempts: wholeNumber(1).optional(),
-  max_retry_seconds: seconds.optional(),
-}).transform((retry, ctx): ModelRetrySettings => {
-  const resolved: ModelRetrySettings = { ...DEFAULT_MODEL_RETRY, ...withoutUndefined(retry) };
-  if (resolved.max_interval_seconds < resolved.initial_interval_seconds) {
-    ctx.issues.push({
-      code: 'custom',
-      path: ['max_interval_seconds'],
-      input: resolved.max_interval_seconds,
-      message: `is below initial_interval_seconds (at least ${resolved.initial_interval_seconds})`,
-    });
-    return z.NEVER;
-  }
-  return resolved;
-});
-
-const modelEntry = section('models[]', {
-  name: text,
-  provider: oneOf(MODEL_PROVIDERS).optional(),
-  use: text.optional(),
-  display_name: text.optional(),
-  model: text.optional(),
-  base_url: httpUrl.optional(),
-  api_key: apiKeyReference.optional(),
-  temperature: temperature.optional(),
-  max_tokens: wholeNumber(1).optional(),
-  request_timeout_seconds: seconds.optional(),
-  script_file: text.optional(),
-  retry: modelRetry.optional(),
-}).transform((entry, ctx): ModelSettings => {
-  let provider = entry.provider;
-  if (provider === undefined) {
-    if (entry.use === undefined) {
-      ctx.issues.push({
-        code: 'custom',
-        path: ['provider'],
-        input: undefined,
-        message: `is missing (${MODEL_PROVIDERS.join(', ')}; or DeerFlow's use: langchain_openai:ChatOpenAI)`,
-      });
-      return z.NEVER;
-    }
-    if (!entry.use.includes(OPENAI_CLASS_MARKER)) {
-      ctx.issues.push({
-        code: 'custom',
-        path: ['use'],
-        input: entry.use,
-        message:
-          `is not a model class this project runs (langchain_openai:ChatOpenAI for any OpenAI-compatible ` +
-          `endpoint, or set provider: ${MODEL_PROVIDERS.join(' | ')})`,
-      });
-      return z.NEVER;
-    }
-    provider = 'openai';
-  }
-  if (provider === 'openai' && entry.model === undefined) {
-    ctx.issues.push({
-      code: 'custom',
-      path: ['model'],
-      input: undefined,
-      message: "is missing (the provider's model id, e.g. gpt-4o-mini)",
-    });
-    return z.NEVER;
-  }
-  return withoutUndefined({
-    name: entry.name,
-    provider,
-    model: entry.model ?? entry.name,
-    base_url: entry.base_url,
-    api_key_env: entry.api_key,
-    temperature: entry.temperature,
-    max_tokens: entry.max_tokens,
-    request_timeout_seconds: entry.request_timeout_seconds,
-    script_file: entry.script_file,
-    retry: entry.retry,
-  });
-});
-
-/** Offline and deterministic: what `npm start` runs with when no model is configured. */
-export const DEFAULT_MODEL_NAME = 'scripted';
+export { ConfigError, CONFIG_KEYS } from './fields';
 
 function tokenBudgetSection(where: string) {
   return section(where, {
@@ -259,63 +163,20 @@ const sandbox = section('sandbox', {
   },
 );
 
-export interface TemporalTlsSettings {
-  server_name?: string;
-  server_root_ca_cert_path?: string;
-  client_cert_path?: string;
-  client_key_path?: string;
-}
-
-export interface TemporalSettings {
-  /** host:port; absent → the embedded dev server (or TEMPORAL_ADDRESS). */
-  address?: string;
-  namespace: string;
-  task_queue: string;
-  /** Name of the environment variable holding a Temporal Cloud API key. */
-  api_key_env?: string;
-  tls?: TemporalTlsSettings;
-  ui_url?: string;
-}
-
-const temporal = section('temporal', {
-  address: hostPort.optional(),
-  namespace: text.default('default'),
-  task_queue: text.default('durable-subagents'),
-  api_key: apiKeyReference.optional(),
-  tls: section('temporal.tls', {
-    server_name: text.optional(),
-    server_root_ca_cert_path: text.optional(),
-    client_cert_path: text.optional(),
-    client_key_path: text.optional(),
-  }).optional(),
-  ui_url: httpUrl.optional(),
-}).transform((settings): TemporalSettings =>
-  withoutUndefined({
-    address: settings.address,
-    namespace: settings.namespace,
-    task_queue: settings.task_queue,
-    api_key_env: settings.api_key,
-    tls: settings.tls,
-    ui_url: settings.ui_url,
-  }),
-);
-
 const workspace = section('workspace', {
   root: text.default('./workspace'),
   sample_dir: text.optional(),
 });
 
 const sections = {
-  models: listOf(modelEntry, 'models')
-    .min(1, { error: 'is empty (list at least one model, or leave models out for the scripted default)' })
-    .prefault([{ name: DEFAULT_MODEL_NAME, provider: 'scripted' }]),
+  models: modelsSection,
   subagents: subagents.prefault({}),
   subagent_runtime: subagentRuntime.prefault({}),
   loop_detection: loopDetection.prefault({}),
   summarization: summarization.prefault({}),
   lead: lead.prefault({}),
   sandbox: sandbox.prefault({}),
-  temporal: temporal.prefault({}),
+  temporal: temporalSection,
   workspace: workspace.prefault({}),
   payloads: payloadsSection,
 };
@@ -335,7 +196,8 @@ const configSchema = sectionsSchema
     ...config,
     subagents: {
       ...config.subagents,
-      // Per-response concurrency can never exceed what the workers can run at once.
+      // Per-response concurrency defaults to, and never exceeds, what the workers can run at once (the seeds'
+      // SubagentLimitMiddleware). Flags are written in before this, so --max-running moves both.
       max_concurrent: Math.min(
         config.subagents.max_concurrent ?? config.subagent_runtime.max_running,
         config.subagent_runtime.max_running,
@@ -347,12 +209,8 @@ export type Config = z.output<typeof configSchema>;
 export type AgentOverride = z.output<typeof agentOverride>;
 export type CustomAgentConfig = z.output<typeof customAgent>;
 export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
-export type SummarizationSettings = Config['summarization'];
-export type LeadSettings = Config['lead'];
-export type SubagentRuntimeSettings = Config['subagent_runtime'];
-export type WorkspaceSettings = Config['workspace'];
 
-type CrossProblem = [path: ConfigPath, input: unknown, message: string];
+type CrossProblem = [path: ProblemPath, input: unknown, message: string];
 
 /** Checks that span keys: names that must refer to something, thresholds that must be ordered. */
 function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossProblem[] {
@@ -365,7 +223,7 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
       out.push([['models', index, 'name'], model.name, 'is listed twice (model names must be unique)']);
     }
   });
-  const checkModel = (path: ConfigPath, name: string | undefined): void => {
+  const checkModel = (path: ProblemPath, name: string | undefined): void => {
     if (name !== undefined && name !== INHERIT_MODEL && !modelNames.includes(name)) {
       out.push([path, name, `is not a configured model (${[...modelNames, INHERIT_MODEL].join(', ')})`]);
     }
@@ -402,7 +260,7 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
   }
 
   const loop = config.loop_detection;
-  const ordered = (path: ConfigPath, warn: number, hard: number, warnKey: string, hardKey: string): void => {
+  const ordered = (path: ProblemPath, warn: number, hard: number, warnKey: string, hardKey: string): void => {
     if (warn >= hard) out.push([path, warn, `is not below ${hardKey} (${warnKey} < ${hardKey} = ${hard})`]);
   };
   ordered(
@@ -436,15 +294,6 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
     );
   }
 
-  const tls = config.temporal.tls;
-  if (tls !== undefined && (tls.client_cert_path === undefined) !== (tls.client_key_path === undefined)) {
-    const missing = tls.client_cert_path === undefined ? 'client_cert_path' : 'client_key_path';
-    out.push([
-      ['temporal', 'tls', missing],
-      undefined,
-      'is missing (mTLS needs client_cert_path and client_key_path)',
-    ]);
-  }
   return out;
 }
 
@@ -454,6 +303,10 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
 export interface ParseOptions {
   /** Where `$NAME` values come from. Without it they stay as written (api keys are never read). */
   env?: Env;
+  /** Settings given outside the file (command-line flags), checked as if the file said them. */
+  overrides?: ConfigOverrides;
+  /** The file the content was read from, named above its problems. */
+  file?: string;
 }
 
 export interface ParsedConfig {
@@ -466,7 +319,7 @@ export interface ParsedConfig {
 export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedConfig {
   const source = raw ?? {};
   if (!isMapping(source)) {
-    throw new ConfigError([
+    throw configError(options.file, [
       problem([], source, `is not a mapping (sections: ${CONFIG_SECTIONS.join(', ')})`),
     ]);
   }
@@ -478,20 +331,29 @@ export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedCon
           `ignoring sections this project does not read: ${unknown.join(', ')} (it reads ${CONFIG_SECTIONS.join(', ')})`,
         ];
   const normalized = normalizeDeerFlowConfig(source, CONFIG_SECTIONS, options.env);
-  const parsed = configSchema.safeParse(normalized.sections, { reportInput: true });
+  const { sections, sources } = applyOverrides(normalized.sections, options.overrides);
+  const parsed = configSchema.safeParse(sections, { reportInput: true });
   const problems = [
     ...normalized.problems,
-    ...(parsed.success ? [] : parsed.error.issues.flatMap(issueProblems)),
+    ...(parsed.success ? [] : parsed.error.issues.flatMap(configIssueProblems)),
   ];
-  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  if (!parsed.success || problems.length > 0) {
+    const attributed = problems.map((line) => attributeProblem(line, sources));
+    const given = attributed.filter((line, i) => line !== problems[i]);
+    throw configError(options.file, attributed, given.length);
+  }
 
   const config = parsed.data;
-  const warnings = [
-    ...sectionWarnings,
-    ...normalized.warnings,
-    ...configWarnings(config, normalized.sections),
-  ];
+  const warnings = [...sectionWarnings, ...normalized.warnings, ...configWarnings(config, sections)];
   return { config, warnings };
+}
+
+/** Every problem; the file is named above them unless each is a given value's (a flag names itself). */
+function configError(file: string | undefined, problems: string[], given = 0): ConfigError {
+  if (file === undefined || given === problems.length) return new ConfigError(problems);
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  const where = given === 0 ? `config file ${file} has` : `config file ${file} and the command line have`;
+  return new ConfigError(problems, `${where} ${count}:`);
 }
 
 /** The configuration with nothing written: every default. */
@@ -511,7 +373,7 @@ function configWarnings(config: Config, prepared: Mapping): string[] {
   const { max_depth: maxDepth, agents, custom_agents: customAgents } = config.subagents;
   if (maxDepth <= 1) {
     for (const [name, custom] of Object.entries(customAgents)) {
-      const override = Object.hasOwn(agents, name) ? agents[name].tools : undefined;
+      const override = ownEntry(agents, name)?.tools;
       const allow = override?.allow ?? custom.tools?.allow ?? [];
       const deny = override?.deny ?? custom.tools?.deny ?? [];
       if (allow.includes(TASK_TOOL_NAME) && !deny.includes(TASK_TOOL_NAME)) {
@@ -532,8 +394,4 @@ function configWarnings(config: Config, prepared: Mapping): string[] {
     );
   }
   return out;
-}
-
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as T;
 }
