@@ -145,8 +145,8 @@ describe('a worker stopped with SIGTERM shuts down once and exits 0, without a s
       await worker.waitFor('stdout', /^worker ready: task queue "[^"]+" on /m, 90_000);
       worker.kill('SIGTERM');
       expect(await worker.exited).toEqual({ code: 0, signal: null });
-      // stdout has the start line alone; the logs, the core's included, are on stderr.
-      expect(worker.stdout).toMatch(/^worker ready: [^\n]*\n$/);
+      // stdout has the start lines alone; the logs, the core's included, are on stderr.
+      expect(worker.stdout).toMatch(/^worker ready: [^\n]*\nbash sandbox: [^\n]*\n$/);
       expect(worker.stderr).toMatch(/\[INFO\] Initiated shutdown .*sdkComponent: 'core'/);
       expect(worker.stderr).toContain('SIGTERM: stopping the worker');
       expect(worker.stderr).toContain('worker stopped');
