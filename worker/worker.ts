@@ -12,6 +12,7 @@ import {
 import * as activities from '../activities';
 import type { PayloadSettings } from '../contracts/config-payloads';
 import { projectDataConverter } from './payloads/data-converter';
+import { waitProgress, type WaitProgress } from './wait-progress';
 
 export const DEFAULT_TASK_QUEUE = 'durable-subagents';
 
@@ -36,13 +37,18 @@ export interface ProjectWorkerOptions {
 
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
-/** Bundles the project's workflows (webpack, ~2 s): start it early and concurrently with other work. */
-export async function bundleProjectWorkflows(): Promise<string> {
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: WORKFLOWS_PATH,
-    logger: new DefaultLogger('WARN'),
+/**
+ * Bundles the project's workflows (webpack: ~2 s here, longer on a busy machine, so it shows progress past
+ * two seconds): start it early and concurrently with other work.
+ */
+export async function bundleProjectWorkflows(progress: WaitProgress = waitProgress()): Promise<string> {
+  return progress.track('Bundling the workflows', async () => {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: new DefaultLogger('WARN'),
+    });
+    return code;
   });
-  return code;
 }
 
 /**
