@@ -69,11 +69,11 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     connection: options.connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundleCode !== undefined
-      ? { workflowBundle: { code: options.workflowBundleCode } }
-      : options.workflowBundlePath
-        ? { workflowBundle: { codePath: options.workflowBundlePath } }
-        : { workflowsPath: WORKFLOWS_PATH }),
+    // Without a prebuilt bundle, bundled here rather than by Worker.create: the same work, with progress.
+    workflowBundle:
+      options.workflowBundleCode === undefined && options.workflowBundlePath
+        ? { codePath: options.workflowBundlePath }
+        : { code: options.workflowBundleCode ?? (await bundleProjectWorkflows()) },
     activities,
     dataConverter: projectDataConverter(options.payloads),
     ...RECOVERY_TUNING,
