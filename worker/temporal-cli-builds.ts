@@ -123,7 +123,7 @@ export async function readCliVersion(path: string, env: NodeJS.ProcessEnv = proc
 }
 
 /**
- * Makes `temporary` executable, checks that it is the CLI release `build` names, and moves it to `target`
+ * Makes `temporary` executable, checks that it carries the server `build` names, and moves it to `target`
  * in one step: a binary in the cache is always whole and checked, even if this process dies halfway.
  */
 export async function installChecked(
@@ -135,9 +135,11 @@ export async function installChecked(
   try {
     chmodSync(temporary, 0o755);
     const version = await readCliVersion(temporary, env);
-    const expected = `temporal version ${build.version.slice(1)} `;
-    if (!version.startsWith(expected)) {
-      throw new CliRouteError(`the binary says "${version}", expected "${expected.trim()} …"`);
+    // The server's version, not the CLI's: `go install` builds say `temporal version 0.0.0-DEV` (release
+    // builds set the CLI's version at link time), but every build names the server it carries.
+    const expected = `(Server ${build.server}, UI ${build.ui})`;
+    if (!version.startsWith('temporal version ') || !version.endsWith(expected)) {
+      throw new CliRouteError(`the binary says "${version}", expected "temporal version … ${expected}"`);
     }
     renameSync(temporary, target);
     return version;

