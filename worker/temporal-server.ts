@@ -4,6 +4,15 @@
  * `temporal server start-dev` runs the real server (SQLite persistence, the Web UI) as a child process on
  * free loopback ports, with this project's search attributes registered. TEMPORAL_ADDRESS skips all of it
  * and uses a running server instead.
+ *
+ * Why a spawn of our own rather than the SDK's `TestWorkflowEnvironment.createLocal` with an `existing-path`
+ * executable (which takes the same dbFilename, uiPort, search attributes and extra arguments): the SDK stops
+ * its server with SIGKILL, so a `subagents dev-server` that keeps runs in a SQLite file would never shut down
+ * cleanly; it gives a server 5 s to answer, fixed (a cold start on a busy two-core machine can take longer;
+ * here the limit is 60 s and the wait shows progress); it checks the gRPC port only, where this also waits for
+ * the namespace and the Web UI the run header links to; and it forwards the server's output to this
+ * process's stdout and stderr, where this keeps it and shows its tail only when the server fails to start.
+ * The SDK's server remains the last resort, for its download (startWithSdkDownload).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -11,7 +20,14 @@ import { join } from 'node:path';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { connectChecked } from './server-probe';
-import { cacheRoot, missingCliMessage, resolveTemporalCli, TemporalCliNotFoundError } from './temporal-cli';
+import {
+  cacheRoot,
+  missingCliMessage,
+  resolveTemporalCli,
+  TemporalCliNotFoundError,
+  type CliSource,
+} from './temporal-cli';
+import { waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
 
 export interface DevServerOptions {
   /** Frontend gRPC port; a free one when omitted. */
@@ -29,8 +45,10 @@ export interface DevServerOptions {
   dynamicConfig?: Record<string, unknown>;
   /** Server log level (`warn` by default: the server is chatty). */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
-  /** Progress lines: the CLI build, where the server listens. */
+  /** Result lines: where the CLI came from, where the server listens. */
   log?: (line: string) => void;
+  /** Where the waits (fetching the CLI, starting the server) show progress; default: the process's, on stderr. */
+  progress?: WaitProgress;
   /** How long to wait for the server to answer (default 60 s). */
   startTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
@@ -45,14 +63,17 @@ export interface TemporalServer {
   /** The codec endpoint the Web UI was pointed at, if any. */
   uiCodecEndpoint?: string;
   /** How the server was obtained: a running one, a local binary, or the SDK's download. */
-  source: 'TEMPORAL_ADDRESS' | 'TEMPORAL_CLI_PATH' | 'PATH' | 'cache' | 'go-build' | 'sdk-download';
+  source: 'TEMPORAL_ADDRESS' | CliSource | 'sdk-download';
   /** Stops a server this process started (a no-op for TEMPORAL_ADDRESS). */
   stop(): Promise<void>;
 }
 
 /**
  * Dynamic config this project sets on the dev server. The CLI already makes new search attributes visible at
- * once; task-queue rate limits (UpdateTaskQueueConfig) need no flag on server 1.29.
+ * once; task-queue rate limits (UpdateTaskQueueConfig) need no flag on servers 1.29 and 1.32. Each key below
+ * was checked to still act on server 1.32.0 (the wheel's) as on 1.29.1: with it, against the server's
+ * default, a turn with an activity tool took 41 vs 200 ms, a delegation's overhead 74 vs 197 ms (p50, bench/
+ * on a loaded two-core machine), and a 1,500-character workflow id was accepted vs refused.
  */
 export const PROJECT_DYNAMIC_CONFIG: Record<string, unknown> = {
   // An agent turn is a model activity then a tool activity: handing the next activity back in the workflow
@@ -104,8 +125,9 @@ export async function connectOrStartServer(options: DevServerOptions = {}): Prom
 export async function startDevServer(options: DevServerOptions = {}): Promise<TemporalServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
-  const cli = await resolveTemporalCli({ env, log });
-  if (!cli) return startWithSdkDownload(options);
+  const progress = options.progress ?? waitProgress();
+  const { cli, tried } = await resolveTemporalCli({ env, log, progress });
+  if (!cli) return startWithSdkDownload(options, tried);
 
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const port = options.port ?? (await freePort());
@@ -156,15 +178,18 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
     await stopChild(child);
   };
   try {
-    await waitUntilServing(child, address, namespace, uiUrl, options.startTimeoutMs ?? 60_000, output);
+    await progress.track('Starting the Temporal dev server', (wait) =>
+      waitUntilServing(child, address, namespace, uiUrl, options.startTimeoutMs ?? 60_000, output, wait),
+    );
   } catch (err) {
     await stop();
     throw err;
   }
-  log(
+  progress.log(
     `Temporal dev server (${cli.source}: ${cli.path}) on ${address}` +
       (uiUrl ? `, Web UI ${uiUrl}` : '') +
       (uiCodecEndpoint ? ` (payloads decoded by ${uiCodecEndpoint})` : ''),
+    log,
   );
   return { address, namespace, uiUrl, uiCodecEndpoint, source: cli.source, stop };
 }
@@ -176,6 +201,7 @@ async function waitUntilServing(
   uiUrl: string | undefined,
   timeoutMs: number,
   output: string[],
+  wait: WaitHandle,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited: number | null | undefined;
@@ -188,8 +214,10 @@ async function waitUntilServing(
       );
     }
     try {
+      wait.update(`waiting for the frontend on ${address}`);
       await (await connectChecked({ address, connectTimeout: 1000 }, namespace)).close();
       if (uiUrl) {
+        wait.update(`waiting for the Web UI on ${uiUrl}`);
         const response = await fetch(uiUrl, { signal: AbortSignal.timeout(1000) });
         if (!response.ok) throw new Error(`Web UI answered ${response.status}`);
       }
@@ -211,29 +239,44 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Last resort on a machine that is online but has neither a binary nor Go: the SDK downloads the CLI. */
-async function startWithSdkDownload(options: DevServerOptions): Promise<TemporalServer> {
+/**
+ * Last resort on a machine that is online but has no binary, no Python and no Go: the SDK downloads the CLI.
+ * The SDK starts that server itself (the module comment says what that costs).
+ */
+async function startWithSdkDownload(options: DevServerOptions, tried: string[]): Promise<TemporalServer> {
   const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  const progress = options.progress ?? waitProgress();
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const port = options.port ?? (await freePort());
   const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort()));
   const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => `${name}=${type}`);
   const uiCodecEndpoint = uiPort === undefined ? undefined : options.uiCodecEndpoint;
   const codecArgs = uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [];
+  const dynamicConfigArgs = Object.entries({ ...PROJECT_DYNAMIC_CONFIG, ...options.dynamicConfig }).flatMap(
+    ([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`],
+  );
   try {
-    const testEnv = await TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: { type: 'cached-download', downloadDir: join(cacheRoot(options.env), 'sdk-download') },
-        ip: LOOPBACK,
-        port,
-        namespace,
-        ui: uiPort !== undefined,
-        uiPort,
-        dbFilename: options.dbFilename,
-        extraArgs: [...searchAttributes.flatMap((sa) => ['--search-attribute', sa]), ...codecArgs],
-      },
-    });
-    options.log?.(`Temporal dev server (SDK download) on ${LOOPBACK}:${port}`);
+    const testEnv = await progress.track('Downloading the Temporal CLI with the SDK and starting it', () =>
+      TestWorkflowEnvironment.createLocal({
+        server: {
+          executable: { type: 'cached-download', downloadDir: join(cacheRoot(options.env), 'sdk-download') },
+          ip: LOOPBACK,
+          port,
+          namespace,
+          ui: uiPort !== undefined,
+          uiPort,
+          dbFilename: options.dbFilename,
+          // The SDK forwards the server's output to this process's stdout: errors only.
+          log: { format: 'pretty', level: 'error' },
+          extraArgs: [
+            ...searchAttributes.flatMap((sa) => ['--search-attribute', sa]),
+            ...codecArgs,
+            ...dynamicConfigArgs,
+          ],
+        },
+      }),
+    );
+    progress.log(`Temporal dev server (SDK download) on ${LOOPBACK}:${port}`, options.log);
     return {
       address: `${LOOPBACK}:${port}`,
       namespace,
@@ -243,6 +286,8 @@ async function startWithSdkDownload(options: DevServerOptions): Promise<Temporal
       stop: () => testEnv.teardown(),
     };
   } catch (err) {
-    throw new TemporalCliNotFoundError(missingCliMessage(err instanceof Error ? err.message : String(err)));
+    throw new TemporalCliNotFoundError(
+      missingCliMessage(tried, err instanceof Error ? err.message : String(err)),
+    );
   }
 }

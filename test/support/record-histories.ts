@@ -278,7 +278,7 @@ const IDENTITY = 'history-recorder';
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const cli = (await resolveTemporalCli())?.path;
+  const cli = (await resolveTemporalCli()).cli?.path;
   if (!cli) throw new Error('recording needs the Temporal CLI: run `npm run temporal:ensure` first');
   // RECORD_ONLY=a,b records those scenarios and keeps every other fixture (and its index entry) as it is.
   const only = process.env.RECORD_ONLY?.split(',').filter(Boolean);
