@@ -9,7 +9,7 @@ import type { LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/
 import type { LedgerEntry } from '../contracts/ledger';
 import type { TokenUsage } from '../contracts/messages';
 import { STOP_REASON_LABELS, type LedgerStatus, type RunStopReason } from '../contracts/status';
-import { ownValue } from '../contracts/own-value';
+import { ownEntry } from '../contracts/records';
 import { groupThousands } from '../contracts/text';
 
 /** A child's latest turns and cumulative usage, from its last `task_running` or terminal event. */
@@ -344,7 +344,7 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
   const width = options.width ?? DEFAULT_WIDTH;
   const rows = snapshot.ledger
     .filter((entry) => entry.run_id === snapshot.run_id)
-    .map((entry) => childRow(entry, ownValue(snapshot.progress, entry.id), options.now));
+    .map((entry) => childRow(entry, ownEntry(snapshot.progress, entry.id), options.now));
   const widest = (values: number[]) => values.reduce((max, value) => Math.max(max, value), 0);
   const typeWidth = widest(rows.map((row) => displayWidth(row.type)));
   const detailsWidth = widest(rows.map((row) => displayWidth(row.details.map((s) => s.text).join(''))));
@@ -369,7 +369,7 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
       ...row.details,
     ];
     lines.push(line(segments, width, options.color));
-    const link = ownValue(snapshot.children_ui_urls, row.entry.id);
+    const link = ownEntry(snapshot.children_ui_urls, row.entry.id);
     if (link !== undefined && row.entry.status !== 'in_progress' && row.entry.status !== 'completed') {
       lines.push(`${last ? '   ' : '│  '}  ${link}`);
     }

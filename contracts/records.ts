@@ -1,8 +1,8 @@
 /** Plain records as config and workflow state hold them: read by own key, written without empty keys. */
 
 /** Own keys only: a name such as `constructor` must not find Object's prototype. */
-export function ownEntry<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
-  return Object.hasOwn(record, key) ? record[key] : undefined;
+export function ownEntry<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 /** The same record without its `undefined` values, so an unset optional key is absent, not present-and-empty. */

@@ -1,4 +1,5 @@
 import type { TokenUsage, ToolCall } from '../../contracts/messages';
+import { ownEntry } from '../../contracts/records';
 import type { SubagentStopReason } from '../../contracts/status';
 
 /** Plain JSON: guard state is carried across continue-as-new, so no Set, Map, Date or class instances. */
@@ -69,7 +70,7 @@ export function runGuards(guards: readonly Guard[], states: GuardStates, input: 
       );
     }
     seen.push(guard.name);
-    const previous = Object.hasOwn(states, guard.name) ? states[guard.name] : guard.initial();
+    const previous = ownEntry(states, guard.name) ?? guard.initial();
     const { state, verdict } = guard.check(previous, input);
     next[guard.name] = state;
     if (verdict.note !== undefined) notes.push(verdict.note);

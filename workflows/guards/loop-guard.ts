@@ -1,5 +1,5 @@
 import type { ToolCall } from '../../contracts/messages';
-import { ownValue } from '../../contracts/own-value';
+import { ownEntry } from '../../contracts/records';
 import type { LoopDetectionSettings } from '../../contracts/subagent';
 import { sha256Hex } from '../digest';
 import type { Guard, GuardVerdict, JsonValue } from './guard';
@@ -41,7 +41,7 @@ export function toolCallSetSignature(calls: readonly ToolCall[]): string {
 }
 
 function toolLimits(settings: LoopDetectionSettings, tool: string): { warn: number; hard: number } {
-  const override = ownValue(settings.tool_freq_overrides, tool);
+  const override = ownEntry(settings.tool_freq_overrides, tool);
   if (override) return { warn: override.warn, hard: override.hard_limit };
   return { warn: settings.tool_freq_warn, hard: settings.tool_freq_hard_limit };
 }
@@ -98,7 +98,7 @@ export function loopGuard(settings: LoopDetectionSettings): Guard<LoopGuardState
       for (const tool of calls
         .map((call) => call.name)
         .filter((name, i, names) => names.indexOf(name) === i)) {
-        const count = (ownValue(toolCounts, tool) ?? 0) + calls.filter((call) => call.name === tool).length;
+        const count = (ownEntry(toolCounts, tool) ?? 0) + calls.filter((call) => call.name === tool).length;
         // A computed key defines an own property even for "__proto__", and survives a JSON round trip.
         toolCounts = { ...toolCounts, [tool]: count };
         const limits = toolLimits(settings, tool);

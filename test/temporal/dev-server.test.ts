@@ -1,0 +1,92 @@
+/**
+ * The project's dev server (worker/temporal-server.ts) against the real `temporal server start-dev`: it keeps
+ * its state on its SQLite file across a restart, and its Web UI answers. (That workflows, activities and
+ * crashed workers behave is Temporal's to test; the project's own crash tests cover its workflows.)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDevServer } from '../../worker/temporal-server';
+import { connectClient, uniqueTaskQueue, waitFor, withWorker } from '../harness/temporal';
+import * as activities from '../fixtures/smoke/activities';
+import { echo } from '../fixtures/smoke/workflows';
+
+const workflowsPath = require.resolve('../fixtures/smoke/workflows');
+
+describe('the dev server', () => {
+  it('still lists a workflow completed before the dev server restarted on the same SQLite file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'smoke-sqlite-'));
+    const dbFilename = join(dir, 'temporal.db');
+    const taskQueue = uniqueTaskQueue('restart');
+    const workflowId = `${taskQueue}-wf`;
+    try {
+      const before = await startDevServer({ dbFilename, headless: true });
+      try {
+        const { client, close } = await connectClient(before.address);
+        try {
+          const result = await withWorker(
+            { taskQueue, workflowsPath, activities },
+            () => client.workflow.execute(echo, { taskQueue, workflowId, args: ['before restart'] }),
+            before.address,
+          );
+          expect(result).toBe('Hello, before restart!');
+        } finally {
+          await close();
+        }
+      } finally {
+        await before.stop();
+      }
+
+      const after = await startDevServer({ dbFilename, headless: true });
+      try {
+        const { client, close } = await connectClient(after.address);
+        try {
+          // Listing reads the visibility store, which may trail a moment behind: wait for it, bounded.
+          let listed: [string, string][] = [];
+          await waitFor(
+            'the workflow to be listed',
+            async () => {
+              listed = [];
+              for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+                listed.push([execution.workflowId, execution.status.name]);
+              }
+              return listed.length > 0;
+            },
+            10_000,
+          );
+          expect(listed).toEqual([[workflowId, 'COMPLETED']]);
+          expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before restart!');
+        } finally {
+          await close();
+        }
+      } finally {
+        await after.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Against an existing server (TEMPORAL_ADDRESS) the suite started no UI of its own.
+  const uiUrl = process.env.TEMPORAL_TEST_UI_URL;
+  (uiUrl ? it : it.skip)(
+    'serves the Web UI: its page, the script the page loads, and its API wired to the server',
+    async () => {
+      const page = await fetch(uiUrl as string);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/text\/html/);
+      const html = await page.text();
+      const entry = html.match(/\/_app\/immutable\/entry\/start\.[\w-]+\.js/)?.[0];
+      expect(entry).toBeDefined();
+
+      const script = await fetch(`${uiUrl}${entry}`);
+      expect(script.status).toBe(200);
+      expect(script.headers.get('content-type')).toMatch(/javascript/);
+
+      const namespaces = (await (await fetch(`${uiUrl}/api/v1/namespaces`)).json()) as {
+        namespaces: { namespaceInfo: { name: string } }[];
+      };
+      expect(namespaces.namespaces.map((n) => n.namespaceInfo.name)).toContain('default');
+    },
+  );
+});
