@@ -53,8 +53,10 @@ export const RECOVERY_TUNING = {
   // A workflow task waiting on a dead worker's sticky queue (the SDK waits 10 s) moves to the shared queue,
   // where any worker takes it. A live worker polls its sticky queue all the time: healthy runs never wait 1 s.
   stickyQueueScheduleToStartTimeout: '1 second',
-  // Heartbeats reach the server every second (the SDK sends at most every 0.8 × the heartbeat timeout), so
-  // the activities' 3 s heartbeat timeout (workflows/agent-loop.ts) leaves two missed beats of margin.
+  // Activities beat every third of the heartbeat timeout their workflow declares
+  // (activities/activity-context.ts); the SDK would hold a beat back for up to 0.8 × that timeout, this sends
+  // each within a second. With the workflows' 3 s (workflows/agent-loop.ts) a beat reaches the server every
+  // second, and two may be missed before the attempt is given up.
   maxHeartbeatThrottleInterval: '1 second',
 } as const satisfies Partial<WorkerOptions>;
 

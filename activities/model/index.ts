@@ -24,7 +24,7 @@ import {
   toolSpecsOf,
   withSystemContext,
 } from '../transcripts';
-import { whileHeartbeating } from './activity-context';
+import { whileHeartbeating } from '../activity-context';
 import { callOpenAIModel } from './openai';
 import { callScriptedModel, scriptedModelName } from './scripted';
 

@@ -9,7 +9,7 @@
 import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
-import { whileHeartbeating } from './activity-context';
+import { whileHeartbeating } from '../activity-context';
 import { ProviderError, retryAfterMs, type HeadersLike } from './errors';
 import { fromLangChainReply, toLangChainMessages, toOpenAITools } from './langchain-messages';
 
@@ -51,22 +51,31 @@ export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallR
   const messages = toLangChainMessages(input.messages);
   const turnIndex = input.messages.filter((m) => m.role === 'assistant').length;
   const endpointKey = `${endpoint} ${settings.model}`;
-  const timeoutMs =
-    settings.request_timeout_seconds === undefined ? undefined : settings.request_timeout_seconds * 1000;
-
-  const reply = await whileHeartbeating(async (signal) => {
-    try {
-      if (!nonStreamingEndpoints.has(endpointKey)) {
-        const streamed = await streamReply(model, messages, signal);
-        if (streamed) return streamed;
-        nonStreamingEndpoints.add(endpointKey);
+  const timeoutSeconds = settings.request_timeout_seconds;
+  const deadline = timeoutSeconds === undefined ? undefined : AbortSignal.timeout(timeoutSeconds * 1000);
+  const reply = await whileHeartbeating(
+    async (signal) => {
+      try {
+        if (!nonStreamingEndpoints.has(endpointKey)) {
+          const streamed = await streamReply(model, messages, signal);
+          if (streamed) return streamed;
+          nonStreamingEndpoints.add(endpointKey);
+        }
+        return await model.invoke(messages, { signal });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        throw classifyOpenAIError(err, endpoint);
       }
-      return await model.invoke(messages, { signal });
-    } catch (err) {
-      if (signal.aborted) throw err;
-      throw classifyOpenAIError(err, endpoint);
-    }
-  }, timeoutMs);
+    },
+    { signal: deadline },
+  ).catch((err: unknown) => {
+    if (!deadline?.aborted || err !== deadline.reason) throw err;
+    throw new ProviderError(
+      `no complete answer within ${timeoutSeconds} s (request_timeout_seconds)`,
+      undefined,
+      true,
+    );
+  });
   const parsed = fromLangChainReply(reply, turnIndex);
   return {
     content: parsed.content,

@@ -33,7 +33,6 @@ async function bash(probe: SandboxProbe, command: string, sandbox: Partial<Sandb
       workspace: fx.workspace,
       workspaceReal: fx.workspace,
       sandbox: { ...DEFAULT_SANDBOX, allow_host_bash: true, ...sandbox },
-      heartbeat: () => undefined,
       probeSandbox: async () => probe,
     },
   );

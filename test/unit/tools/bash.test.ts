@@ -31,7 +31,6 @@ function context(
     workspace: fx.workspace,
     workspaceReal: fx.workspace,
     sandbox: { ...DEFAULT_SANDBOX, ...sandbox },
-    heartbeat: () => undefined,
     probeSandbox: async () => probe,
     ...extra,
   };
@@ -188,20 +187,14 @@ describe('bash as an activity', () => {
   it.each([
     ['in the sandbox', { available: true } as SandboxProbe],
     ['on the host', NO_SANDBOX],
-  ])('heartbeats while the command runs and stops it on cancellation (%s)', async (_where, probe) => {
+  ])('stops the command and what it started on cancellation (%s)', async (_where, probe) => {
     if (probe.available) expect(await detectBubblewrap()).toEqual({ available: true });
     const controller = new AbortController();
-    let heartbeats = 0;
-    const ctx = context(
-      probe,
-      { allow_host_bash: true },
-      { heartbeat: () => (heartbeats += 1), signal: controller.signal },
-    );
+    const ctx = context(probe, { allow_host_bash: true }, { signal: controller.signal });
     const running = runBash({ command: '(sleep 3; echo late > late.txt) & sleep 30' }, ctx);
     await sleep(2200);
     controller.abort(new Error('activity cancelled'));
     await expect(running).rejects.toThrow('activity cancelled');
-    expect(heartbeats).toBeGreaterThanOrEqual(2);
     await sleep(1500);
     expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
   });
