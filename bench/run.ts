@@ -10,6 +10,7 @@ import { connectOrStartServer } from '../worker/temporal-server';
 import { formatTable, type BenchResult } from './stats';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { benchLongRun } from './long-run';
+import { benchProviderHandout } from './provider-handout';
 import { benchRecovery } from './recovery';
 import { benchTurnOverhead } from './turn-overhead';
 
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
     const results: BenchResult[] = [];
     results.push(...(await benchTurnOverhead(server)));
     results.push(...(await benchDelegationOverhead(server)));
+    results.push(...(await benchProviderHandout(server)));
     results.push(...(await benchLongRun(server)));
     results.push(...(await benchRecovery(server)));
     process.stdout.write(`${formatTable(results)}\n`);
