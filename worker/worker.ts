@@ -10,6 +10,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
+import { warmUpModelProviders } from '../activities/model';
 import type { PayloadSettings } from '../contracts/config-payloads';
 import { projectDataConverter } from './payloads/data-converter';
 
@@ -61,7 +62,9 @@ export const RECOVERY_TUNING = {
 } as const satisfies Partial<WorkerOptions>;
 
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
-  return Worker.create({
+  // While the worker starts: a run's first model call then costs what the later ones do (never fails).
+  const warmUp = warmUpModelProviders();
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -75,4 +78,6 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     ...RECOVERY_TUNING,
     ...options.tuning,
   });
+  await warmUp;
+  return worker;
 }

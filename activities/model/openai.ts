@@ -24,10 +24,16 @@ const nonStreamingEndpoints = new Set<string>();
 
 type ChatRunnable = Pick<ChatOpenAI, 'stream' | 'invoke'>;
 
+/** Where a model's requests go, with what key. */
+export interface OpenAIEndpoint {
+  /** Undefined: the OpenAI API itself. */
+  baseURL: string | undefined;
+  apiKey: string;
+}
+
 export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallResult> {
   const settings = input.model;
   const baseURL = settings.base_url || process.env.OPENAI_BASE_URL || undefined;
-  const endpoint = baseURL ?? 'the OpenAI API';
   const keyEnv = settings.api_key_env ?? DEFAULT_API_KEY_ENV;
   const apiKey = process.env[keyEnv] || (baseURL ? PLACEHOLDER_API_KEY : undefined);
   if (apiKey === undefined) {
@@ -37,6 +43,16 @@ export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallR
       false,
     );
   }
+  return completeChat({ baseURL, apiKey }, input);
+}
+
+/** One Chat Completions request for `input` (its endpoint given apart), streamed where the endpoint can. */
+export async function completeChat(
+  { baseURL, apiKey }: OpenAIEndpoint,
+  input: ModelCallInput,
+): Promise<ModelCallResult> {
+  const settings = input.model;
+  const endpoint = baseURL ?? 'the OpenAI API';
   const chat = new ChatOpenAI({
     model: settings.model,
     apiKey,
