@@ -11,7 +11,7 @@ import {
 } from '../contracts/summarization';
 import { truncateHeadTail as clip } from '../contracts/text';
 import { callProvider } from './model';
-import { whileHeartbeating } from './model/activity-context';
+import { whileHeartbeating } from './activity-context';
 import { appendTranscript, fullTranscript } from './transcripts';
 
 /** Characters of one message, and of the whole text, that the summarizer is shown (head and tail kept). */

@@ -11,6 +11,7 @@ import { formatTable, type BenchResult } from './stats';
 import { benchBashSandboxes } from './bash-sandbox';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { benchLongRun } from './long-run';
+import { benchProviderHandout } from './provider-handout';
 import { benchRecovery } from './recovery';
 import { benchTurnOverhead } from './turn-overhead';
 
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
     const results: BenchResult[] = [];
     results.push(...(await benchTurnOverhead(server)));
     results.push(...(await benchDelegationOverhead(server)));
+    results.push(...(await benchProviderHandout(server)));
     results.push(...(await benchLongRun(server)));
     results.push(...(await benchRecovery(server)));
     results.push(...(await benchBashSandboxes()));

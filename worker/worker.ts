@@ -10,6 +10,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
+import { warmUpModelProviders } from '../activities/model';
 import type { PayloadSettings } from '../contracts/config/payloads';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import { projectDataConverter } from './payloads/data-converter';
@@ -58,13 +59,17 @@ export const RECOVERY_TUNING = {
   // A workflow task waiting on a dead worker's sticky queue (the SDK waits 10 s) moves to the shared queue,
   // where any worker takes it. A live worker polls its sticky queue all the time: healthy runs never wait 1 s.
   stickyQueueScheduleToStartTimeout: '1 second',
-  // Heartbeats reach the server every second (the SDK sends at most every 0.8 × the heartbeat timeout), so
-  // the activities' 3 s heartbeat timeout (workflows/agent-loop.ts) leaves two missed beats of margin.
+  // Activities beat every third of the heartbeat timeout their workflow declares
+  // (activities/activity-context.ts); the SDK would hold a beat back for up to 0.8 × that timeout, this sends
+  // each within a second. With the workflows' 3 s (workflows/agent-loop.ts) a beat reaches the server every
+  // second, and two may be missed before the attempt is given up.
   maxHeartbeatThrottleInterval: '1 second',
 } as const satisfies Partial<WorkerOptions>;
 
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
-  return Worker.create({
+  // While the worker starts: a run's first model call then costs what the later ones do (never fails).
+  const warmUp = warmUpModelProviders();
+  const worker = await Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? DEFAULT_NAMESPACE,
     taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
@@ -78,4 +83,6 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     ...RECOVERY_TUNING,
     ...options.tuning,
   });
+  await warmUp;
+  return worker;
 }

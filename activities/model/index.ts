@@ -24,8 +24,9 @@ import {
   toolSpecsOf,
   withSystemContext,
 } from '../transcripts';
-import { whileHeartbeating } from './activity-context';
+import { whileHeartbeating } from '../activity-context';
 import { callOpenAIModel } from './openai';
+import { warmUpOpenAIProvider } from './openai-warm-up';
 import { callScriptedModel, scriptedModelName } from './scripted';
 
 export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
@@ -75,4 +76,12 @@ export async function callProvider(input: ModelCallInput): Promise<ModelCallResu
       error_fallback: { message: err.message, ...(err.status === undefined ? {} : { status: err.status }) },
     };
   }
+}
+
+/**
+ * Pays, while a worker starts, the one-time cost a provider's first call in a process would add to a run
+ * (openai-warm-up.ts). Never fails.
+ */
+export function warmUpModelProviders(): Promise<void> {
+  return warmUpOpenAIProvider();
 }

@@ -9,7 +9,7 @@
 import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
-import { whileHeartbeating } from './activity-context';
+import { whileHeartbeating } from '../activity-context';
 import { ProviderError, retryAfterMs, type HeadersLike } from './errors';
 import { fromLangChainReply, toLangChainMessages, toOpenAITools } from './langchain-messages';
 
@@ -24,10 +24,16 @@ const nonStreamingEndpoints = new Set<string>();
 
 type ChatRunnable = Pick<ChatOpenAI, 'stream' | 'invoke'>;
 
+/** Where a model's requests go, with what key. */
+export interface OpenAIEndpoint {
+  /** Undefined: the OpenAI API itself. */
+  baseURL: string | undefined;
+  apiKey: string;
+}
+
 export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallResult> {
   const settings = input.model;
   const baseURL = settings.base_url || process.env.OPENAI_BASE_URL || undefined;
-  const endpoint = baseURL ?? 'the OpenAI API';
   const keyEnv = settings.api_key_env ?? DEFAULT_API_KEY_ENV;
   const apiKey = process.env[keyEnv] || (baseURL ? PLACEHOLDER_API_KEY : undefined);
   if (apiKey === undefined) {
@@ -37,6 +43,16 @@ export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallR
       false,
     );
   }
+  return completeChat({ baseURL, apiKey }, input);
+}
+
+/** One Chat Completions request for `input` (its endpoint given apart), streamed where the endpoint can. */
+export async function completeChat(
+  { baseURL, apiKey }: OpenAIEndpoint,
+  input: ModelCallInput,
+): Promise<ModelCallResult> {
+  const settings = input.model;
+  const endpoint = baseURL ?? 'the OpenAI API';
   const chat = new ChatOpenAI({
     model: settings.model,
     apiKey,
@@ -51,22 +67,31 @@ export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallR
   const messages = toLangChainMessages(input.messages);
   const turnIndex = input.messages.filter((m) => m.role === 'assistant').length;
   const endpointKey = `${endpoint} ${settings.model}`;
-  const timeoutMs =
-    settings.request_timeout_seconds === undefined ? undefined : settings.request_timeout_seconds * 1000;
-
-  const reply = await whileHeartbeating(async (signal) => {
-    try {
-      if (!nonStreamingEndpoints.has(endpointKey)) {
-        const streamed = await streamReply(model, messages, signal);
-        if (streamed) return streamed;
-        nonStreamingEndpoints.add(endpointKey);
+  const timeoutSeconds = settings.request_timeout_seconds;
+  const deadline = timeoutSeconds === undefined ? undefined : AbortSignal.timeout(timeoutSeconds * 1000);
+  const reply = await whileHeartbeating(
+    async (signal) => {
+      try {
+        if (!nonStreamingEndpoints.has(endpointKey)) {
+          const streamed = await streamReply(model, messages, signal);
+          if (streamed) return streamed;
+          nonStreamingEndpoints.add(endpointKey);
+        }
+        return await model.invoke(messages, { signal });
+      } catch (err) {
+        if (signal.aborted) throw err;
+        throw classifyOpenAIError(err, endpoint);
       }
-      return await model.invoke(messages, { signal });
-    } catch (err) {
-      if (signal.aborted) throw err;
-      throw classifyOpenAIError(err, endpoint);
-    }
-  }, timeoutMs);
+    },
+    { signal: deadline },
+  ).catch((err: unknown) => {
+    if (!deadline?.aborted || err !== deadline.reason) throw err;
+    throw new ProviderError(
+      `no complete answer within ${timeoutSeconds} s (request_timeout_seconds)`,
+      undefined,
+      true,
+    );
+  });
   const parsed = fromLangChainReply(reply, turnIndex);
   return {
     content: parsed.content,

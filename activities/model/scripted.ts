@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChatMessage, ToolCall } from '../../contracts/messages';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
-import { currentAttempt, whileHeartbeating } from './activity-context';
+import { currentAttempt, whileHeartbeating } from '../activity-context';
 import { ProviderError } from './errors';
 import {
   loadModelScript,

@@ -1,15 +1,12 @@
 import { spawn } from 'node:child_process';
 import type { BashArgs } from '../../contracts/tool-specs';
 import { sandboxLimits, type SandboxLimits } from '../../contracts/tools';
-import type { ActivityHooks } from './activity-hooks';
 import { OutputCollector } from './output';
 import { detectJustBash, explainJustBashOutput, justBashLaunch } from './just-bash';
 import { inCgroup, makePidsCgroup } from './pids-cgroup';
 import { bubblewrapArgs, bubblewrapExecutable, limitedBashArgs, SANDBOX_ENV } from './sandbox';
 import { chooseSandbox, type SandboxInUse } from './sandbox-choice';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
-
-const HEARTBEAT_INTERVAL_MS = 1_000;
 
 interface Launch {
   file: string;
@@ -48,7 +45,7 @@ function killGroup(pid: number | undefined): void {
  * Runs the command in its own process group and kills the whole group on timeout, on cancellation and once
  * the command itself exits (so nothing it left in the background outlives the call).
  */
-function run(launch: Launch, timeoutMs: number, cap: number, hooks: ActivityHooks): Promise<Finished> {
+function run(launch: Launch, timeoutMs: number, cap: number, signal?: AbortSignal): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(launch.file, launch.args, {
       cwd: launch.cwd,
@@ -67,13 +64,12 @@ function run(launch: Launch, timeoutMs: number, cap: number, hooks: ActivityHook
       timedOut = true;
       kill();
     }, timeoutMs);
-    hooks.heartbeat();
-    const heartbeats = setInterval(hooks.heartbeat, HEARTBEAT_INTERVAL_MS);
-    hooks.signal?.addEventListener('abort', kill, { once: true });
+    signal?.addEventListener('abort', kill, { once: true });
+    // A cancel that came while the sandbox was chosen: the command stops at once, not at its time limit.
+    if (signal?.aborted) kill();
     const cleanUp = (): void => {
       clearTimeout(timer);
-      clearInterval(heartbeats);
-      hooks.signal?.removeEventListener('abort', kill);
+      signal?.removeEventListener('abort', kill);
     };
     child.on('exit', kill);
     child.on('error', (err) => {
@@ -142,7 +138,7 @@ export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOut
   if (cgroup) launch = { ...launch, ...inCgroup(cgroup, launch.file, launch.args) };
   let finished: Finished;
   try {
-    finished = await run(launch, timeoutSeconds * 1000, ctx.sandbox.output_cap_chars, ctx);
+    finished = await run(launch, timeoutSeconds * 1000, ctx.sandbox.output_cap_chars, ctx.signal);
   } finally {
     await cgroup?.remove();
   }

@@ -12,7 +12,7 @@ import {
   type BuiltinToolSpec,
 } from '../../contracts/tool-specs';
 import type { BuiltinToolName, ToolCallInput, ToolCallResult } from '../../contracts/tools';
-import { currentActivityHooks } from './activity-hooks';
+import { whileHeartbeating } from '../activity-context';
 import { runBash } from './bash';
 import { listDirectory } from './ls';
 import { readFile } from './read-file';
@@ -60,22 +60,18 @@ function describeIssue(issue: Issues[number]): string {
   return `- ${where}: ${issue.message}`;
 }
 
-const TOOL_HEARTBEAT_INTERVAL_MS = 1_000;
-
-async function toolContext(input: ToolCallInput): Promise<ToolContext> {
+async function toolContext(input: ToolCallInput, signal: AbortSignal): Promise<ToolContext> {
   if (!path.isAbsolute(input.workspace)) {
     throw new Error(`workspace: "${input.workspace}" is not an absolute path`);
   }
   const workspace = path.resolve(input.workspace);
   // The first tool call of a run may come before anything created the folder.
   await mkdir(workspace, { recursive: true });
-  const hooks = currentActivityHooks();
   return {
     workspace,
     workspaceReal: await realpath(workspace),
     sandbox: input.sandbox,
-    heartbeat: hooks.heartbeat,
-    signal: hooks.signal,
+    signal,
     probeSandbox: detectBubblewrap,
   };
 }
@@ -118,15 +114,11 @@ export async function executeToolCall(input: ToolCallInput): Promise<ToolCallRes
     );
   }
 
-  const context = await toolContext(input);
-  // A file tool on a slow disk may outlast the activity's heartbeat timeout (3 s) without this.
-  const beat = setInterval(context.heartbeat, TOOL_HEARTBEAT_INTERVAL_MS);
   try {
-    return reply(await prepared.run(context));
+    // Heartbeats cover the whole call: a command, or a file tool on a slow disk, may outlast the timeout.
+    return reply(await whileHeartbeating(async (signal) => prepared.run(await toolContext(input, signal))));
   } catch (err) {
     if (err instanceof ToolError) return refuse(err.message);
     throw err;
-  } finally {
-    clearInterval(beat);
   }
 }

@@ -14,9 +14,7 @@ export interface ToolContext {
   /** The same folder with every symbolic link resolved: confinement is checked against it. */
   workspaceReal: string;
   sandbox: SandboxSettings;
-  /** Tells Temporal the activity is alive; a no-op outside an activity. */
-  heartbeat: () => void;
-  /** Aborted when the activity is cancelled. */
+  /** Aborted when the activity is cancelled; the activity heartbeats meanwhile (executeToolCall). */
   signal?: AbortSignal;
   /** Whether bash can be sandboxed here (cached by the default implementation). */
   probeSandbox: () => Promise<SandboxProbe>;

@@ -10,9 +10,15 @@ import type { ModelCallInput, ModelCallResult, ModelSettings } from '../../../co
 import { callModel } from '../../../activities/model';
 import type { ModelScriptFileInput } from '../../../activities/model/model-script';
 
-/** An activity context like the worker's, at the given attempt; quiet, so expected failures do not log. */
+/**
+ * An activity context like the worker's, at the given attempt, with the heartbeat timeout the workflows
+ * declare (3 s, workflows/agent-loop.ts); quiet, so expected failures do not log.
+ */
 export function activityEnv(attempt = 1): MockActivityEnvironment {
-  return new MockActivityEnvironment({ attempt }, { logger: new DefaultLogger('ERROR') });
+  return new MockActivityEnvironment(
+    { attempt, heartbeatTimeoutMs: 3000 },
+    { logger: new DefaultLogger('ERROR') },
+  );
 }
 
 /** `callModel` run inside `env`'s activity context. */

@@ -1,7 +1,7 @@
 import { BaseLanguageModel } from '@langchain/core/language_models/base';
 import { CancelledFailure } from '@temporalio/common';
 // The providers themselves: transcript storage around them is tested in test/unit/transcripts.test.ts.
-import { callProvider } from '../../../activities/model';
+import { callProvider, warmUpModelProviders } from '../../../activities/model';
 import type { ChatMessage, ToolSpec } from '../../../contracts/messages';
 import type { ModelSettings } from '../../../contracts/model';
 import { FakeOpenAI, type FakeOpenAIOptions } from '../../support/fake-openai';
@@ -268,6 +268,29 @@ describe('openai model: provider errors', () => {
     } finally {
       if (saved !== undefined) process.env.OPENAI_BASE_URL = saved;
     }
+  });
+});
+
+describe('openai model: warm-up at worker start', () => {
+  it('talks only to a loopback server of its own: nothing reaches the configured endpoint, no key is sent', async () => {
+    await startFake();
+    const saved = { url: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = fake.url;
+    process.env.OPENAI_API_KEY = 'sk-must-stay-home';
+    try {
+      await expect(warmUpModelProviders()).resolves.toBeUndefined();
+    } finally {
+      for (const [name, value] of [
+        ['OPENAI_BASE_URL', saved.url],
+        ['OPENAI_API_KEY', saved.key],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    expect(fake.requests).toEqual([]);
+    // And the provider still answers afterwards.
+    expect((await callProvider(modelInput(openai(), ask('go')))).content).toContain('go');
   });
 });
 

@@ -35,7 +35,6 @@ async function bash(kind: SandboxKind, command: string, sandbox: Partial<Sandbox
       workspace: fx.workspace,
       workspaceReal: fx.workspace,
       sandbox: { ...DEFAULT_SANDBOX, allow_host_bash: true, kind, ...sandbox },
-      heartbeat: () => undefined,
       probeSandbox: detectBubblewrap,
     },
   );

@@ -33,7 +33,6 @@ function context(
     workspace: fx.workspace,
     workspaceReal: fx.workspace,
     sandbox: { ...DEFAULT_SANDBOX, ...sandbox },
-    heartbeat: () => undefined,
     probeSandbox: probe === 'real' ? detectBubblewrap : async () => probe,
     ...extra,
   };
@@ -251,19 +250,14 @@ describe('bash as an activity', () => {
   for (const [name, sandbox, missing] of where) {
     const skipped = missing === undefined ? '' : `: skipped, ${missing}`;
     (missing === undefined ? it : it.skip)(
-      `heartbeats while the command runs and stops it on cancellation (${name}${skipped})`,
+      `stops the command and what it started on cancellation (${name}${skipped})`,
       async () => {
         const controller = new AbortController();
-        let heartbeats = 0;
-        const ctx = context('real', sandbox, {
-          heartbeat: () => (heartbeats += 1),
-          signal: controller.signal,
-        });
+        const ctx = context('real', sandbox, { signal: controller.signal });
         const running = runBash({ command: '(sleep 3; echo late > late.txt) & sleep 30' }, ctx);
         await sleep(2200);
         controller.abort(new Error('activity cancelled'));
         await expect(running).rejects.toThrow('activity cancelled');
-        expect(heartbeats).toBeGreaterThanOrEqual(2);
         await sleep(1500);
         expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
       },

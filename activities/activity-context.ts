@@ -1,0 +1,78 @@
+/**
+ * What an activity asks of its context (the SDK's activity Context): heartbeats paced by the heartbeat
+ * timeout the workflow declared, cancellation, the attempt number. Outside an activity (code called directly,
+ * unit tests) nothing beats and nothing cancels.
+ */
+import { Context } from '@temporalio/activity';
+
+/**
+ * Beats per declared heartbeat timeout. With three, two beats in a row may be lost or late before the server
+ * gives the attempt up; the worker sends each one within a second (RECOVERY_TUNING in worker/worker.ts).
+ */
+const BEATS_PER_TIMEOUT = 3;
+
+/**
+ * How often an activity with this heartbeat timeout beats. Derived, so the interval follows whatever timeout
+ * a workflow declares; undefined when it declares none (a local activity, code outside an activity).
+ */
+export function heartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): number | undefined {
+  return heartbeatTimeoutMs !== undefined && heartbeatTimeoutMs > 0
+    ? heartbeatTimeoutMs / BEATS_PER_TIMEOUT
+    : undefined;
+}
+
+function currentActivity(): Context | undefined {
+  try {
+    return Context.current();
+  } catch {
+    // No activity context: called directly, not by a worker.
+    return undefined;
+  }
+}
+
+/** The 1-based attempt number of the current activity; 1 outside an activity. */
+export function currentAttempt(): number {
+  return currentActivity()?.info.attempt ?? 1;
+}
+
+export interface HeartbeatingOptions {
+  /** Ends the wait too, e.g. `AbortSignal.timeout(ms)` for a deadline of the caller's own. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs `work` while the activity heartbeats, and hands it a signal that aborts when the activity is cancelled
+ * (or times out) or `options.signal` aborts. Settles as soon as that happens, even if `work` ignores the
+ * signal, by rethrowing the abort reason: the activity's own CancelledFailure, or `options.signal`'s reason.
+ */
+export async function whileHeartbeating<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  options: HeartbeatingOptions = {},
+): Promise<T> {
+  // Held, not looked up again in the timer: a timer need not run in the activity's async context.
+  const activity = currentActivity();
+  const sources = [activity?.cancellationSignal, options.signal].filter((s) => s !== undefined);
+  const signal = AbortSignal.any(sources);
+  const intervalMs = heartbeatIntervalMs(activity?.info.heartbeatTimeoutMs);
+  const beats =
+    activity && intervalMs !== undefined ? setInterval(() => activity.heartbeat(), intervalMs) : undefined;
+
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const running = work(signal);
+  // Whichever loses the race settles unobserved; its outcome is already accounted for.
+  running.catch(() => undefined);
+  aborted.catch(() => undefined);
+  try {
+    return await Promise.race([running, aborted]);
+  } catch (err) {
+    throw signal.aborted ? signal.reason : err;
+  } finally {
+    clearInterval(beats);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
