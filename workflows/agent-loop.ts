@@ -86,7 +86,8 @@ export type LoopEnd =
   /** `shouldContinueAsNew` said so, between two turns: nothing is in flight, the state carries on. */
   | { kind: 'continue_as_new' };
 
-// Activities heartbeat every third of this (activities/activity-context.ts): a worker that dies is noticed within it, and the attempt retried.
+// Activities heartbeat every third of this (activities/activity-context.ts): a worker that dies is noticed
+// within it, and the attempt retried.
 const HEARTBEAT_TIMEOUT = '3 seconds';
 
 function toolActivities(sandbox: SandboxSettings) {
