@@ -1,0 +1,155 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { runBash } from '../../../../activities/tools/bash';
+import { pidsCgroupAvailable } from '../../../../activities/tools/pids-cgroup';
+import { detectBubblewrap } from '../../../../activities/tools/sandbox';
+import { ConfigError, parseConfig } from '../../../../contracts/config';
+import { DEFAULT_SANDBOX, type SandboxKind, type SandboxSettings } from '../../../../contracts/tools';
+import { SHIPPED_SANDBOXES } from '../../../support/sandboxes';
+import { makeFixture, removeFixture, type Fixture } from './workspace-fixture';
+
+let fx: Fixture;
+
+beforeEach(async () => {
+  fx = await makeFixture();
+});
+
+afterEach(async () => {
+  await removeFixture(fx);
+});
+
+const bubblewrap = SHIPPED_SANDBOXES.find((s) => s.kind === 'bubblewrap');
+const SANDBOX: SandboxKind = 'bubblewrap';
+const HOST: SandboxKind = 'host';
+// just-bash's limits are tested in just-bash.test.ts: it has no ulimit, no /dev/zero and starts no process.
+const WHERE: [string, SandboxKind][] = [
+  ...(bubblewrap?.missing === undefined ? [['in bubblewrap', SANDBOX] as [string, SandboxKind]] : []),
+  ['on the host', HOST],
+];
+
+async function bash(kind: SandboxKind, command: string, sandbox: Partial<SandboxSettings> = {}) {
+  return runBash(
+    { command },
+    {
+      workspace: fx.workspace,
+      workspaceReal: fx.workspace,
+      sandbox: { ...DEFAULT_SANDBOX, allow_host_bash: true, kind, ...sandbox },
+      probeSandbox: detectBubblewrap,
+    },
+  );
+}
+
+/** Forks children that sleep, up to 1,000, and says how many it started. */
+const FORK_LOOP = `
+import os, time
+started = 0
+for _ in range(1000):
+    try:
+        pid = os.fork()
+    except OSError as error:
+        print('fork failed:', error.strerror)
+        break
+    if pid == 0:
+        time.sleep(5)
+        os._exit(0)
+    started += 1
+print('started', started)
+`;
+
+/** RLIMIT_NPROC does not bind root; a pids cgroup does. Elsewhere the process limit cannot hold. */
+const processLimitHolds = process.getuid?.() !== 0 || pidsCgroupAvailable();
+
+describe('bash resource limits', () => {
+  it.each(WHERE)('apply their defaults when the settings name none (%s)', async (_where, kind) => {
+    const result = await bash(kind, 'ulimit -u; ulimit -v; ulimit -f; ulimit -St; ulimit -Ht');
+    expect(result.content).toBe('256\n4194304\n1048576\n120\n121\n[exit code: 0]');
+  });
+
+  (processLimitHolds ? it.each(WHERE) : it.skip.each(WHERE))(
+    'stop a fork loop at max_processes, and the next command runs (%s)',
+    async (_where, kind) => {
+      await writeFile(path.join(fx.workspace, 'forks.py'), FORK_LOOP);
+      const result = await bash(kind, 'python3 forks.py', { max_processes: 50 });
+      expect(result.content).toContain('fork failed: Resource temporarily unavailable');
+      const started = Number(/started (\d+)/.exec(result.content)?.[1]);
+      expect(started).toBeLessThan(50);
+      expect(started).toBeGreaterThanOrEqual(40);
+      expect(await bash(kind, 'echo still fine')).toEqual({
+        content: 'still fine\n[exit code: 0]',
+        is_error: false,
+      });
+    },
+  );
+
+  it.each(WHERE)('make a memory hog fail at max_memory_mb (%s)', async (_where, kind) => {
+    const result = await bash(
+      kind,
+      'head -c 1G /dev/zero | tail | wc -c; python3 -c "bytearray(1024 ** 3)" 2>&1 | tail -1',
+      { max_memory_mb: 256 },
+    );
+    expect(result.content).toBe('tail: memory exhausted\n0\nMemoryError\n[exit code: 0]');
+  });
+
+  it.each(WHERE)('cut a file at max_file_size_mb (%s)', async (_where, kind) => {
+    const result = await bash(kind, 'head -c 3M /dev/zero > big.bin; echo after', { max_file_size_mb: 1 });
+    expect(result.content).toContain('File size limit exceeded');
+    expect(result.content).toMatch(/after\n\[exit code: 0\]$/);
+    expect(statSync(path.join(fx.workspace, 'big.bin')).size).toBe(1024 * 1024);
+  });
+
+  it.each(WHERE)('stop a busy loop at max_cpu_seconds (%s)', async (_where, kind) => {
+    const started = Date.now();
+    const result = await bash(kind, "sh -c 'while :; do :; done'; echo status $?", { max_cpu_seconds: 1 });
+    expect(result.content).toMatch(/CPU time limit exceeded.*\nstatus 152\n\[exit code: 0\]$/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  (pidsCgroupAvailable() ? it : it.skip)(
+    'leave no pids cgroup behind, nor anything that left the process group',
+    async () => {
+      const result = await bash(
+        HOST,
+        'setsid sleep 30 & echo $! > sleeper.pid; grep durable-subagents-bash- /proc/self/cgroup',
+      );
+      const [, controllers, own] = result.content.split('\n')[0].split(':');
+      const cgroup = path.join('/sys/fs/cgroup', controllers === '' ? '' : 'pids', own);
+      expect(existsSync(cgroup)).toBe(false);
+      const sleeper = Number(readFileSync(path.join(fx.workspace, 'sleeper.pid'), 'utf8'));
+      // Gone, or a zombie left to an init that does not reap (as in some containers): not running.
+      const state = existsSync(`/proc/${sleeper}/stat`)
+        ? readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1][0]
+        : 'gone';
+      expect(['gone', 'Z']).toContain(state);
+    },
+  );
+});
+
+describe('sandbox limit settings', () => {
+  function problemsOf(sandbox: Record<string, unknown>): string[] {
+    try {
+      parseConfig({ sandbox });
+    } catch (error) {
+      if (error instanceof ConfigError) return error.problems;
+      throw error;
+    }
+    return [];
+  }
+
+  it('are absent from the parsed config unless written, and kept when written', () => {
+    expect(parseConfig({}).config.sandbox).toEqual(DEFAULT_SANDBOX);
+    const written = { max_processes: 64, max_memory_mb: 512, max_file_size_mb: 10, max_cpu_seconds: 30 };
+    expect(parseConfig({ sandbox: written }).config.sandbox).toEqual({ ...DEFAULT_SANDBOX, ...written });
+  });
+
+  it('are whole numbers in range', () => {
+    expect(
+      problemsOf({ max_processes: 0, max_memory_mb: 8, max_file_size_mb: 1.5, max_cpu_seconds: 'a lot' }),
+    ).toEqual([
+      'sandbox.max_processes: 0 is out of range (1–1000000)',
+      'sandbox.max_memory_mb: 8 is out of range (16–1048576)',
+      'sandbox.max_file_size_mb: 1.5 is not a whole number (1–1048576)',
+      'sandbox.max_cpu_seconds: "a lot" is not a whole number (1–86400)',
+    ]);
+  });
+});

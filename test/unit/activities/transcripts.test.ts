@@ -1,0 +1,123 @@
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  appendTranscript,
+  clearTranscriptCache,
+  fullTranscript,
+  resolveTranscript,
+  storeSentTranscript,
+} from '../../../activities/transcripts';
+import { callModel } from '../../../activities/model';
+import { defaultPayloadSettings } from '../../../contracts/config/payloads';
+import type { ChatMessage } from '../../../contracts/messages';
+import { configurePayloads, PAYLOAD_DIR_ENV } from '../../../worker/payloads/store';
+import { sha256Hex } from '../../../workflows/digest';
+import { tempDir } from '../../support/subagent-input';
+
+const dir = tempDir('transcripts');
+const suiteDir = process.env[PAYLOAD_DIR_ENV];
+beforeAll(() => {
+  // A folder of this file's own: the test deletes blobs in it.
+  process.env[PAYLOAD_DIR_ENV] = dir;
+  configurePayloads(defaultPayloadSettings());
+});
+afterAll(() => {
+  if (suiteDir === undefined) delete process.env[PAYLOAD_DIR_ENV];
+  else process.env[PAYLOAD_DIR_ENV] = suiteDir;
+  configurePayloads(defaultPayloadSettings());
+});
+beforeEach(() => clearTranscriptCache());
+
+const user = (content: string): ChatMessage => ({ role: 'user', content });
+const assistant = (content: string): ChatMessage => ({ role: 'assistant', content });
+
+function storedFiles(): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+describe('transcript segments', () => {
+  it('store each turn once and resolve the whole transcript from any worker', async () => {
+    const first = await appendTranscript(undefined, [{ role: 'system', content: 'sys' }, user('task')]);
+    const second = await appendTranscript(first, [assistant('one'), user('more')]);
+    expect(second).toMatchObject({ count: 4, chars: 3 + 4 + 3 + 4 });
+    // The same turn stored again (a retried activity) is the same segment.
+    expect(await appendTranscript(first, [assistant('one'), user('more')])).toEqual(second);
+    clearTranscriptCache();
+    expect((await resolveTranscript(second)).map((m) => m.content)).toEqual(['sys', 'task', 'one', 'more']);
+  });
+
+  it('composes a fork: the child system message, the lead completed turns, then the child task', async () => {
+    const lead = await appendTranscript(undefined, [
+      { role: 'system', content: 'lead sys' },
+      user('lead task'),
+      { role: 'assistant', content: 'read', tool_calls: [{ id: 'c', name: 'ls', args: '{}' }] },
+      { role: 'tool', tool_call_id: 'c', name: 'ls', content: 'a.txt' },
+    ]);
+    const child = [{ role: 'system', content: 'child sys' } as ChatMessage, user('child task')];
+    const all = await fullTranscript({ fork_from: lead, messages: child });
+    expect(all.map((m) => m.content)).toEqual(['child sys', 'lead task', 'read', 'a.txt', 'child task']);
+    const ref = await storeSentTranscript({ fork_from: lead, messages: child }, all);
+    clearTranscriptCache();
+    expect(await resolveTranscript(ref)).toEqual(all);
+  });
+
+  it('names the missing segment and the store', async () => {
+    const ref = await appendTranscript(undefined, [user('lost soon')]);
+    for (const file of storedFiles()) rmSync(file);
+    clearTranscriptCache();
+    await expect(resolveTranscript(ref)).rejects.toThrow(
+      new RegExp(`transcript segment ${ref.key} is missing from local directory`),
+    );
+  });
+
+  it('refuses a segment whose bytes were altered', async () => {
+    const ref = await appendTranscript(undefined, [user('original')]);
+    const [file] = storedFiles().filter((path) => path.endsWith(ref.key.slice(2)));
+    writeFileSync(
+      file,
+      JSON.stringify({ v: 1, parent: null, count: 1, chars: 5, messages: [user('forged')] }),
+    );
+    clearTranscriptCache();
+    await expect(resolveTranscript(ref)).rejects.toThrow(/does not match its hash/);
+  });
+});
+
+describe('the model activity', () => {
+  const model = { name: 'scripted', provider: 'scripted' as const, model: 'demo' };
+  const tools = [{ name: 'ls', description: 'List a folder.', parameters: { type: 'object' } }];
+
+  it('answers with a reference to what it was sent; the next call sends the reference and what is new', async () => {
+    const first = await callModel({
+      model,
+      agent_name: 'lead',
+      messages: [{ role: 'system', content: 'sys' }, user('Summarise the logs')],
+      tools,
+      tools_key: sha256Hex(JSON.stringify(tools)),
+      system_context: 'LEDGER',
+    });
+    expect(first.content).toBe('Scripted answer to: Summarise the logs');
+    expect(first.transcript_ref).toMatchObject({ count: 2 });
+    expect(first.tools_stored).toBe(sha256Hex(JSON.stringify(tools)));
+    clearTranscriptCache();
+    const second = await callModel({
+      model,
+      agent_name: 'lead',
+      messages: [assistant(first.content), user('And the errors?')],
+      transcript_ref: first.transcript_ref,
+      tools: [],
+      tools_key: first.tools_stored,
+    });
+    expect(second.content).toBe('Scripted answer to: And the errors?');
+    expect(second.transcript_ref).toMatchObject({ count: 4 });
+    // The system context was for that call only: the stored transcript is the conversation itself.
+    const stored = await resolveTranscript(second.transcript_ref!);
+    expect(stored.map((m) => m.content)).toEqual([
+      'sys',
+      'Summarise the logs',
+      'Scripted answer to: Summarise the logs',
+      'And the errors?',
+    ]);
+  });
+});

@@ -1,0 +1,114 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultConfig, parseConfig } from '../../../../contracts/config';
+import { defaultPayloadSettings } from '../../../../contracts/config/payloads';
+import { loadConfig } from '../../../../worker/config';
+import { configProblems } from '../../../support/config-problems';
+
+const problemsOf = (payloads: unknown): string[] => configProblems({ payloads });
+
+describe('the payloads: section', () => {
+  it('defaults to a local store, a 16 KiB threshold and the codec endpoint on', () => {
+    expect(defaultConfig().payloads).toEqual({
+      threshold_bytes: 16384,
+      store: 'local',
+      codec_server: { enabled: true, allowed_origins: [] },
+    });
+    expect(defaultPayloadSettings()).toEqual(defaultConfig().payloads);
+  });
+
+  it('reads an S3 store, with its defaults, a folder-like prefix and the keys from named variables', () => {
+    const { config } = parseConfig({
+      payloads: {
+        threshold_bytes: 65536,
+        store: 's3',
+        s3: {
+          endpoint: 'http://minio.internal:9000',
+          bucket: 'agent-runs',
+          prefix: 'team-a',
+          access_key_id_env: 'RUNS_KEY_ID',
+          secret_access_key_env: '$RUNS_SECRET',
+        },
+        codec_server: { port: 8099, allowed_origins: ['https://temporal.example.com'] },
+      },
+    });
+    expect(config.payloads).toEqual({
+      threshold_bytes: 65536,
+      store: 's3',
+      s3: {
+        endpoint: 'http://minio.internal:9000',
+        bucket: 'agent-runs',
+        region: 'us-east-1',
+        prefix: 'team-a/',
+        access_key_id_env: 'RUNS_KEY_ID',
+        secret_access_key_env: 'RUNS_SECRET',
+        force_path_style: true,
+      },
+      codec_server: { enabled: true, port: 8099, allowed_origins: ['https://temporal.example.com'] },
+    });
+    const aws = parseConfig({ payloads: { store: 's3', s3: { bucket: 'agent-runs', region: 'eu-west-1' } } });
+    expect(aws.config.payloads.s3).toEqual({
+      bucket: 'agent-runs',
+      region: 'eu-west-1',
+      prefix: 'durable-subagents/payloads/',
+      force_path_style: false,
+    });
+  });
+
+  it('says what is wrong with a value, with what would be accepted', () => {
+    expect(problemsOf({ threshold_bytes: 100 })).toEqual([
+      'payloads.threshold_bytes: 100 is out of range (1024–2097152)',
+    ]);
+    expect(problemsOf({ store: 'gcs' })).toEqual([
+      'payloads.store: "gcs" is not an accepted value (local, s3)',
+    ]);
+    expect(problemsOf({ codec_server: { port: 70000 } })).toEqual([
+      'payloads.codec_server.port: 70000 is out of range (1–65535)',
+    ]);
+    expect(problemsOf({ codec_server: { allowed_origins: ['https://ui.example.com/path'] } })).toEqual([
+      'payloads.codec_server.allowed_origins[0]: "https://ui.example.com/path" is not an origin ' +
+        '(scheme://host[:port] with nothing after, e.g. https://temporal.example.com; or *)',
+    ]);
+    expect(problemsOf({ store: 's3', s3: { bucket: 'Agent_Runs' } })).toEqual([
+      'payloads.s3.bucket: "Agent_Runs" is not an S3 bucket name (3–63 lowercase letters, digits, dots and hyphens)',
+    ]);
+    expect(problemsOf({ store: 's3', s3: { bucket: 'runs', access_key_id_env: 'not a name' } })).toEqual([
+      'payloads.s3.access_key_id_env: "not a name" is not the name of an environment variable (e.g. AWS_ACCESS_KEY_ID)',
+    ]);
+  });
+
+  it('refuses unknown keys, naming the accepted ones', () => {
+    expect(problemsOf({ treshold_bytes: 20000 })).toEqual([
+      'payloads.treshold_bytes: unknown key (accepted: threshold_bytes, store, path, s3, codec_server)',
+    ]);
+    expect(problemsOf({ s3: { bucket: 'runs', secret: 'x' } })[0]).toMatch(
+      /^payloads\.s3\.secret: unknown key \(accepted: endpoint, bucket, region, prefix, access_key_id_env, /,
+    );
+  });
+
+  it('needs the s3 section for store: s3, and both credential variables or neither', () => {
+    expect(problemsOf({ store: 's3' })).toEqual([
+      'payloads.s3: is missing (store: s3 needs at least s3.bucket; s3.endpoint for a store other than AWS)',
+    ]);
+    expect(problemsOf({ store: 's3', s3: { bucket: 'runs', access_key_id_env: 'KEY_ID' } })).toEqual([
+      'payloads.s3.secret_access_key_env: is missing (give access_key_id_env and secret_access_key_env together, or neither)',
+    ]);
+    expect(problemsOf({ store: 's3', s3: {} })).toEqual([
+      'payloads.s3.bucket: is missing (an S3 bucket name)',
+    ]);
+  });
+
+  it('takes a relative path from the config file’s folder', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'payload-config-'));
+    try {
+      mkdirSync(join(dir, 'conf'));
+      writeFileSync(join(dir, 'conf', 'config.yaml'), 'payloads:\n  path: blobs\n');
+      expect(loadConfig(join(dir, 'conf', 'config.yaml')).config.payloads.path).toBe(
+        join(dir, 'conf', 'blobs'),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
