@@ -15,7 +15,7 @@ import type { ModelScriptFileInput } from '../activities/model/model-script';
 import type { LeadRunInput } from '../contracts/lead';
 import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
-import { leadInput, tempDir, writeScript } from '../test/support/subagent-input';
+import { leadInput, tempDir, writeScript } from './support/subagent-input';
 import { percentile, type BenchResult } from './stats';
 import { projectDataConverter } from '../worker/payloads/data-converter';
 

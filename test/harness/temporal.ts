@@ -2,11 +2,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
 import { createProjectWorker } from '../../worker/worker';
-import { spawnWorkerProcess } from '../support/chaos-workers';
+import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
 
 // Worker state changes at INFO would bury the test output; warnings and errors still show.
 let runtimeInstalled = false;
@@ -132,20 +131,4 @@ export async function waitFor(
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-}
-
-/** Every execution of a workflow, first to last, following continue-as-new through each history's last event. */
-export async function executionHistories(
-  client: Client,
-  workflowId: string,
-  firstRunId: string,
-): Promise<{ runId: string; history: temporal.api.history.v1.IHistory }[]> {
-  const out: { runId: string; history: temporal.api.history.v1.IHistory }[] = [];
-  for (let runId: string | undefined = firstRunId; runId;) {
-    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
-    out.push({ runId, history });
-    runId =
-      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return out;
 }

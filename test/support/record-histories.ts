@@ -21,7 +21,7 @@ import { projectCodec, projectDataConverter } from '../../worker/payloads/data-c
 import { resolveTemporalCli } from '../../worker/temporal-cli';
 import { connectOrStartServer } from '../../worker/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
-import { leadInput, subagentInput, tempDir, writeScript } from './subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 
 interface Scenario {
   workflow: 'subagentWorkflow' | 'leadRunWorkflow';

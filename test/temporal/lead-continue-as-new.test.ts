@@ -16,8 +16,9 @@ import {
 import { startDevServer, type TemporalServer } from '../../worker/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { executionHistories, testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+import { executionHistories } from '../../bench/support/histories';
+import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
+import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
 
 // One server for the file: a history of ~30 events suggests continue-as-new, every few turns here instead of

@@ -13,7 +13,7 @@ import { depthRefusalText, subagentResultText } from '../../contracts/delegation
 import { SUBAGENT_LIMIT_NOTE } from '../../workflows/delegation/limits';
 import type { subagentWorkflow } from '../../workflows/subagent';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 
 const testClient = useTestClient();
 
