@@ -28,6 +28,8 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { ChatMessage, ToolMessage } from '../../contracts/messages';
+import { issueProblems } from '../../contracts/problems';
+import { ownEntry } from '../../contracts/records';
 
 const scriptedToolCallSchema = z.strictObject({
   name: z.string().min(1),
@@ -131,23 +133,15 @@ export async function loadModelScript(file: string): Promise<ModelScriptFile> {
   return parsed.data;
 }
 
+/** A problem of the script file, worded as the config's are (contracts/problems.ts). */
 function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') {
-    const holder = [...issue.path].reverse().find((segment) => typeof segment === 'string') ?? '';
-    const accepted = ACCEPTED_KEYS[String(holder)];
-    const hint = accepted ? ` (accepted: ${accepted.join(', ')})` : '';
-    return issue.keys.map((key) => `${formatPath([...issue.path, key])}: unknown key${hint}`).join('; ');
-  }
-  return `${formatPath(issue.path)}: ${issue.message}`;
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return '(top level)';
-  return path
-    .map((segment, i) =>
-      typeof segment === 'number' ? `[${segment}]` : `${i === 0 ? '' : '.'}${String(segment)}`,
-    )
-    .join('');
+  return issueProblems(issue, {
+    whole: 'the script',
+    acceptedKeys: (unknown) => {
+      const holder = [...unknown.path].reverse().find((segment) => typeof segment === 'string') ?? '';
+      return ownEntry(ACCEPTED_KEYS, String(holder));
+    },
+  }).join('; ');
 }
 
 const TOOL_RESULT = /\{\{tool_result(?::([^{}]+))?\}\}/g;
