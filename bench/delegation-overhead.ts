@@ -16,7 +16,7 @@ import type { LeadRunInput } from '../contracts/lead';
 import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { leadInput, tempDir, writeScript } from './support/subagent-input';
-import { percentile, type BenchResult } from './stats';
+import { msRow, type BenchResult } from './stats';
 import { projectDataConverter } from '../worker/payloads/data-converter';
 
 const RUNS = 15;
@@ -96,13 +96,7 @@ export async function benchDelegationOverhead(server: TemporalServer): Promise<B
       for (const children of [1, 3]) local[children].push(await inProcess(setUp(children), children));
     }
     const perDelegation = wall[1].map((ms, i) => ms - wall[0][i] - childOwn[i]);
-    const row = (name: string, values: number[]): BenchResult => ({
-      name,
-      unit: 'ms',
-      p50: percentile(values, 50),
-      p95: percentile(values, 95),
-      samples: values.length,
-    });
+    const row = msRow;
     return [
       row('lead, one ls turn instead of delegating, wall', wall[0]),
       row("the child's own execution (start to close)", childOwn),

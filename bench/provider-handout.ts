@@ -27,7 +27,7 @@ import { spawnWorkerProcess } from './support/chaos-workers';
 import { FAKE, startProcess, stop } from './support/cli-process';
 import type { FakeReply, RecordedRequest } from './support/fake-openai';
 import { leadInput, tempDir, writeScript } from './support/subagent-input';
-import { percentile, type BenchResult } from './stats';
+import { msRow, type BenchResult } from './stats';
 
 /** Worker processes per provider; each serves RUNS_PER_WORKER lead runs, the first of them cold. */
 const WORKERS = Number(process.env.HANDOUT_WORKERS ?? 10);
@@ -170,13 +170,7 @@ export async function benchProviderHandout(server: TemporalServer): Promise<Benc
     await stop(fake.child);
   }
 
-  const row = (name: string, values: number[]): BenchResult => ({
-    name,
-    unit: 'ms',
-    p50: percentile(values, 50),
-    p95: percentile(values, 95),
-    samples: values.length,
-  });
+  const row = msRow;
   const rows: BenchResult[] = [];
   for (const [when, samples] of [
     ['first run of a fresh worker', cold],

@@ -14,6 +14,17 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[rank];
 }
 
+/** A row of milliseconds: the p50 and p95 of `values`. */
+export function msRow(name: string, values: readonly number[]): BenchResult {
+  return {
+    name,
+    unit: 'ms',
+    p50: percentile(values, 50),
+    p95: percentile(values, 95),
+    samples: values.length,
+  };
+}
+
 export function formatTable(results: readonly BenchResult[]): string {
   const rows = results.map((r) => [
     r.name,

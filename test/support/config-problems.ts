@@ -13,3 +13,14 @@ export function configProblems(raw: unknown, options: ParseOptions = {}): string
   }
   throw new Error('the config was accepted');
 }
+
+/** The problems of a config with this `sandbox:` section; none when it is accepted. */
+export function sandboxProblems(sandbox: Record<string, unknown>): string[] {
+  try {
+    parseConfig({ sandbox });
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}

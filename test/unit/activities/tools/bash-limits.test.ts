@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { runBash } from '../../../../activities/tools/bash';
 import { pidsCgroupAvailable } from '../../../../activities/tools/pids-cgroup';
 import { detectBubblewrap } from '../../../../activities/tools/sandbox';
-import { ConfigError, parseConfig } from '../../../../contracts/config';
+import { parseConfig } from '../../../../contracts/config';
 import { DEFAULT_SANDBOX, type SandboxKind, type SandboxSettings } from '../../../../contracts/tools';
 import { SHIPPED_SANDBOXES } from '../../../support/sandboxes';
 import { makeFixture, removeFixture, type Fixture } from './workspace-fixture';
@@ -56,6 +56,7 @@ for _ in range(1000):
     started += 1
 print('started', started)
 `;
+import { sandboxProblems } from '../../../support/config-problems';
 
 /** RLIMIT_NPROC does not bind root; a pids cgroup does. Elsewhere the process limit cannot hold. */
 const processLimitHolds = process.getuid?.() !== 0 || pidsCgroupAvailable();
@@ -126,16 +127,6 @@ describe('bash resource limits', () => {
 });
 
 describe('sandbox limit settings', () => {
-  function problemsOf(sandbox: Record<string, unknown>): string[] {
-    try {
-      parseConfig({ sandbox });
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems;
-      throw error;
-    }
-    return [];
-  }
-
   it('are absent from the parsed config unless written, and kept when written', () => {
     expect(parseConfig({}).config.sandbox).toEqual(DEFAULT_SANDBOX);
     const written = { max_processes: 64, max_memory_mb: 512, max_file_size_mb: 10, max_cpu_seconds: 30 };
@@ -144,7 +135,12 @@ describe('sandbox limit settings', () => {
 
   it('are whole numbers in range', () => {
     expect(
-      problemsOf({ max_processes: 0, max_memory_mb: 8, max_file_size_mb: 1.5, max_cpu_seconds: 'a lot' }),
+      sandboxProblems({
+        max_processes: 0,
+        max_memory_mb: 8,
+        max_file_size_mb: 1.5,
+        max_cpu_seconds: 'a lot',
+      }),
     ).toEqual([
       'sandbox.max_processes: 0 is out of range (1–1000000)',
       'sandbox.max_memory_mb: 8 is out of range (16–1048576)',

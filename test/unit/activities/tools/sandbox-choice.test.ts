@@ -1,8 +1,9 @@
 import type { SandboxProbe } from '../../../../activities/tools/sandbox';
 import { chooseSandbox, describeSandbox } from '../../../../activities/tools/sandbox-choice';
-import { ConfigError, parseConfig } from '../../../../contracts/config';
+import { parseConfig } from '../../../../contracts/config';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../../contracts/tools';
 import { SHIPPED_SANDBOXES } from '../../../support/sandboxes';
+import { sandboxProblems } from '../../../support/config-problems';
 
 const UP: SandboxProbe = { available: true };
 const NO_BWRAP: SandboxProbe = { available: false, reason: 'bwrap was not found on PATH' };
@@ -61,28 +62,18 @@ describe('the sandbox bash runs in', () => {
 });
 
 describe('sandbox.kind in the config', () => {
-  function problemsOf(sandbox: Record<string, unknown>): string[] {
-    try {
-      parseConfig({ sandbox });
-    } catch (error) {
-      if (error instanceof ConfigError) return error.problems;
-      throw error;
-    }
-    return [];
-  }
-
   it('is absent unless written, and kept when written', () => {
     expect(parseConfig({}).config.sandbox).not.toHaveProperty('kind');
     expect(parseConfig({ sandbox: { kind: 'just-bash' } }).config.sandbox.kind).toBe('just-bash');
   });
 
   it('is one of the sandboxes, and host only with allow_host_bash', () => {
-    expect(problemsOf({ kind: 'docker' })).toEqual([
+    expect(sandboxProblems({ kind: 'docker' })).toEqual([
       'sandbox.kind: "docker" is not an accepted value (auto, bubblewrap, just-bash, host)',
     ]);
-    expect(problemsOf({ kind: 'host' })).toEqual([
+    expect(sandboxProblems({ kind: 'host' })).toEqual([
       'sandbox.kind: "host" needs allow_host_bash: true (commands would run unsandboxed on the worker machine)',
     ]);
-    expect(problemsOf({ kind: 'host', allow_host_bash: true })).toEqual([]);
+    expect(sandboxProblems({ kind: 'host', allow_host_bash: true })).toEqual([]);
   });
 });
