@@ -6,9 +6,9 @@ import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config/payloads';
 import { startCodecServer } from '../worker/payloads/codec-server';
 import { projectCodec } from '../worker/payloads/data-converter';
 import { payloadStore } from '../worker/payloads/store';
+import { untilShutdownRequested } from '../worker/shutdown';
 import { loadCommandConfig } from './command-setup';
 import { integerFlag, parseFlags, UsageError } from './flags';
-import { untilInterrupted } from './server-commands';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -40,7 +40,7 @@ export async function codecServerCommand(args: string[]): Promise<number> {
         `Give it to the Web UI (its codec server setting, or --ui-codec-endpoint) and the CLI (--codec-endpoint).`,
     );
     process.stdout.write(`${JSON.stringify({ codec_endpoint: server.url })}\n`);
-    await untilInterrupted();
+    await untilShutdownRequested(say);
     return 0;
   } finally {
     await server.close();

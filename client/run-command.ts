@@ -11,7 +11,13 @@ import { describeSandbox, type SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
-import { InterruptedError, runWorkerWhile, signalExitCode, untilShutdownSignal } from '../worker/shutdown';
+import {
+  InterruptedError,
+  runWorkerWhile,
+  signalExitCode,
+  untilShutdownRequested,
+  untilShutdownSignal,
+} from '../worker/shutdown';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
@@ -241,10 +247,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
       }
       if (request.keepServerUp && session.uiUrl && !json) {
         say(`\nThe server stays up for the Web UI: ${uiUrl ?? session.uiUrl} (Ctrl-C to stop).`);
-        await new Promise((resolveSignal) => {
-          process.once('SIGINT', resolveSignal);
-          process.once('SIGTERM', resolveSignal);
-        });
+        await untilShutdownRequested(say);
       }
       if (result.status !== 'completed') {
         say(`subagents: run ${runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);

@@ -8,6 +8,7 @@ import {
   TemporalCliNotFoundError,
 } from '../worker/temporal-cli';
 import { startDevServer } from '../worker/temporal-server';
+import { untilShutdownRequested } from '../worker/shutdown';
 import { serveWorker } from '../worker/worker-main';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectWorker } from './connection';
@@ -15,13 +16,6 @@ import { defaultDevServerDb, recordDevServer } from './dev-server-state';
 import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
-
-export function untilInterrupted(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
-  });
-}
 
 export async function workerCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, {}, 'worker');
@@ -80,7 +74,7 @@ export async function devServerCommand(args: string[]): Promise<number> {
     process.stdout.write(
       `${JSON.stringify({ address: server.address, ui_url: server.uiUrl, codec_endpoint: codec?.url })}\n`,
     );
-    await untilInterrupted();
+    await untilShutdownRequested(say);
     return 0;
   } finally {
     forget();

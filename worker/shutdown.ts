@@ -44,6 +44,13 @@ export function onShutdownSignal(onFirst: (signal: NodeJS.Signals) => void, say:
   };
 }
 
+/** Resolves on the first SIGINT or SIGTERM; a second one exits at once (a server that will not stop). */
+export function untilShutdownRequested(say: (line: string) => void): Promise<void> {
+  return new Promise((resolve) => {
+    onShutdownSignal(() => resolve(), say);
+  });
+}
+
 /** Runs `worker` until the first SIGINT or SIGTERM, then shuts it down once; resolves when it has stopped. */
 export async function runWorkerUntilSignal(worker: Worker, say: (line: string) => void): Promise<void> {
   const release = onShutdownSignal((signal) => {
