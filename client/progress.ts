@@ -21,12 +21,16 @@ export interface WatchOptions {
 function eventLine(event: TaskEvent): string {
   const at = event.at.slice(11, 19);
   switch (event.type) {
+    case 'task_queued':
+      return `${at} ${event.task_id} queued: ${event.subagent_type} "${event.description}" (${event.running} running, ${event.queued} queued)`;
     case 'task_started':
       return `${at} ${event.task_id} started: ${event.subagent_type} "${event.description}" (${event.model_name})`;
     case 'task_running':
       return `${at} ${event.task_id} running: turn ${event.turns}${event.token_usage ? `, ${event.token_usage.total_tokens} tokens` : ''}`;
     default: {
       const capped = event.stop_reason ? ` (${event.stop_reason})` : '';
+      if (event.admission_failure)
+        return `${at} ${event.task_id} ${event.status} at admission: ${event.error ?? ''}`;
       const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';
       return `${at} ${event.task_id} ${event.status}${capped} after ${event.turns} turns${detail}`;
     }

@@ -129,6 +129,8 @@ async function openSession(
         namespace: settings.namespace,
         taskQueue: settings.taskQueue,
         workflowBundleCode: await bundle,
+        admission: config.subagent_runtime,
+        say,
       });
       return runWorkerWhile(worker, body, say);
     },

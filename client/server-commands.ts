@@ -31,6 +31,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       namespace: settings.namespace,
       taskQueue: settings.taskQueue,
       sandbox: config.sandbox,
+      admission: config.subagent_runtime,
       say,
     });
     return 0;

@@ -73,6 +73,7 @@ const RUN_STOP_LABELS: Record<RunStopReason, string> = {
 };
 
 const STATUS_GLYPHS: Record<LedgerStatus, string> = {
+  queued: '⋯',
   in_progress: '⠿',
   completed: '✓',
   failed: '✗',
@@ -233,6 +234,8 @@ function statusTone(status: LedgerStatus, capped: boolean): Tone {
   switch (status) {
     case 'in_progress':
       return 'yellow';
+    case 'queued':
+      return 'grey';
     case 'completed':
       return capped ? 'yellow' : 'green';
     case 'cancelled':
@@ -271,7 +274,7 @@ export function foldTaskProgress(
   // No prototype: a task id such as `__proto__` stays an ordinary key.
   const next: Record<string, TaskProgress> = Object.assign(Object.create(null), progress);
   for (const event of events) {
-    if (event.type === 'task_started') continue;
+    if (event.type === 'task_started' || event.type === 'task_queued') continue;
     next[event.task_id] = {
       turns: event.turns,
       ...(event.token_usage !== undefined && { token_usage: event.token_usage }),
@@ -289,7 +292,7 @@ interface ChildRow {
 }
 
 function childRow(entry: LedgerEntry, progress: TaskProgress | undefined, now: number): ChildRow {
-  const running = entry.status === 'in_progress';
+  const running = entry.status === 'in_progress' || entry.status === 'queued';
   const tone = statusTone(entry.status, entry.stop_reason !== undefined);
   const usage = running
     ? (progress?.token_usage ?? entry.token_usage)
@@ -370,7 +373,9 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
     ];
     lines.push(line(segments, width, options.color));
     const link = ownEntry(snapshot.children_ui_urls, row.entry.id);
-    if (link !== undefined && row.entry.status !== 'in_progress' && row.entry.status !== 'completed') {
+    const quiet = ['queued', 'in_progress', 'completed'].includes(row.entry.status);
+    // A refusal at admission started no child: there is no page to open.
+    if (link !== undefined && !quiet && !row.entry.admission_failure) {
       lines.push(`${last ? '   ' : '│  '}  ${link}`);
     }
   });

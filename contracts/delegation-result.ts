@@ -59,6 +59,8 @@ export type DelegationMetadata = {
   [METADATA_KEYS.result_brief]?: string;
   [METADATA_KEYS.result_sha256]?: string;
   [METADATA_KEYS.error]?: string;
+  /** Refused at admission before any child started. */
+  [METADATA_KEYS.admission_failure]?: true;
 };
 
 export function delegationMetadata(result: SubagentResult): DelegationMetadata {
@@ -71,6 +73,7 @@ export function delegationMetadata(result: SubagentResult): DelegationMetadata {
     ...(result.result_brief !== undefined && { [METADATA_KEYS.result_brief]: result.result_brief }),
     ...(result.result_sha256 !== undefined && { [METADATA_KEYS.result_sha256]: result.result_sha256 }),
     ...(result.error !== undefined && { [METADATA_KEYS.error]: result.error }),
+    ...(result.admission_failure === true && { [METADATA_KEYS.admission_failure]: true as const }),
   };
 }
 

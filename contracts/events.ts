@@ -14,7 +14,12 @@ export const TERMINAL_TASK_EVENT_TYPES = [
 ] as const;
 export type TerminalTaskEventType = (typeof TERMINAL_TASK_EVENT_TYPES)[number];
 
-export const TASK_EVENT_TYPES = ['task_started', 'task_running', ...TERMINAL_TASK_EVENT_TYPES] as const;
+export const TASK_EVENT_TYPES = [
+  'task_queued',
+  'task_started',
+  'task_running',
+  ...TERMINAL_TASK_EVENT_TYPES,
+] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
 interface TaskEventBase {
@@ -24,6 +29,16 @@ interface TaskEventBase {
   task_id: string;
   /** ISO 8601, from the workflow clock. */
   at: string;
+}
+
+/** The delegation waits for an execution slot (admission): no child runs yet. */
+export interface TaskQueuedEvent extends TaskEventBase {
+  type: 'task_queued';
+  description: string;
+  subagent_type: string;
+  /** The deployment's running subagents and queued delegations when it joined the queue (it included). */
+  running: number;
+  queued: number;
 }
 
 export interface TaskStartedEvent extends TaskEventBase {
@@ -48,6 +63,8 @@ export interface TaskTerminalEvent extends TaskEventBase {
   /** The child's own status: `polling_timed_out` is reported as a `task_timed_out` event. */
   status: SubagentStatus;
   stop_reason?: SubagentStopReason;
+  /** Refused at admission: no child ran. */
+  admission_failure?: true;
   error?: string;
   result_brief?: string;
   model_name?: string;
@@ -55,8 +72,11 @@ export interface TaskTerminalEvent extends TaskEventBase {
   turns: number;
 }
 
-export type TaskEvent = TaskStartedEvent | TaskRunningEvent | TaskTerminalEvent;
+export type TaskEvent = TaskQueuedEvent | TaskStartedEvent | TaskRunningEvent | TaskTerminalEvent;
 
 /** An event before the log gives it its `seq`. */
 export type NewTaskEvent =
-  Omit<TaskStartedEvent, 'seq'> | Omit<TaskRunningEvent, 'seq'> | Omit<TaskTerminalEvent, 'seq'>;
+  | Omit<TaskQueuedEvent, 'seq'>
+  | Omit<TaskStartedEvent, 'seq'>
+  | Omit<TaskRunningEvent, 'seq'>
+  | Omit<TaskTerminalEvent, 'seq'>;

@@ -17,8 +17,10 @@ export interface LedgerEntry {
   run_id: string;
   description: string;
   subagent_type: string;
-  /** `in_progress` until the child returns; a terminal status is never replaced. */
+  /** `queued` while waiting for a slot, `in_progress` until the child returns; a terminal status stays. */
   status: LedgerStatus;
+  /** Refused at admission (capacity full, queue timeout): no child ran. */
+  admission_failure?: true;
   /** ≤ 2,000 chars, head and tail kept. */
   result_brief?: string;
   result_sha256?: string;

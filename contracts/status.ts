@@ -34,7 +34,8 @@ export const RUN_STOP_REASONS = [
 ] as const;
 export type RunStopReason = (typeof RUN_STOP_REASONS)[number];
 
-export const LEDGER_STATUSES = ['in_progress', ...SUBAGENT_STATUSES] as const;
+/** `queued`: waiting for an execution slot (admission); `in_progress`: the child runs. */
+export const LEDGER_STATUSES = ['queued', 'in_progress', ...SUBAGENT_STATUSES] as const;
 export type LedgerStatus = (typeof LEDGER_STATUSES)[number];
 
 /** Keys under which status metadata travels beside a tool message (DeerFlow's additional_kwargs). */
@@ -47,6 +48,7 @@ export const METADATA_KEYS = {
   result_brief: 'subagent_result_brief',
   result_sha256: 'subagent_result_sha256',
   error: 'subagent_error',
+  admission_failure: 'subagent_admission_failure',
 } as const;
 
 export const STATUS_CONTRACT_VERSION = 2;

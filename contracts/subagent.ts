@@ -100,4 +100,10 @@ export interface SubagentResult {
   turns: number;
   /** The failure came from a model provider error (the seeds' `deerflow_error_fallback`). */
   error_fallback?: boolean;
+  /**
+   * The delegation was refused at admission (capacity full, or the queue timeout passed) before any child
+   * started: `status` is `failed`, no model was called. A batch requeues these; a subagent that ran and
+   * failed never has it.
+   */
+  admission_failure?: true;
 }

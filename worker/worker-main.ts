@@ -4,18 +4,21 @@
  * Temporal SDK does (`@temporalio/envconfig`): TEMPORAL_ADDRESS (required, or a profile's),
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE
  * (temporal.toml). Env besides: TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO),
- * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise).
- * Both print the start line (`worker ready: …`, then the bash sandbox) on stdout once the worker polls, log
+ * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise), SUBAGENTS_CONFIG (a
+ * config file whose `subagent_runtime` and `sandbox` the worker runs with; the defaults otherwise).
+ * Both print the start lines (`worker ready: …`, the bash sandbox, admission) on stdout once the worker polls, log
  * to stderr, and exit 0 after a clean shutdown on SIGINT or SIGTERM.
  */
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
 import { describeSandbox, type SandboxInUse } from '../activities/tools';
+import { describeAdmission, type AdmissionSettings } from '../contracts/admission';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
-import { DEFAULT_SANDBOX, type SandboxSettings } from '../contracts/tools';
+import type { SandboxSettings } from '../contracts/tools';
+import { loadConfig } from './config';
 import { installRuntime, logLevelFromEnv } from './runtime';
 import { runWorkerUntilSignal } from './shutdown';
-import { createProjectWorker } from './worker';
+import { createProjectWorker, withdrawAdmission } from './worker';
 
 export interface WorkerService {
   connection: NativeConnection;
@@ -27,6 +30,8 @@ export interface WorkerService {
   workflowBundlePath?: string;
   /** The sandbox settings of the worker's config: what `bash` runs in unless a run's config says otherwise. */
   sandbox: SandboxSettings;
+  /** `subagent_runtime`: declared to the task queue's admission workflow when the worker starts. */
+  admission: AdmissionSettings;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -40,6 +45,7 @@ export function workerStartLines(
   return [
     `worker ready: task queue "${service.taskQueue}" on ${service.address}${namespace}`,
     `bash sandbox: ${sandbox.description}${sandbox.fix ? ` (to enable it, ${sandbox.fix})` : ''}`,
+    `admission: ${describeAdmission(service.admission)} (every run on the task queue)`,
   ];
 }
 
@@ -50,11 +56,14 @@ export async function serveWorker(service: WorkerService): Promise<void> {
     namespace: service.namespace,
     taskQueue: service.taskQueue,
     workflowBundlePath: service.workflowBundlePath,
+    admission: service.admission,
+    say: service.say,
   });
   const sandbox = await describeSandbox(service.sandbox);
   const stopped = runWorkerUntilSignal(worker, service.say);
   process.stdout.write(`${workerStartLines(service, sandbox).join('\n')}\n`);
   await stopped;
+  await withdrawAdmission(worker);
   service.say('worker stopped');
 }
 
@@ -67,6 +76,8 @@ async function main(): Promise<void> {
       'TEMPORAL_ADDRESS must be set (host:port of the Temporal frontend), or a Temporal profile',
     );
   }
+  const configFile = process.env.SUBAGENTS_CONFIG;
+  const { config } = loadConfig(configFile === '' ? undefined : configFile);
   const connection = await NativeConnection.connect(connectionOptions);
   try {
     await serveWorker({
@@ -75,7 +86,8 @@ async function main(): Promise<void> {
       namespace: namespace ?? DEFAULT_NAMESPACE,
       taskQueue: process.env.TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
       workflowBundlePath: process.env.WORKFLOW_BUNDLE,
-      sandbox: DEFAULT_SANDBOX,
+      sandbox: config.sandbox,
+      admission: config.subagent_runtime,
       say: (line) => process.stderr.write(`${line}\n`),
     });
   } finally {

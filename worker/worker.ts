@@ -2,6 +2,8 @@
  * Worker bootstrap: one Worker that registers every workflow and activity of the project on a task queue.
  * Used by `npm start`, `subagents worker` and the worker processes the crash tests kill.
  */
+import { hostname } from 'node:os';
+import { Client } from '@temporalio/client';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -10,9 +12,12 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
+import { createAdmissionActivities } from '../activities/admission';
 import { warmUpModelProviders } from '../activities/model';
+import { DEFAULT_ADMISSION_SETTINGS, type AdmissionSettings } from '../contracts/admission';
 import type { PayloadSettings } from '../contracts/config/payloads';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
+import { declareWorkerAdmission, withdrawWorkerAdmission, type WorkerAdmission } from './admission';
 import { projectDataConverter } from './payloads/data-converter';
 import { waitProgress, type WaitProgress } from './wait-progress';
 
@@ -26,6 +31,10 @@ export interface ProjectWorkerOptions {
   workflowBundleCode?: string;
   /** Where large payloads go (the claim-check codec); default: this process's (`configurePayloads`). */
   payloads?: PayloadSettings;
+  /** `subagent_runtime`: declared to the task queue's admission workflow (default: the config defaults). */
+  admission?: AdmissionSettings;
+  /** Where admission warnings go (another live worker declared different settings); default stderr. */
+  say?: (line: string) => void;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<
@@ -66,23 +75,51 @@ export const RECOVERY_TUNING = {
   maxHeartbeatThrottleInterval: '1 second',
 } as const satisfies Partial<WorkerOptions>;
 
+const admissions = new WeakMap<Worker, WorkerAdmission>();
+
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   // While the worker starts: a run's first model call then costs what the later ones do (never fails).
   const warmUp = warmUpModelProviders();
+  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const dataConverter = projectDataConverter(options.payloads);
+  // The SDK's own default, named here so the admission workflow knows the worker by what the server shows.
+  const identity = options.tuning?.identity ?? `${process.pid}@${hostname()}`;
+  const settings = options.admission ?? DEFAULT_ADMISSION_SETTINGS;
+  const admission: WorkerAdmission = {
+    client: new Client({ connection: options.connection, namespace, dataConverter }),
+    namespace,
+    taskQueue,
+    settings,
+    identity,
+  };
+  // Declared while the worker is made: the admission workflow exists before the first run asks it for a slot.
+  const declared = declareWorkerAdmission(admission);
+  declared.catch(() => undefined);
   const worker = await Worker.create({
     connection: options.connection,
-    namespace: options.namespace ?? DEFAULT_NAMESPACE,
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
+    namespace,
+    taskQueue,
     // Without a prebuilt bundle, bundled here rather than by Worker.create: the same work, with progress.
     workflowBundle:
       options.workflowBundleCode === undefined && options.workflowBundlePath
         ? { codePath: options.workflowBundlePath }
         : { code: options.workflowBundleCode ?? (await bundleProjectWorkflows()) },
-    activities,
-    dataConverter: projectDataConverter(options.payloads),
+    activities: { ...activities, ...createAdmissionActivities(settings, identity) },
+    dataConverter,
     ...RECOVERY_TUNING,
     ...options.tuning,
+    identity,
   });
+  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  for (const line of await declared) say(line);
+  admissions.set(worker, admission);
   await warmUp;
   return worker;
+}
+
+/** After a clean shutdown: the worker's admission settings no longer speak for a live worker. */
+export async function withdrawAdmission(worker: Worker): Promise<void> {
+  const admission = admissions.get(worker);
+  if (admission) await withdrawWorkerAdmission(admission);
 }

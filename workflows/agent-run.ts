@@ -12,6 +12,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
+import { admissionAnswerSignal } from '../contracts/admission';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { TaskEvent } from '../contracts/events';
@@ -132,7 +133,10 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   const toolSpecs = builtinToolSpecs(agent.tools);
   // At the depth cap the tool stays visible and its calls are refused with an explanation.
   if (delegator?.canDelegate) toolSpecs.push(delegator.toolSpec());
-  if (delegator) setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
+  if (delegator) {
+    setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
+    setHandler(admissionAnswerSignal, (answer) => delegator.admissionAnswer(answer));
+  }
   const plugins: LoopPlugins = {
     ...delegator?.plugins(),
     onTurn: options.onTurn,

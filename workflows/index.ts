@@ -1,3 +1,4 @@
 /** Every workflow a worker registers (the bundle's entry point). */
 export { leadRunWorkflow } from './lead-run';
 export { subagentWorkflow } from './subagent';
+export { admissionWorkflow } from './admission';

@@ -102,7 +102,7 @@ const subagentRuntime = section('subagent_runtime', {
   max_queued: wholeNumber(0).default(64),
   admission_policy: oneOf(['queue', 'reject']).default('queue'),
   queue_timeout_seconds: seconds.default(300),
-  rate_limit_per_second: positiveNumber.optional(),
+  max_starts_per_second: positiveNumber.optional(),
 });
 
 const loopDetection = section('loop_detection', {

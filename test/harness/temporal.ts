@@ -3,6 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { AdmissionSettings } from '../../contracts/admission';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
 import { createProjectWorker } from '../../worker/worker';
 import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
@@ -90,8 +91,15 @@ export function testWorkflowBundle(): string {
   return path;
 }
 
-/** Runs `body` while an in-process worker of the project (every workflow and activity) polls `taskQueue`. */
-export async function withProjectWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
+/**
+ * Runs `body` while an in-process worker of the project (every workflow and activity) polls `taskQueue`,
+ * declaring `admission` (default: the config defaults) to the task queue's admission workflow.
+ */
+export async function withProjectWorker<T>(
+  taskQueue: string,
+  body: () => Promise<T>,
+  admission?: AdmissionSettings,
+): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: testAddress() });
   try {
@@ -100,6 +108,7 @@ export async function withProjectWorker<T>(taskQueue: string, body: () => Promis
       namespace: testNamespace(),
       taskQueue,
       workflowBundlePath: testWorkflowBundle(),
+      ...(admission && { admission }),
     });
     return await worker.runUntil(body());
   } finally {

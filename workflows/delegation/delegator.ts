@@ -9,6 +9,7 @@ import {
   ChildWorkflowFailure,
   isCancellation,
   log,
+  patched,
   startChild,
   TimeoutFailure,
   workflowInfo,
@@ -19,6 +20,7 @@ import {
   depthRefusalText,
   refusedTaskMessage,
 } from '../../contracts/delegation-result';
+import type { AdmissionAnswer } from '../../contracts/admission';
 import type { TaskEvent } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
@@ -39,14 +41,28 @@ import type { Transcript } from '../../contracts/transcript';
 import type { LoopPlugins } from '../agent-loop';
 // Type only: the child is started by its workflow type name, so this module and the subagent's don't cycle.
 import type { subagentWorkflow } from '../subagent';
+import { AdmissionGate, type Admission } from './admission';
 import { assignDelegationIds } from './delegation-ids';
 import { appendEvent, terminalEvent } from './events';
-import { applyProgress, applyResult, countForRun, renderLedgerForPrompt, startEntry } from './ledger';
+import {
+  applyAdmission,
+  applyProgress,
+  applyResult,
+  countForRun,
+  renderLedgerForPrompt,
+  startEntry,
+} from './ledger';
 import { applyDelegationLimits, delegationDepthAllows } from './limits';
 import { buildTaskToolSpec, parseTaskArgs } from './task-tool';
 
 /** Characters of the "work already delegated" block shown to the model each turn. */
 export const LEDGER_PROMPT_BUDGET_CHARS = 4000;
+
+/** Histories recorded before admission existed start their children at once; newer ones ask for a slot. */
+const ADMISSION_PATCH = 'subagent-admission';
+
+/** The label a slot carries in the admission workflow's state. */
+const SLOT_LABEL_MAX_CHARS = 120;
 
 export interface DelegatorOptions {
   /** The lead run every entry belongs to (only its entries count toward the per-run total). */
@@ -66,12 +82,15 @@ export interface DelegatorOptions {
   ledger?: LedgerEntry[];
   /** The event log so far (continue-as-new). */
   events?: TaskEvent[];
+  /** Slots rotate between fairness keys at admission; default: the lead run's id (one key per run). */
+  fairnessKey?: string;
 }
 
 export class Delegator {
   ledger: LedgerEntry[];
   events: TaskEvent[];
   private readonly running = new Set<Promise<ToolMessage>>();
+  private readonly admission = new AdmissionGate();
 
   constructor(private readonly options: DelegatorOptions) {
     this.ledger = options.ledger ?? [];
@@ -133,6 +152,11 @@ export class Delegator {
     });
   }
 
+  /** An answer of the admission workflow (a signal) for one of this agent's delegations. */
+  admissionAnswer(answer: AdmissionAnswer): void {
+    this.admission.answer(answer);
+  }
+
   /** Waits for every delegation still in flight (after a cancel, so that no entry stays `in_progress`). */
   async settle(): Promise<void> {
     await Promise.allSettled([...this.running]);
@@ -165,6 +189,33 @@ export class Delegator {
     };
   }
 
+  /**
+   * Waits for an execution slot; the entry stays `queued` meanwhile, and a `task_queued` event is logged when
+   * the request has to wait behind others.
+   */
+  private admit(id: string, slot: string, label: string): Promise<Admission> {
+    return this.admission.acquire(
+      {
+        slot,
+        owner: workflowInfo().workflowId,
+        fairness_key: this.options.fairnessKey ?? this.options.runId,
+        label: label.length > SLOT_LABEL_MAX_CHARS ? `${label.slice(0, SLOT_LABEL_MAX_CHARS - 1)}…` : label,
+      },
+      (running, queued) => {
+        const entry = this.ledger.find((candidate) => candidate.id === id);
+        this.events = appendEvent(this.events, {
+          type: 'task_queued',
+          task_id: id,
+          at: now(),
+          description: entry?.description ?? '',
+          subagent_type: entry?.subagent_type ?? '',
+          running,
+          queued,
+        });
+      },
+    );
+  }
+
   /** Runs one `task` call as the delegation `id` (the model's call id, or one the workflow chose). */
   private async delegate(call: ToolCall, id: string): Promise<ToolMessage> {
     const { agents, limits, depth, runId } = this.options;
@@ -193,35 +244,54 @@ export class Delegator {
       ...(this.options.summarization && { summarization: this.options.summarization }),
     };
 
+    // Histories recorded before admission existed start their children at once; newer ones ask for a slot.
+    const admitting = patched(ADMISSION_PATCH);
     // Recorded before the first await: entries keep the order in which the model issued the calls.
     this.ledger = startEntry(
       this.ledger,
-      { id, runId, description, subagentType, workflowId, modelName: agent.model.name },
+      {
+        id,
+        runId,
+        description,
+        subagentType,
+        workflowId,
+        modelName: agent.model.name,
+        status: admitting ? 'queued' : 'in_progress',
+      },
       now(),
     );
     let result: SubagentResult;
+    let admission: Admission | undefined;
     try {
-      const child = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
-        workflowId,
-        args: [input],
-        workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS} seconds`,
-        staticSummary: `${subagentType}: ${description}`,
-        staticDetails: prompt,
-        memo: { description, subagent_type: subagentType },
-        typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
-      });
-      this.events = appendEvent(this.events, {
-        type: 'task_started',
-        task_id: id,
-        at: now(),
-        description,
-        subagent_type: subagentType,
-        model_name: agent.model.name,
-        workflow_id: workflowId,
-      });
-      result = await child.result();
+      if (admitting) admission = await this.admit(id, workflowId, `${subagentType}: ${description}`);
+      if (admission?.admitted === false) {
+        // Refused before any child started: no model was called, and the result says why.
+        result = { status: 'failed', error: admission.error, admission_failure: true, turns: 0 };
+      } else {
+        const child = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
+          workflowId,
+          args: [input],
+          workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS} seconds`,
+          staticSummary: `${subagentType}: ${description}`,
+          staticDetails: prompt,
+          memo: { description, subagent_type: subagentType },
+          typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
+        });
+        if (admitting) this.ledger = applyAdmission(this.ledger, id, 'in_progress', now());
+        this.events = appendEvent(this.events, {
+          type: 'task_started',
+          task_id: id,
+          at: now(),
+          description,
+          subagent_type: subagentType,
+          model_name: agent.model.name,
+          workflow_id: workflowId,
+        });
+        result = await child.result();
+      }
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
+        if (admission?.admitted) await this.admission.release(workflowId);
         return refusedTaskMessage(
           call.id,
           `Task refused: a delegation with the id ${id} already exists in this run.`,
@@ -229,6 +299,8 @@ export class Delegator {
       }
       result = failedDelegation(err, agent.timeout_seconds);
     }
+    // Whatever ended the child (its result, a cancel, a terminate from the UI), its slot goes back now.
+    if (admission?.admitted) await this.admission.release(workflowId);
     this.ledger = applyResult(this.ledger, id, result, now());
     this.events = appendEvent(this.events, terminalEvent(id, result, now()));
     return delegationToolMessage(call.id, result, agent.timeout_seconds);

@@ -44,6 +44,7 @@ export function terminalEvent(
     at,
     status: result.status,
     ...(result.stop_reason !== undefined && { stop_reason: result.stop_reason }),
+    ...(result.admission_failure === true && { admission_failure: true as const }),
     ...(result.error !== undefined && { error: truncateHeadTail(result.error, RESULT_BRIEF_MAX_CHARS) }),
     ...(result.result_brief !== undefined && { result_brief: result.result_brief }),
     ...(result.model_name !== undefined && { model_name: result.model_name }),

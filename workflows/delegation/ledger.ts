@@ -20,6 +20,8 @@ export interface EntryStart {
   workflowId: string;
   /** The effective model the child runs with, when the lead knows it up front. */
   modelName?: string;
+  /** `queued` when the delegation first waits for an execution slot (default `in_progress`). */
+  status?: 'queued' | 'in_progress';
 }
 
 /** What a `task_running` snapshot tells the ledger. */
@@ -30,7 +32,7 @@ export interface EntryProgress {
 }
 
 export function isTerminal(status: LedgerStatus): boolean {
-  return status !== 'in_progress';
+  return status !== 'in_progress' && status !== 'queued';
 }
 
 function capDescription(description: string): string {
@@ -39,7 +41,7 @@ function capDescription(description: string): string {
 }
 
 /**
- * Adds an `in_progress` entry. A second start for an id already in the ledger leaves it unchanged: a task
+ * Adds a `queued` or `in_progress` entry. A second start for an id already in the ledger leaves it unchanged: a task
  * call starts one child, and a finished entry is never reset.
  */
 export function startEntry(ledger: readonly LedgerEntry[], start: EntryStart, now: string): LedgerEntry[] {
@@ -49,7 +51,7 @@ export function startEntry(ledger: readonly LedgerEntry[], start: EntryStart, no
     run_id: start.runId,
     description: capDescription(start.description),
     subagent_type: start.subagentType,
-    status: 'in_progress',
+    status: start.status ?? 'in_progress',
     ...(start.modelName !== undefined && { model_name: start.modelName }),
     created_at: now,
     updated_at: now,
@@ -89,6 +91,18 @@ export function applyProgress(
   }));
 }
 
+/** Marks an entry as waiting for an execution slot (`queued`) or as running (`in_progress`). */
+export function applyAdmission(
+  ledger: readonly LedgerEntry[],
+  id: string,
+  status: 'queued' | 'in_progress',
+  now: string,
+): LedgerEntry[] {
+  return replaceEntry(ledger, id, (entry) =>
+    entry.status === status ? entry : { ...entry, status, updated_at: now },
+  );
+}
+
 /** Records a child's result; an entry that is already terminal keeps its first outcome. */
 export function applyResult(
   ledger: readonly LedgerEntry[],
@@ -106,6 +120,7 @@ export function applyResult(
     ...(brief !== undefined && { result_brief: truncateHeadTail(brief, RESULT_BRIEF_MAX_CHARS) }),
     ...(sha256 !== undefined && { result_sha256: sha256 }),
     ...(result.stop_reason !== undefined && { stop_reason: result.stop_reason }),
+    ...(result.admission_failure === true && { admission_failure: true as const }),
     ...(result.error !== undefined && { error: truncateHeadTail(result.error, RESULT_BRIEF_MAX_CHARS) }),
     ...(modelName !== undefined && { model_name: modelName }),
     ...(tokenUsage !== undefined && { token_usage: tokenUsage }),
@@ -121,6 +136,7 @@ export function countForRun(ledger: readonly LedgerEntry[], runId: string): numb
 /** This run's entries by status, with every status present. */
 export function countByStatus(ledger: readonly LedgerEntry[], runId: string): Record<LedgerStatus, number> {
   const counts: Record<LedgerStatus, number> = {
+    queued: 0,
     in_progress: 0,
     completed: 0,
     failed: 0,
@@ -202,6 +218,7 @@ function entryLine({ entry, description, ...texts }: PreparedEntry, detailChars:
   const error = shorten(texts.error, detailChars);
   const parts: string[] = [];
   if (entry.status === 'in_progress') parts.push('still running.');
+  else if (entry.status === 'queued') parts.push('waiting for an execution slot.');
   else if (entry.status === 'completed') {
     if (entry.stop_reason !== undefined) {
       parts.push(CAPPED_GUIDANCE);

@@ -121,6 +121,7 @@ describe('renderTree', () => {
       .slice(2)
       .map((row) => row.slice(3, 4));
     expect(Object.fromEntries(LEDGER_STATUSES.map((status, index) => [status, glyphs[index]]))).toEqual({
+      queued: '⋯',
       in_progress: '⠿',
       completed: '✓',
       failed: '✗',

@@ -40,7 +40,7 @@ describe('config.example.yaml', () => {
     const { config, warnings } = parseConfig(parse(uncommented(text)));
     expect(warnings).toEqual([]);
     expect(config.models.map((model) => model.name)).toEqual(['scripted', 'gpt-4o-mini']);
-    expect(config.subagent_runtime.rate_limit_per_second).toBe(5);
+    expect(config.subagent_runtime.max_starts_per_second).toBe(5);
     expect(config.loop_detection.tool_freq_overrides).toEqual({ bash: { warn: 150, hard_limit: 300 } });
     expect(config.temporal).toMatchObject({ address: 'localhost:7233', api_key_env: 'TEMPORAL_API_KEY' });
     expect(resolveAgent(config, 'general-purpose')).toMatchObject({

@@ -187,6 +187,7 @@ describe('counting', () => {
 
   it('counts a run’s entries by status, every status present', () => {
     expect(countByStatus(ledger, 'run-1')).toEqual({
+      queued: 0,
       in_progress: 1,
       completed: 1,
       failed: 1,

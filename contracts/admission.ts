@@ -1,0 +1,147 @@
+/**
+ * Admission: the deployment-wide bound on subagents executing at once (`subagent_runtime`), kept by one
+ * `admissionWorkflow` per task queue. A delegating workflow asks it for a slot before it starts a child, waits
+ * (as workflow state: no worker slot, no thread) while its request is queued, and gives the slot back when the
+ * child has ended, however it ended. Declared once here for the admission workflow, the delegating workflows
+ * and the clients that read its state (no Node APIs: the workflow bundle imports this file).
+ */
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+export const ADMISSION_POLICIES = ['queue', 'reject'] as const;
+export type AdmissionPolicy = (typeof ADMISSION_POLICIES)[number];
+
+/** The four DeerFlow keys (frozen when a worker starts) and the optional start rate. */
+export interface AdmissionSettings {
+  /** Subagents executing at once across every run of the task queue (nested ones included). */
+  max_running: number;
+  /** Delegations that may wait for a slot; one more is refused. */
+  max_queued: number;
+  /** `reject`: a delegation beyond `max_running` is refused at once instead of waiting. */
+  admission_policy: AdmissionPolicy;
+  /** A queued delegation is refused after waiting this long. */
+  queue_timeout_seconds: number;
+  /** Slots granted per second at most (absent: as fast as they come free). */
+  max_starts_per_second?: number;
+}
+
+export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = {
+  max_running: 3,
+  max_queued: 64,
+  admission_policy: 'queue',
+  queue_timeout_seconds: 300,
+};
+
+/** The one admission workflow of a task queue: every run on that queue shares it. */
+export function admissionWorkflowId(taskQueue: string): string {
+  return `subagents-admission/${taskQueue}`;
+}
+
+export const ADMISSION_WORKFLOW_TYPE = 'admissionWorkflow';
+
+/** The exact text of a refusal when the slots and the queue are taken (or the policy is `reject`). */
+export function capacityFullText(running: number, queued: number): string {
+  return `Subagent execution capacity is full (${running} running, ${queued} queued)`;
+}
+
+/** The exact text of a refusal after the queue timeout. */
+export function queueTimeoutText(seconds: number): string {
+  return `Timed out after ${seconds} s waiting for a subagent execution slot`;
+}
+
+/** Who asks: the workflow that will start the child (the slot goes back when it closes, at the latest). */
+export interface SlotRequest {
+  /** The slot's id: the child workflow's id, unique in the namespace. */
+  slot: string;
+  /** The delegating workflow (the answer is signalled to it). */
+  owner: string;
+  /** Slots rotate between keys: by default the lead run's id, so one run cannot starve another. */
+  fairness_key: string;
+  /** For the state query and the Web UI: `general-purpose: Part a`. */
+  label?: string;
+}
+
+export type AdmissionAnswer =
+  | { slot: string; outcome: 'granted' }
+  /** Waiting: `running` and `queued` as they were when the request joined the queue (it included). */
+  | { slot: string; outcome: 'queued'; running: number; queued: number }
+  /** Refused before the child started: capacity full, or the queue timeout passed. */
+  | { slot: string; outcome: 'refused'; error: string };
+
+/** Delegating workflow → admission workflow. */
+export const acquireSlotSignal = defineSignal<[SlotRequest]>('admission_acquire');
+/** Gives a slot back, or withdraws a queued request (idempotent: an unknown slot is ignored). */
+export const releaseSlotSignal = defineSignal<[{ slot: string }]>('admission_release');
+/** Admission workflow → delegating workflow. */
+export const admissionAnswerSignal = defineSignal<[AdmissionAnswer]>('admission_answer');
+
+/** What a worker declares when it starts: its settings are the ones in force from then on. */
+export interface WorkerDeclaration {
+  identity: string;
+  settings: AdmissionSettings;
+  /** ISO 8601. */
+  at: string;
+  /** Set when the worker shuts down: it no longer runs with these settings. */
+  left?: true;
+}
+
+/** The memo key under which the admission workflow keeps the workers' declarations (readable with no worker). */
+export const ADMISSION_WORKERS_MEMO = 'admission_workers';
+export const declareWorkerSignal = defineSignal<[WorkerDeclaration]>('admission_declare_worker');
+
+export interface SlotHolder {
+  slot: string;
+  owner: string;
+  fairness_key: string;
+  label?: string;
+  /** ISO 8601: when it was granted. */
+  since: string;
+}
+
+export interface QueuedRequest extends Omit<SlotHolder, 'since'> {
+  /** ISO 8601: when it joined the queue. */
+  queued_at: string;
+}
+
+export interface AdmissionCounters {
+  granted: number;
+  queued: number;
+  /** Refused at once: capacity full or the `reject` policy. */
+  rejected: number;
+  timed_out: number;
+  released: number;
+  /** Given back for owners that closed without releasing (terminated, or gone): the sweep's work. */
+  reclaimed: number;
+}
+
+export interface AdmissionState {
+  settings: AdmissionSettings;
+  /** Granted slots, oldest first. */
+  running: SlotHolder[];
+  /** Waiting requests, in arrival order (they are granted in rotation between fairness keys). */
+  queued: QueuedRequest[];
+  counters: AdmissionCounters;
+  /** The latest declaration of each worker (most recent last), the newest being the settings in force. */
+  workers: WorkerDeclaration[];
+}
+
+export const admissionStateQuery = defineQuery<AdmissionState>('admission_state');
+
+/** `max_running 3, max_queued 64, policy queue, queue timeout 300 s` (+ the start rate, when set). */
+export function describeAdmission(settings: AdmissionSettings): string {
+  const rate =
+    settings.max_starts_per_second === undefined ? '' : `, ${settings.max_starts_per_second} starts/s`;
+  return (
+    `max_running ${settings.max_running}, max_queued ${settings.max_queued}, ` +
+    `policy ${settings.admission_policy}, queue timeout ${settings.queue_timeout_seconds} s${rate}`
+  );
+}
+
+export function sameAdmissionSettings(a: AdmissionSettings, b: AdmissionSettings): boolean {
+  return (
+    a.max_running === b.max_running &&
+    a.max_queued === b.max_queued &&
+    a.admission_policy === b.admission_policy &&
+    a.queue_timeout_seconds === b.queue_timeout_seconds &&
+    a.max_starts_per_second === b.max_starts_per_second
+  );
+}

@@ -1,0 +1,89 @@
+/**
+ * A worker's part in admission: its `subagent_runtime` (read when it starts; restart to change) is declared to
+ * the task queue's admission workflow, which it starts if there is none, and the newest declaration is in
+ * force. Workers of one task queue that disagree would otherwise run with two limits in turn: a starting
+ * worker says so when another live worker declared different settings. On a clean shutdown it withdraws.
+ */
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { declareAdmission } from '../activities/admission';
+import {
+  ADMISSION_WORKERS_MEMO,
+  admissionWorkflowId,
+  declareWorkerSignal,
+  describeAdmission,
+  sameAdmissionSettings,
+  type AdmissionSettings,
+  type WorkerDeclaration,
+} from '../contracts/admission';
+
+/** A poller seen this recently is a live worker (a long poll lasts about a minute). */
+const LIVE_POLLER_MS = 90_000;
+
+export interface WorkerAdmission {
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+  settings: AdmissionSettings;
+  identity: string;
+}
+
+/** The declarations the admission workflow holds, from its memo (none when it does not exist yet). */
+async function declarations(client: Client, taskQueue: string): Promise<WorkerDeclaration[]> {
+  try {
+    const description = await client.workflow.getHandle(admissionWorkflowId(taskQueue)).describe();
+    if (description.status.name !== 'RUNNING') return [];
+    const workers = description.memo?.[ADMISSION_WORKERS_MEMO];
+    return Array.isArray(workers) ? (workers as WorkerDeclaration[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Identities that polled the task queue's workflow tasks within the last LIVE_POLLER_MS. */
+async function livePollers(client: Client, namespace: string, taskQueue: string): Promise<Set<string>> {
+  const { pollers } = await client.workflowService.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  const now = Date.now();
+  const live = new Set<string>();
+  for (const poller of pollers ?? []) {
+    const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
+    if (poller.identity && now - seconds * 1000 < LIVE_POLLER_MS) live.add(poller.identity);
+  }
+  return live;
+}
+
+/**
+ * Declares this worker's settings (they are in force from now on for every run on the task queue) and
+ * returns a warning line for each other live worker that declared different ones.
+ */
+export async function declareWorkerAdmission(worker: WorkerAdmission): Promise<string[]> {
+  const { client, namespace, taskQueue, settings, identity } = worker;
+  const before = await declarations(client, taskQueue);
+  await declareAdmission(client, { taskQueue, settings, identity });
+  const differing = before.filter(
+    (other) => other.identity !== identity && !other.left && !sameAdmissionSettings(other.settings, settings),
+  );
+  if (differing.length === 0) return [];
+  const live = await livePollers(client, namespace, taskQueue).catch(() => new Set<string>());
+  return differing
+    .filter((other) => live.has(other.identity))
+    .map(
+      (other) =>
+        `admission: worker ${other.identity} declared ${describeAdmission(other.settings)}; this worker's ` +
+        `${describeAdmission(settings)} now apply to every run on task queue "${taskQueue}". ` +
+        'Give every worker of a task queue the same subagent_runtime.',
+    );
+}
+
+/** A clean shutdown: this worker's settings no longer speak for a live worker. Never fails. */
+export async function withdrawWorkerAdmission(worker: WorkerAdmission): Promise<void> {
+  const { client, taskQueue, settings, identity } = worker;
+  await client.workflow
+    .getHandle(admissionWorkflowId(taskQueue))
+    .signal(declareWorkerSignal, { identity, settings, at: new Date().toISOString(), left: true })
+    .catch(() => undefined);
+}

@@ -1,0 +1,363 @@
+/**
+ * `admissionWorkflow`: the one semaphore of a task queue (id `subagents-admission/<task queue>`). It holds the
+ * deployment's slots: at most `max_running` granted at once, at most `max_queued` requests waiting, each for
+ * at most `queue_timeout_seconds`; `reject` refuses instead of queueing. Requests wait in one FIFO per fairness
+ * key and slots rotate between keys, so a run that floods the queue cannot starve another. A slot comes back
+ * when its owner releases it, when an answer cannot reach its owner, or when a sweep finds the owner closed
+ * (terminated from the UI, say). The settings are the newest worker's (`declareWorkerSignal`).
+ *
+ * Decisions happen in the signal handlers, in the activation the request arrives in; the loop only wakes for
+ * deadlines: queue timeouts, the start rate, the sweep. Its history stays bounded by continue-as-new.
+ */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AdmissionActivities } from '../activities/admission';
+import {
+  ADMISSION_WORKERS_MEMO,
+  acquireSlotSignal,
+  admissionAnswerSignal,
+  admissionStateQuery,
+  capacityFullText,
+  declareWorkerSignal,
+  queueTimeoutText,
+  releaseSlotSignal,
+  sameAdmissionSettings,
+  type AdmissionAnswer,
+  type AdmissionCounters,
+  type AdmissionSettings,
+  type AdmissionState,
+  type QueuedRequest,
+  type SlotHolder,
+  type SlotRequest,
+  type WorkerDeclaration,
+} from '../contracts/admission';
+
+/** How often the owners of held and queued slots are checked while there are any. */
+export const ADMISSION_SWEEP_INTERVAL_MS = 10_000;
+
+/** Declarations kept for the state query (the newest last). */
+const MAX_WORKER_DECLARATIONS = 16;
+
+/** Events before the semaphore continues as new: it lives as long as the deployment, so keep replays short. */
+export const ADMISSION_HISTORY_EVENTS = 2_000;
+
+export interface AdmissionWorkflowInput {
+  settings: AdmissionSettings;
+  /** Set when the workflow continues as new. */
+  carry?: AdmissionCarry;
+}
+
+export interface AdmissionCarry {
+  running: SlotHolder[];
+  queued: QueuedRequest[];
+  /** Fairness keys with queued requests, the next one to be served first. */
+  rotation: string[];
+  counters: AdmissionCounters;
+  workers: WorkerDeclaration[];
+  last_grant_ms?: number;
+}
+
+const { admissionClosedOwners } = proxyActivities<AdmissionActivities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { maximumAttempts: 2 },
+});
+
+const ZERO_COUNTERS: AdmissionCounters = {
+  granted: 0,
+  queued: 0,
+  rejected: 0,
+  timed_out: 0,
+  released: 0,
+  reclaimed: 0,
+};
+
+/** The semaphore's state and its decisions, without the workflow around them (pure but for `answer`). */
+export class Slots {
+  settings: AdmissionSettings;
+  running: SlotHolder[];
+  queued: QueuedRequest[];
+  rotation: string[];
+  counters: AdmissionCounters;
+  workers: WorkerDeclaration[];
+  lastGrantMs?: number;
+
+  constructor(
+    input: AdmissionWorkflowInput,
+    private readonly answer: (owner: string, answer: AdmissionAnswer) => void,
+  ) {
+    const carry = input.carry;
+    this.settings = input.settings;
+    this.running = carry?.running ?? [];
+    this.queued = carry?.queued ?? [];
+    this.rotation = carry?.rotation ?? [];
+    this.counters = carry?.counters ?? { ...ZERO_COUNTERS };
+    this.workers = carry?.workers ?? [];
+    this.lastGrantMs = carry?.last_grant_ms;
+  }
+
+  carry(): AdmissionCarry {
+    return {
+      running: this.running,
+      queued: this.queued,
+      rotation: this.rotation,
+      counters: this.counters,
+      workers: this.workers,
+      ...(this.lastGrantMs !== undefined && { last_grant_ms: this.lastGrantMs }),
+    };
+  }
+
+  state(): AdmissionState {
+    return {
+      settings: this.settings,
+      running: this.running,
+      queued: this.queued,
+      counters: this.counters,
+      workers: this.workers,
+    };
+  }
+
+  /** When the start rate next allows a grant (undefined: no rate, or allowed now). */
+  private pacedUntil(now: number): number | undefined {
+    const rate = this.settings.max_starts_per_second;
+    if (rate === undefined || this.lastGrantMs === undefined) return undefined;
+    const next = this.lastGrantMs + 1000 / rate;
+    return next > now ? next : undefined;
+  }
+
+  private hasFreeSlot(): boolean {
+    return this.running.length < this.settings.max_running;
+  }
+
+  acquire(request: SlotRequest, now: number): void {
+    if (this.running.some((holder) => holder.slot === request.slot)) {
+      // A request sent again (its owner heard nothing for a while): the answer it missed.
+      this.answer(request.owner, { slot: request.slot, outcome: 'granted' });
+      return;
+    }
+    if (this.queued.some((waiting) => waiting.slot === request.slot)) return;
+    if (this.hasFreeSlot() && this.queued.length === 0 && this.pacedUntil(now) === undefined) {
+      this.grant(request, now);
+      return;
+    }
+    // A free slot held back only by the start rate is a short wait, whatever the policy.
+    const mustWait = !this.hasFreeSlot();
+    if (
+      mustWait &&
+      (this.settings.admission_policy === 'reject' || this.queued.length >= this.settings.max_queued)
+    ) {
+      this.counters.rejected += 1;
+      this.answer(request.owner, {
+        slot: request.slot,
+        outcome: 'refused',
+        error: capacityFullText(this.running.length, this.queued.length),
+      });
+      return;
+    }
+    this.queued.push({ ...request, queued_at: new Date(now).toISOString() });
+    if (!this.rotation.includes(request.fairness_key)) this.rotation.push(request.fairness_key);
+    this.counters.queued += 1;
+    this.answer(request.owner, {
+      slot: request.slot,
+      outcome: 'queued',
+      running: this.running.length,
+      queued: this.queued.length,
+    });
+  }
+
+  /** Gives a slot back or withdraws a request; then grants what now fits. Unknown slots are ignored. */
+  release(slot: string, now: number, reclaimed = false): void {
+    const held = this.running.findIndex((holder) => holder.slot === slot);
+    if (held >= 0) {
+      this.running.splice(held, 1);
+      if (reclaimed) this.counters.reclaimed += 1;
+      else this.counters.released += 1;
+    } else {
+      this.dequeue(slot);
+    }
+    this.grantWhatFits(now);
+  }
+
+  /** Refuses the requests that waited past the queue timeout. */
+  expire(now: number): void {
+    const limitMs = this.settings.queue_timeout_seconds * 1000;
+    for (const waiting of [...this.queued]) {
+      if (now - Date.parse(waiting.queued_at) < limitMs) continue;
+      this.dequeue(waiting.slot);
+      this.counters.timed_out += 1;
+      this.answer(waiting.owner, {
+        slot: waiting.slot,
+        outcome: 'refused',
+        error: queueTimeoutText(this.settings.queue_timeout_seconds),
+      });
+    }
+  }
+
+  /** Grants queued requests while slots are free, rotating between fairness keys. */
+  grantWhatFits(now: number): void {
+    while (this.hasFreeSlot() && this.queued.length > 0 && this.pacedUntil(now) === undefined) {
+      const key = this.rotation.shift();
+      const index = this.queued.findIndex((waiting) => waiting.fairness_key === key);
+      if (key === undefined || index < 0) {
+        // Cannot happen while rotation and queue agree; rebuild the rotation rather than stall.
+        this.rotation = [...new Set(this.queued.map((waiting) => waiting.fairness_key))];
+        continue;
+      }
+      const [next] = this.queued.splice(index, 1);
+      if (this.queued.some((waiting) => waiting.fairness_key === key)) this.rotation.push(key);
+      const { queued_at: _queuedAt, ...request } = next;
+      this.grant(request, now);
+    }
+  }
+
+  declare(declaration: WorkerDeclaration, now: number): void {
+    if (!declaration.left) this.adopt(declaration);
+    this.workers = [
+      ...this.workers.filter((worker) => worker.identity !== declaration.identity),
+      declaration,
+    ].slice(-MAX_WORKER_DECLARATIONS);
+    // A higher max_running may free slots at once; a lower one lets the running finish.
+    this.grantWhatFits(now);
+  }
+
+  private adopt(declaration: WorkerDeclaration): void {
+    const changed = !sameAdmissionSettings(this.settings, declaration.settings);
+    if (changed) {
+      log.warn('admission settings replaced by a starting worker', {
+        identity: declaration.identity,
+        before: this.settings,
+        after: declaration.settings,
+      });
+    }
+    this.settings = declaration.settings;
+  }
+
+  /** The owners a sweep checks: every workflow holding or waiting for a slot. */
+  owners(): string[] {
+    return [...new Set([...this.running, ...this.queued].map((entry) => entry.owner))];
+  }
+
+  /** Gives back every slot and request of owners that have closed. */
+  reclaim(closedOwners: readonly string[], now: number): void {
+    const closed = new Set(closedOwners);
+    for (const holder of this.running.filter((entry) => closed.has(entry.owner))) {
+      this.release(holder.slot, now, true);
+    }
+    for (const waiting of this.queued.filter((entry) => closed.has(entry.owner))) this.dequeue(waiting.slot);
+    this.grantWhatFits(now);
+  }
+
+  /** When the loop must next wake: the first queue timeout, the start rate's next grant. */
+  nextDeadline(now: number): number | undefined {
+    const deadlines: number[] = this.queued.map(
+      (waiting) => Date.parse(waiting.queued_at) + this.settings.queue_timeout_seconds * 1000,
+    );
+    const paced = this.pacedUntil(now);
+    if (paced !== undefined && this.queued.length > 0 && this.hasFreeSlot()) deadlines.push(paced);
+    return deadlines.length === 0 ? undefined : Math.min(...deadlines);
+  }
+
+  private grant(request: SlotRequest, now: number): void {
+    this.running.push({ ...request, since: new Date(now).toISOString() });
+    this.counters.granted += 1;
+    this.lastGrantMs = now;
+    this.answer(request.owner, { slot: request.slot, outcome: 'granted' });
+  }
+
+  private dequeue(slot: string): void {
+    const index = this.queued.findIndex((waiting) => waiting.slot === slot);
+    if (index < 0) return;
+    const [gone] = this.queued.splice(index, 1);
+    if (!this.queued.some((waiting) => waiting.fairness_key === gone.fairness_key)) {
+      this.rotation = this.rotation.filter((key) => key !== gone.fairness_key);
+    }
+  }
+}
+
+export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<never> {
+  /** When the loop is set to wake (Infinity: only for a handler). */
+  let armed = Infinity;
+  let wake = false;
+  let sweepAt: number | undefined;
+  const deadline = (now: number): number => {
+    const busy = slots.running.length > 0 || slots.queued.length > 0;
+    const sweepDue = busy ? (sweepAt ?? now + ADMISSION_SWEEP_INTERVAL_MS) : Infinity;
+    return Math.min(slots.nextDeadline(now) ?? Infinity, sweepDue);
+  };
+  // Handlers decide at once; the loop is woken only when one of them made its next deadline earlier.
+  const changed = () => {
+    if (deadline(Date.now()) < armed) wake = true;
+  };
+  const slots: Slots = new Slots(input, (owner, answer) => {
+    // An owner that cannot be told has closed: its slot, or its place in the queue, goes back.
+    getExternalWorkflowHandle(owner)
+      .signal(admissionAnswerSignal, answer)
+      .catch(() => {
+        if (answer.outcome === 'refused') return;
+        slots.release(answer.slot, Date.now(), answer.outcome === 'granted');
+        changed();
+      });
+  });
+  setHandler(admissionStateQuery, () => slots.state());
+  setHandler(acquireSlotSignal, (request) => {
+    slots.acquire(request, Date.now());
+    changed();
+  });
+  setHandler(releaseSlotSignal, ({ slot }) => {
+    slots.release(slot, Date.now());
+    changed();
+  });
+  setHandler(declareWorkerSignal, (declaration) => {
+    slots.declare(declaration, Date.now());
+    // Kept where a starting worker can read it without a worker running: the memo.
+    upsertMemo({ [ADMISSION_WORKERS_MEMO]: slots.workers });
+    changed();
+  });
+
+  for (;;) {
+    const now = Date.now();
+    slots.expire(now);
+    slots.grantWhatFits(now);
+    const busy = slots.running.length > 0 || slots.queued.length > 0;
+    if (!busy) sweepAt = undefined;
+    else if (sweepAt === undefined) sweepAt = now + ADMISSION_SWEEP_INTERVAL_MS;
+    else if (now >= sweepAt) {
+      await sweep(slots);
+      sweepAt = Date.now() + ADMISSION_SWEEP_INTERVAL_MS;
+      continue;
+    }
+    if (wantsContinueAsNew()) break;
+    armed = deadline(now);
+    wake = false;
+    const predicate = () => wake || wantsContinueAsNew();
+    if (armed === Infinity) await condition(predicate);
+    else await condition(predicate, Math.max(1, armed - now));
+  }
+  await condition(allHandlersFinished);
+  return await continueAsNew<typeof admissionWorkflow>({ settings: slots.settings, carry: slots.carry() });
+}
+
+function wantsContinueAsNew(): boolean {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength >= ADMISSION_HISTORY_EVENTS;
+}
+
+async function sweep(slots: Slots): Promise<void> {
+  const owners = slots.owners();
+  if (owners.length === 0) return;
+  try {
+    const closed = await admissionClosedOwners(owners);
+    slots.reclaim(closed, Date.now());
+  } catch (err) {
+    // The next sweep tries again; nothing is given back on a guess.
+    log.warn('admission sweep failed', { error: err instanceof Error ? err.message : String(err) });
+  }
+}
