@@ -43,7 +43,9 @@ Options:
   --config FILE             a config.yaml (DeerFlow's keys; see config.example.yaml)
   --provider scripted|openai, --model NAME
                             the model for the lead and every subagent (openai: OPENAI_BASE_URL, OPENAI_API_KEY)
-  --max-running N           subagents running at once (subagent_runtime.max_running)
+  --max-running N           subagents running at once (subagent_runtime.max_running): for run, also the
+                            task calls one response may make; for worker, the bound it declares to
+                            every run on its task queue
   --max-total N             delegations per run, 1–50 (subagents.max_total_per_run)
   --workspace DIR           the run's workspace (default: workspace.root/<run-id>)
   --address HOST:PORT, --namespace NS, --task-queue Q

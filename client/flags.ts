@@ -42,7 +42,7 @@ export type FlagValues = Record<string, string | boolean | undefined>;
 const RUN_ONLY_REASONS: Readonly<Record<string, string>> = {
   provider: 'the run chooses the model',
   model: 'the run chooses the model',
-  'max-running': 'the run sets its delegation limits',
+  'max-running': 'the run sets its delegation limits; a worker declares it for admission',
   'max-total': 'the run sets its delegation limits',
   workspace: 'the run chooses its workspace',
   'prompt-file': 'the run takes the prompt',

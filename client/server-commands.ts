@@ -18,7 +18,8 @@ import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 export async function workerCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, {}, 'worker');
+  // --max-running: the bound this worker declares to every run on its task queue (admission).
+  const { values, positionals } = parseFlags(args, { 'max-running': { type: 'string' } }, 'worker');
   if (positionals.length > 0)
     throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);

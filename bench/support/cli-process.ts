@@ -13,9 +13,9 @@ export const FAKE = join(ROOT, 'dist', 'bench', 'support', 'fake-openai-main.js'
 
 /**
  * A config file in `dir` whose scripted lead delegates one general-purpose task per id, all in its first
- * response, then answers "All parts done."; each subagent answers "Part done.".
+ * response, then answers "All parts done."; each subagent answers "Part done." (after `childMs`).
  */
-export function writeDelegatingConfig(dir: string, ids: readonly string[]): string {
+export function writeDelegatingConfig(dir: string, ids: readonly string[], childMs = 0): string {
   const script = writeScript(dir, {
     scripts: [
       {
@@ -31,7 +31,11 @@ export function writeDelegatingConfig(dir: string, ids: readonly string[]): stri
           { content: 'All parts done.' },
         ],
       },
-      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] },
+      {
+        agent: 'general-purpose',
+        repeat_last: true,
+        turns: [{ content: 'Part done.', delay_ms: childMs }],
+      },
     ],
   });
   const config = join(dir, 'config.yaml');

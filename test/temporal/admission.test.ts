@@ -1,0 +1,348 @@
+/**
+ * Admission against the real server: `subagent_runtime` bounds the subagents executing at once across every
+ * run of a task queue, queues the rest (with a timeout and a bound), refuses under `reject`, rotates slots
+ * between runs, and gets every slot back however a delegation ends (a SIGKILLed worker, a cancel, a
+ * terminate). What executed when is read from the child workflows' histories.
+ */
+import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import {
+  admissionStateQuery,
+  admissionWorkflowId,
+  capacityFullText,
+  queueTimeoutText,
+  type AdmissionSettings,
+  type AdmissionState,
+} from '../../contracts/admission';
+import type { TaskEvent } from '../../contracts/events';
+import { leadEventsQuery, leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
+import { leadRunWorkflow } from '../../workflows/lead-run';
+import {
+  startProjectWorkerProcess,
+  uniqueTaskQueue,
+  useTestClient,
+  waitFor,
+  withProjectWorker,
+} from '../harness/temporal';
+import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+
+const testClient = useTestClient();
+
+function admission(settings: Partial<AdmissionSettings>): AdmissionSettings {
+  return {
+    max_running: 3,
+    max_queued: 64,
+    admission_policy: 'queue',
+    queue_timeout_seconds: 300,
+    ...settings,
+  };
+}
+
+/** A lead whose first response delegates one task per id; each child answers after `childMs`. */
+function fanOut(ids: readonly string[], childMs: number): LeadRunInput {
+  const dir = tempDir('admission');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const script: ModelScriptFileInput = {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          {
+            tool_calls: ids.map((id) => ({
+              name: 'task',
+              id,
+              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
+            })),
+          },
+          { content: 'Combined.' },
+        ],
+      },
+      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.', delay_ms: childMs }] },
+    ],
+  };
+  // The run's own per-response cap allows the whole fan-out; the worker's settings bound the deployment.
+  return leadInput({
+    workspace,
+    scriptFile: writeScript(dir, script),
+    config: { subagent_runtime: { max_running: ids.length }, subagents: { max_total_per_run: ids.length } },
+  });
+}
+
+async function startLead(taskQueue: string, id: string, input: LeadRunInput) {
+  return testClient().workflow.start(leadRunWorkflow, {
+    taskQueue,
+    workflowId: `${taskQueue}-${id}`,
+    args: [input],
+  });
+}
+
+function admissionState(client: Client, taskQueue: string): Promise<AdmissionState> {
+  return client.workflow.getHandle(admissionWorkflowId(taskQueue)).query(admissionStateQuery);
+}
+
+interface Span {
+  workflowId: string;
+  /** The first model call's start: when the subagent began executing. */
+  start: number;
+  end: number;
+  modelCalls: number;
+}
+
+/** When each child executed, from its history (first model call started → execution closed). */
+async function spans(client: Client, workflowIds: readonly string[]): Promise<Span[]> {
+  return Promise.all(
+    workflowIds.map(async (workflowId) => {
+      const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      const time = (event: (typeof events)[number]) =>
+        Number(event.eventTime?.seconds ?? 0) * 1000 + Math.floor((event.eventTime?.nanos ?? 0) / 1e6);
+      const scheduled = new Set(
+        events
+          .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+          .map((e) => String(e.eventId)),
+      );
+      const started = events.filter((e) =>
+        scheduled.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? '')),
+      );
+      return {
+        workflowId,
+        start: started.length > 0 ? time(started[0]) : NaN,
+        end: time(events[events.length - 1]),
+        modelCalls: scheduled.size,
+      };
+    }),
+  );
+}
+
+/** The most spans open at one instant. */
+function mostAtOnce(all: readonly Span[]): number {
+  const edges = all.flatMap((span) => [
+    { at: span.start, delta: 1 },
+    { at: span.end, delta: -1 },
+  ]);
+  // At the same instant a close comes before an open: a slot handed on is not two running.
+  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
+  let open = 0;
+  let most = 0;
+  for (const edge of edges) most = Math.max(most, (open += edge.delta));
+  return most;
+}
+
+async function workflowExists(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(workflowId).describe();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function events(handle: WorkflowHandle<typeof leadRunWorkflow>): Promise<TaskEvent[]> {
+  return handle.query(leadEventsQuery, 0);
+}
+
+describe('admission', () => {
+  it('runs 3 leads × 4 delegations with never more than max_running 2 executing; all 12 complete', async () => {
+    const taskQueue = uniqueTaskQueue('admission-bound');
+    const client = testClient();
+    const results = await withProjectWorker(
+      taskQueue,
+      async () => {
+        const handles = await Promise.all(
+          ['r1', 'r2', 'r3'].map((run) =>
+            startLead(
+              taskQueue,
+              run,
+              fanOut(
+                ['a', 'b', 'c', 'd'].map((id) => `${run}${id}`),
+                400,
+              ),
+            ),
+          ),
+        );
+        const finished = await Promise.all(handles.map((handle) => handle.result()));
+        return { finished, state: await admissionState(client, taskQueue) };
+      },
+      admission({ max_running: 2 }),
+    );
+    const entries = results.finished.flatMap((result) => result.ledger);
+    expect(entries.map((e) => e.status)).toEqual(Array(12).fill('completed'));
+    const executed = await spans(
+      client,
+      entries.map((e) => e.workflow_id),
+    );
+    expect(executed.every((span) => span.modelCalls === 1 && !Number.isNaN(span.start))).toBe(true);
+    expect(mostAtOnce(executed)).toBe(2);
+    expect(results.state.running).toEqual([]);
+    expect(results.state.queued).toEqual([]);
+    expect(results.state.counters).toMatchObject({ granted: 12, released: 12, rejected: 0, timed_out: 0 });
+  });
+
+  it('under reject, refuses the third delegation at once with the exact message and no model call', async () => {
+    const taskQueue = uniqueTaskQueue('admission-reject');
+    const client = testClient();
+    const { result, queuedEvents } = await withProjectWorker(
+      taskQueue,
+      async () => {
+        const handle = await startLead(taskQueue, 'lead', fanOut(['a', 'b', 'c'], 1500));
+        const result = await handle.result();
+        return { result, queuedEvents: (await events(handle)).filter((e) => e.type === 'task_queued') };
+      },
+      admission({ max_running: 2, admission_policy: 'reject' }),
+    );
+    const refused = result.ledger.filter((e) => e.status === 'failed');
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ error: capacityFullText(2, 0), admission_failure: true });
+    expect(result.ledger.filter((e) => e.status === 'completed')).toHaveLength(2);
+    // No child was ever started for it: no model call could have happened.
+    expect(await workflowExists(client, refused[0].workflow_id)).toBe(false);
+    expect(queuedEvents).toEqual([]);
+    // Refused at once: it ended long before the two running children did.
+    const refusedAt = Date.parse(refused[0].updated_at) - Date.parse(refused[0].created_at);
+    expect(refusedAt).toBeLessThan(1000);
+  });
+
+  it('fails a queued delegation after queue_timeout_seconds with the exact message, before any model call', async () => {
+    const taskQueue = uniqueTaskQueue('admission-timeout');
+    const client = testClient();
+    const { result, log } = await withProjectWorker(
+      taskQueue,
+      async () => {
+        const handle = await startLead(taskQueue, 'lead', fanOut(['a', 'b'], 5000));
+        const result = await handle.result();
+        return { result, log: await events(handle) };
+      },
+      admission({ max_running: 1, queue_timeout_seconds: 2 }),
+    );
+    const waited = result.ledger.find((e) => e.status === 'failed');
+    expect(waited).toMatchObject({ error: queueTimeoutText(2), admission_failure: true });
+    expect(await workflowExists(client, waited!.workflow_id)).toBe(false);
+    const queued = log.find((e) => e.type === 'task_queued' && e.task_id === waited!.id);
+    const failed = log.find((e) => e.type === 'task_failed' && e.task_id === waited!.id);
+    expect(queued).toMatchObject({ running: 1, queued: 1 });
+    expect(failed).toMatchObject({ admission_failure: true, error: queueTimeoutText(2) });
+    const waitedMs = Date.parse(failed!.at) - Date.parse(queued!.at);
+    expect(waitedMs).toBeGreaterThanOrEqual(1900);
+    expect(waitedMs).toBeLessThan(4000);
+    expect(result.ledger.filter((e) => e.status === 'completed')).toHaveLength(1);
+  });
+
+  it('with max_queued 1, refuses the second waiting delegation with the exact message', async () => {
+    const taskQueue = uniqueTaskQueue('admission-full');
+    const result = await withProjectWorker(
+      taskQueue,
+      async () => (await startLead(taskQueue, 'lead', fanOut(['a', 'b', 'c'], 800))).result(),
+      admission({ max_running: 1, max_queued: 1 }),
+    );
+    expect(result.ledger.map((e) => e.status).sort()).toEqual(['completed', 'completed', 'failed']);
+    const refused = result.ledger.find((e) => e.status === 'failed');
+    expect(refused).toMatchObject({ error: capacityFullText(1, 1), admission_failure: true });
+    // The text the lead read for it is the usual failure text.
+    expect(result.final_output).toBe('Combined.');
+  });
+
+  it('rotates slots between runs: a run that floods the queue does not starve one that comes later', async () => {
+    const taskQueue = uniqueTaskQueue('admission-fair');
+    const client = testClient();
+    const flood = Array.from({ length: 20 }, (_, i) => `a${String(i).padStart(2, '0')}`);
+    const { a, b } = await withProjectWorker(
+      taskQueue,
+      async () => {
+        const runA = await startLead(taskQueue, 'A', fanOut(flood, 150));
+        await waitFor('run A to hold the slot and queue the rest', async () => {
+          const state = await admissionState(client, taskQueue);
+          return state.running.length === 1 && state.queued.length === 19;
+        });
+        const runB = await startLead(taskQueue, 'B', fanOut(['b1', 'b2'], 150));
+        return { a: await runA.result(), b: await runB.result() };
+      },
+      admission({ max_running: 1 }),
+    );
+    const executed = await spans(
+      client,
+      [...a.ledger, ...b.ledger].map((e) => e.workflow_id),
+    );
+    expect(mostAtOnce(executed)).toBe(1);
+    const order = [...executed].sort((x, y) => x.start - y.start).map((span) => span.workflowId);
+    const position = (id: string) => order.findIndex((workflowId) => workflowId.endsWith(`/task/${id}`));
+    const aStarts = flood.map(position).sort((x, y) => x - y);
+    const lastFifteen = aStarts.slice(5);
+    for (const id of ['b1', 'b2']) expect(position(id)).toBeLessThan(lastFifteen[0]);
+    expect([...a.ledger, ...b.ledger].every((e) => e.status === 'completed')).toBe(true);
+  });
+
+  it('gives the slots back after a SIGKILLed worker restarts, and when a run is cancelled or terminated', async () => {
+    const taskQueue = uniqueTaskQueue('admission-crash');
+    const client = testClient();
+    const dir = tempDir('admission-crash');
+    const config = join(dir, 'config.yaml');
+    writeFileSync(config, 'subagent_runtime:\n  max_running: 2\n');
+    const workers: ChildProcess[] = [];
+    try {
+      workers.push(await startProjectWorkerProcess(taskQueue, { SUBAGENTS_CONFIG: config }));
+      const handle = await startLead(taskQueue, 'crash', fanOut(['a', 'b', 'c', 'd'], 3000));
+      await waitFor('two slots held and two delegations queued', async () => {
+        const status = await handle.query(leadStatusQuery);
+        return status.counts.in_progress === 2 && status.counts.queued === 2;
+      });
+      workers[0].kill('SIGKILL');
+      await once(workers[0], 'exit');
+      workers.push(await startProjectWorkerProcess(taskQueue, { SUBAGENTS_CONFIG: config }));
+      const result = await handle.result();
+      expect(result.ledger.map((e) => e.status)).toEqual(Array(4).fill('completed'));
+      const executed = await spans(
+        client,
+        result.ledger.map((e) => e.workflow_id),
+      );
+      expect(mostAtOnce(executed)).toBeLessThanOrEqual(2);
+      let state = await admissionState(client, taskQueue);
+      expect(state.running).toEqual([]);
+      expect(state.settings.max_running).toBe(2);
+
+      // A cancelled run gives back its slot and its place in the queue.
+      const cancelled = await startLead(taskQueue, 'cancel', fanOut(['x', 'y', 'z'], 60_000));
+      await waitFor('two held, one queued', async () => {
+        const s = await admissionState(client, taskQueue);
+        return s.running.length === 2 && s.queued.length === 1;
+      });
+      await cancelled.cancel();
+      const cancelledResult = await cancelled.result();
+      expect(cancelledResult.ledger.map((e) => e.status)).toEqual(Array(3).fill('cancelled'));
+      await waitFor('every slot back after the cancel', async () => {
+        const s = await admissionState(client, taskQueue);
+        return s.running.length === 0 && s.queued.length === 0;
+      });
+
+      // A child terminated from the UI: its parent gives its slot back at once.
+      const terminatedChild = await startLead(taskQueue, 'child', fanOut(['t1'], 60_000));
+      await waitFor('the child running', async () => {
+        return (await terminatedChild.query(leadStatusQuery)).counts.in_progress === 1;
+      });
+      await client.workflow.getHandle(`${taskQueue}-child/task/t1`).terminate('from the UI');
+      expect((await terminatedChild.result()).ledger[0].status).toBe('failed');
+      state = await admissionState(client, taskQueue);
+      expect(state.running).toEqual([]);
+
+      // A lead terminated from the UI runs no code at all: the sweep finds its slots and gives them back.
+      const terminated = await startLead(taskQueue, 'term', fanOut(['p', 'q'], 60_000));
+      await waitFor('two held by the run', async () => {
+        return (await admissionState(client, taskQueue)).running.length === 2;
+      });
+      await terminated.terminate('from the UI');
+      await waitFor(
+        'the sweep to reclaim the terminated run’s slots',
+        async () => (await admissionState(client, taskQueue)).running.length === 0,
+        30_000,
+      );
+      state = await admissionState(client, taskQueue);
+      expect(state.counters.reclaimed).toBe(2);
+      expect(state.queued).toEqual([]);
+    } finally {
+      for (const worker of workers) worker.kill('SIGKILL');
+    }
+  });
+});
