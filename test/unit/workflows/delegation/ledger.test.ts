@@ -1,11 +1,13 @@
 import type { LedgerEntry } from '../../../../contracts/ledger';
 import type { SubagentResult } from '../../../../contracts/subagent';
 import {
+  applyAdmission,
   applyProgress,
   applyResult,
   CAPPED_GUIDANCE,
   countByStatus,
   countForRun,
+  isTerminal,
   leadTokenUsage,
   renderLedgerForPrompt,
   startEntry,
@@ -166,6 +168,79 @@ describe('applyProgress', () => {
   it('never downgrades a terminal entry (a late in_progress snapshot is ignored)', () => {
     const done = applyResult(running, 'c', result({ status: 'timed_out', error: 'late' }), T1);
     expect(applyProgress(done, 'c', { tokenUsage: USAGE }, T2)).toEqual(done);
+  });
+});
+
+describe('admission: entries waiting for an execution slot', () => {
+  const queued = startEntry([], start('q', { status: 'queued' }), T0);
+  const REFUSED = 'Subagent execution capacity is full (3 running, 64 queued)';
+
+  it('starts a queued entry that is not terminal', () => {
+    expect(queued).toEqual([{ ...startEntry([], start('q'), T0)[0], status: 'queued' }]);
+    expect(isTerminal('queued')).toBe(false);
+    expect(isTerminal('in_progress')).toBe(false);
+    expect(isTerminal('failed')).toBe(true);
+  });
+
+  it('moves a queued entry to in_progress when its slot is granted, and a repeat changes nothing', () => {
+    const running = applyAdmission(queued, 'q', 'in_progress', T1);
+    expect(running).toEqual([{ ...queued[0], status: 'in_progress', updated_at: T1 }]);
+    expect(applyAdmission(running, 'q', 'in_progress', T2)).toEqual(running);
+    expect(queued[0].status).toBe('queued');
+  });
+
+  it('records a refusal at admission on a queued entry, and the refusal stays', () => {
+    const refused = applyResult(
+      queued,
+      'q',
+      result({ status: 'failed', turns: 0, error: REFUSED, admission_failure: true }),
+      T1,
+    );
+    expect(refused).toEqual([
+      { ...queued[0], status: 'failed', error: REFUSED, admission_failure: true, updated_at: T1 },
+    ]);
+    expect(applyAdmission(refused, 'q', 'in_progress', T2)).toEqual(refused);
+    expect(applyResult(refused, 'q', result({ status: 'completed', result: 'late' }), T2)).toEqual(refused);
+  });
+
+  it('keeps admission_failure through queued → in_progress → result', () => {
+    let ledger = applyAdmission(queued, 'q', 'in_progress', T1);
+    ledger = applyResult(
+      ledger,
+      'q',
+      result({ status: 'failed', turns: 0, error: REFUSED, admission_failure: true }),
+      T2,
+    );
+    expect(ledger[0]).toMatchObject({ status: 'failed', admission_failure: true, error: REFUSED });
+    ledger = applyAdmission(ledger, 'q', 'queued', T2);
+    ledger = applyProgress(ledger, 'q', { tokenUsage: USAGE }, T2);
+    expect(ledger[0]).toMatchObject({ status: 'failed', admission_failure: true });
+    expect(ledger[0]).not.toHaveProperty('token_usage');
+  });
+
+  it('never marks a failure that ran as an admission failure', () => {
+    const [entry] = applyResult(queued, 'q', result({ status: 'failed', error: 'HTTP 500' }), T1);
+    expect(entry).not.toHaveProperty('admission_failure');
+  });
+
+  it('refuses an admission change for a task call it never started', () => {
+    expect(() => applyAdmission(queued, 'nope', 'in_progress', T1)).toThrow(
+      'ledger has no entry for task call "nope" (entries: q)',
+    );
+  });
+
+  it('counts queued entries on their own', () => {
+    const ledger = startEntry(queued, start('r'), T0);
+    expect(countByStatus(ledger, 'run-1')).toMatchObject({ queued: 1, in_progress: 1 });
+  });
+
+  it('tells the lead that a queued delegation is waiting for an execution slot', () => {
+    const ledger = startEntry(queued, start('r', { description: 'Read the spec' }), T1);
+    const lines = renderLedgerForPrompt(ledger, 10_000).split('\n');
+    expect(lines.slice(1)).toEqual([
+      '- [in_progress] general-purpose "Read the spec" — still running.',
+      '- [queued] general-purpose "Task q" — waiting for an execution slot.',
+    ]);
   });
 });
 
