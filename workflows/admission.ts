@@ -245,13 +245,14 @@ export class Slots {
     return [...new Set([...this.running, ...this.queued].map((entry) => entry.owner))];
   }
 
-  /** Gives back every slot and request of owners that have closed. */
+  /** Gives back every slot and request of owners that have closed, then grants what now fits. */
   reclaim(closedOwners: readonly string[], now: number): void {
     const closed = new Set(closedOwners);
-    for (const holder of this.running.filter((entry) => closed.has(entry.owner))) {
-      this.release(holder.slot, now, true);
-    }
+    // Their requests leave the queue first: a freed slot must not go to an owner that is gone.
     for (const waiting of this.queued.filter((entry) => closed.has(entry.owner))) this.dequeue(waiting.slot);
+    const kept = this.running.filter((holder) => !closed.has(holder.owner));
+    this.counters.reclaimed += this.running.length - kept.length;
+    this.running = kept;
     this.grantWhatFits(now);
   }
 

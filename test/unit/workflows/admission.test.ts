@@ -312,10 +312,7 @@ describe('Slots: reclaiming the slots of closed owners', () => {
     expect(slots.state()).toEqual(before);
   });
 
-  // BUG (workflows/admission.ts, Slots.reclaim, lines 251-254): the held slots are released one by one through
-  // release(), whose grantWhatFits() runs before the closed owner's queued requests are dequeued, so a freed
-  // slot is granted to the closed owner's own waiting request (x2 here) instead of to ownerY's (y2).
-  it.skip('never grants a freed slot to a waiting request of the owner being reclaimed', () => {
+  it('never grants a freed slot to a waiting request of the owner being reclaimed', () => {
     const { slots, heard } = semaphore({ max_running: 2 });
     slots.acquire(req('x1', { owner: 'ownerX', fairness_key: 'run-X' }), T0);
     slots.acquire(req('y1', { owner: 'ownerY', fairness_key: 'run-Y' }), T0);
