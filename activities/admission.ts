@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
+  ADMISSION_WORKFLOW_TASK_TIMEOUT,
   ADMISSION_WORKFLOW_TYPE,
   admissionWorkflowId,
   declareWorkerSignal,
@@ -56,6 +57,7 @@ export async function declareAdmission(client: Client, declaration: AdmissionDec
     args: [{ settings }],
     signal: declareWorkerSignal,
     signalArgs: [{ identity, settings, at: new Date().toISOString() }],
+    workflowTaskTimeout: ADMISSION_WORKFLOW_TASK_TIMEOUT,
     staticSummary: `Subagent admission for task queue ${taskQueue}`,
     staticDetails: `Started with ${describeAdmission(settings)}. The newest worker's settings are in force.`,
   });

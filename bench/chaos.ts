@@ -76,6 +76,7 @@ async function main(): Promise<void> {
       seed,
       // Generous: a kill costs a run seconds, not minutes.
       deadlineMs: (kills * killEveryMs[1] + 120_000) * 2,
+      maxRunning: 12,
       log,
     });
 

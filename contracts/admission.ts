@@ -38,6 +38,12 @@ export function admissionWorkflowId(taskQueue: string): string {
 
 export const ADMISSION_WORKFLOW_TYPE = 'admissionWorkflow';
 
+/**
+ * Every delegation of the task queue waits on the admission workflow, and its tasks take milliseconds: a task
+ * lost with a killed worker goes to another after this, not after the default 10 s.
+ */
+export const ADMISSION_WORKFLOW_TASK_TIMEOUT = '2 seconds';
+
 /** The exact text of a refusal when the slots and the queue are taken (or the policy is `reject`). */
 export function capacityFullText(running: number, queued: number): string {
   return `Subagent execution capacity is full (${running} running, ${queued} queued)`;

@@ -12,7 +12,7 @@
 import {
   allHandlersFinished,
   condition,
-  continueAsNew,
+  makeContinueAsNewFunc,
   getExternalWorkflowHandle,
   log,
   proxyActivities,
@@ -23,6 +23,7 @@ import {
 import type { AdmissionActivities } from '../activities/admission';
 import {
   ADMISSION_WORKERS_MEMO,
+  ADMISSION_WORKFLOW_TASK_TIMEOUT,
   acquireSlotSignal,
   admissionAnswerSignal,
   admissionStateQuery,
@@ -343,7 +344,10 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     else await condition(predicate, Math.max(1, armed - now));
   }
   await condition(allHandlersFinished);
-  return await continueAsNew<typeof admissionWorkflow>({ settings: slots.settings, carry: slots.carry() });
+  const continueAsNew = makeContinueAsNewFunc<typeof admissionWorkflow>({
+    workflowTaskTimeout: ADMISSION_WORKFLOW_TASK_TIMEOUT,
+  });
+  return await continueAsNew({ settings: slots.settings, carry: slots.carry() });
 }
 
 function wantsContinueAsNew(): boolean {

@@ -8,11 +8,12 @@
  * Afterwards each run is checked from the outside: its result and ledger, the child starts in its history
  * (every continue-as-new execution included), and the journal lines against what each append call reported.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import { admissionStateQuery, admissionWorkflowId } from '../../contracts/admission';
 import type { LeadRunResult } from '../../contracts/lead';
 import { subagentStepsQuery } from '../../contracts/queries';
 import { leadRunWorkflow } from '../../workflows/lead-run';
@@ -52,6 +53,8 @@ export interface ChaosOptions {
   seed: number;
   /** Runs not finished by then are reported as such instead of awaited. */
   deadlineMs: number;
+  /** The workers' `subagent_runtime.max_running`: the admission bound the kills must not break or leak. */
+  maxRunning: number;
   log?: (line: string) => void;
 }
 
@@ -167,7 +170,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const random = seededRandom(options.seed);
   const dir = tempDir('chaos');
   const scriptFile = writeScript(dir, chaosScript(options.modelDelayMs));
-  const fleet = new WorkerFleet(options.workers, options.workerCount);
+  const config = join(dir, 'worker-config.yaml');
+  writeFileSync(config, `subagent_runtime:\n  max_running: ${options.maxRunning}\n`);
+  const fleet = new WorkerFleet(
+    { ...options.workers, env: { ...options.workers.env, SUBAGENTS_CONFIG: config } },
+    options.workerCount,
+  );
   const started = Date.now();
   const deadline = started + options.deadlineMs;
   await fleet.start();
@@ -224,6 +232,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const batch = runs.slice(i, i + CHECKS_AT_ONCE);
       checked.push(...(await Promise.all(batch.map((run) => checkRun(options.client, run)))));
     }
+    const admissionViolations = await checkAdmission(options.client, options.workers.taskQueue, runs);
     const recoveries: Recoveries = noRecoveries();
     for (const check of checked) {
       for (const key of Object.keys(recoveries) as (keyof Recoveries)[])
@@ -236,11 +245,27 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       runs,
       appends: checked.flatMap((check) => check.appends),
       recoveries,
-      violations: checked.flatMap((check) => check.violations),
+      violations: [...checked.flatMap((check) => check.violations), ...admissionViolations],
     };
   } finally {
     await fleet.stop();
   }
+}
+
+/** No slot outlives the runs: once every run has ended, nothing is held or queued at admission. */
+async function checkAdmission(client: Client, taskQueue: string, runs: readonly ChaosRun[]): Promise<string[]> {
+  if (runs.some((run) => run.result === undefined)) return [];
+  const state = await client.workflow
+    .getHandle(admissionWorkflowId(taskQueue))
+    .query(admissionStateQuery);
+  const problems: string[] = [];
+  if (state.running.length > 0) {
+    problems.push(`admission: ${state.running.length} slots still held after every run ended`);
+  }
+  if (state.queued.length > 0) {
+    problems.push(`admission: ${state.queued.length} requests still queued after every run ended`);
+  }
+  return problems;
 }
 
 async function executeRun(

@@ -35,6 +35,8 @@ it('keeps every promise while workers are SIGKILLed at random: 20 runs × 3 suba
       modelDelayMs: 600,
       seed,
       deadlineMs: 140_000,
+      // Below the 21 subagents the lanes would run at once: admission bounds them under the kills too.
+      maxRunning: 12,
     });
     const failed = report.appends.filter((a) => a.reported === 'failed');
     const r = report.recoveries;
