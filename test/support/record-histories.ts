@@ -12,6 +12,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { admissionWorkflowId } from '../../contracts/admission';
 import { leadStatusQuery } from '../../contracts/lead';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -119,6 +120,23 @@ export const SCENARIOS: Record<string, Scenario> = {
           ],
         },
         childAnswers,
+      ],
+    },
+  },
+  // Five children through the recorder's worker's three slots: two wait in the admission queue.
+  'lead-admission-queued': {
+    workflow: 'leadRunWorkflow',
+    config: { subagent_runtime: { max_running: 5 } },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: ['a', 'b', 'c', 'd', 'e'].map((id) => task(id)), usage },
+            { content: 'Combined.', usage },
+          ],
+        },
+        { ...childAnswers, turns: [{ content: 'Part done.', usage, delay_ms: 300 }] },
       ],
     },
   },
@@ -387,6 +405,16 @@ async function main(): Promise<void> {
           `${name}: ${JSON.stringify({ status: result.status, stop_reason: result.stop_reason })}\n`,
         );
       }
+      // The task queue's admission workflow, as every recorded delegation left it (it is still running).
+      const admission = admissionWorkflowId(taskQueue);
+      const file = 'admission-workflow.json';
+      const { stdout: exported } = await promisify(execFile)(
+        cli,
+        ['workflow', 'show', '--workflow-id', admission, '--address', server.address, '--output', 'json'],
+        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+      );
+      writeFileSync(join(histories, file), scrub(exported, [[hostname(), 'recorder']]));
+      index[file] = admission;
     });
     writeFileSync(join(histories, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
   } finally {
