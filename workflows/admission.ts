@@ -53,6 +53,8 @@ export const ADMISSION_HISTORY_EVENTS = 2_000;
 
 export interface AdmissionWorkflowInput {
   settings: AdmissionSettings;
+  /** Continue as new past this many events (default ADMISSION_HISTORY_EVENTS; lower in tests). */
+  history_events?: number;
   /** Set when the workflow continues as new. */
   carry?: AdmissionCarry;
 }
@@ -298,15 +300,20 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   const changed = () => {
     if (deadline(Date.now()) < armed) wake = true;
   };
+  // Answers not yet delivered. The server drops a signal whose sender has closed, so the workflow continues as
+  // new only once every answer it sent has arrived.
+  const sending = new Set<Promise<void>>();
   const slots: Slots = new Slots(input, (owner, answer) => {
-    // An owner that cannot be told has closed: its slot, or its place in the queue, goes back.
-    getExternalWorkflowHandle(owner)
+    const sent = getExternalWorkflowHandle(owner)
       .signal(admissionAnswerSignal, answer)
       .catch(() => {
+        // An owner that cannot be told has closed: its slot, or its place in the queue, goes back.
         if (answer.outcome === 'refused') return;
         slots.release(answer.slot, Date.now(), answer.outcome === 'granted');
         changed();
-      });
+      })
+      .finally(() => sending.delete(sent));
+    sending.add(sent);
   });
   setHandler(admissionStateQuery, () => slots.state());
   setHandler(acquireSlotSignal, (request) => {
@@ -336,23 +343,27 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
       sweepAt = Date.now() + ADMISSION_SWEEP_INTERVAL_MS;
       continue;
     }
-    if (wantsContinueAsNew()) break;
+    if (wantsContinueAsNew(input.history_events)) break;
     armed = deadline(now);
     wake = false;
-    const predicate = () => wake || wantsContinueAsNew();
+    const predicate = () => wake || wantsContinueAsNew(input.history_events);
     if (armed === Infinity) await condition(predicate);
     else await condition(predicate, Math.max(1, armed - now));
   }
-  await condition(allHandlersFinished);
+  await condition(() => sending.size === 0 && allHandlersFinished());
   const continueAsNew = makeContinueAsNewFunc<typeof admissionWorkflow>({
     workflowTaskTimeout: ADMISSION_WORKFLOW_TASK_TIMEOUT,
   });
-  return await continueAsNew({ settings: slots.settings, carry: slots.carry() });
+  return await continueAsNew({
+    settings: slots.settings,
+    carry: slots.carry(),
+    ...(input.history_events !== undefined && { history_events: input.history_events }),
+  });
 }
 
-function wantsContinueAsNew(): boolean {
+function wantsContinueAsNew(historyEvents = ADMISSION_HISTORY_EVENTS): boolean {
   const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historyLength >= ADMISSION_HISTORY_EVENTS;
+  return info.continueAsNewSuggested || info.historyLength >= historyEvents;
 }
 
 async function sweep(slots: Slots): Promise<void> {

@@ -20,6 +20,7 @@ import {
 } from '../../contracts/admission';
 import type { TaskEvent } from '../../contracts/events';
 import { leadEventsQuery, leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
+import { admissionWorkflow } from '../../workflows/admission';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import {
   startProjectWorkerProcess,
@@ -344,5 +345,40 @@ describe('admission', () => {
     } finally {
       for (const worker of workers) worker.kill('SIGKILL');
     }
+  });
+});
+
+describe('the admission workflow', () => {
+  it('continues as new as its history grows, keeping its slots, queue, rotation and counters', async () => {
+    const taskQueue = uniqueTaskQueue('admission-continued');
+    const client = testClient();
+    const settings = admission({ max_running: 1 });
+    // Started before the worker declares itself (which then only signals it), with a short history.
+    const semaphore = await client.workflow.start(admissionWorkflow, {
+      taskQueue,
+      workflowId: admissionWorkflowId(taskQueue),
+      args: [{ settings, history_events: 40 }],
+    });
+    const result = await withProjectWorker(
+      taskQueue,
+      async () => (await startLead(taskQueue, 'lead', fanOut(['a', 'b', 'c', 'd', 'e', 'f'], 200))).result(),
+      settings,
+    );
+    expect(result.ledger.map((e) => e.status)).toEqual(Array(6).fill('completed'));
+    // Every answer arrived when it was sent: none waited for the request to be sent again (a minute later).
+    const leadHistory = (await client.workflow.getHandle(`${taskQueue}-lead`).fetchHistory()).events ?? [];
+    expect(leadHistory.filter((e) => e.timerFiredEventAttributes)).toEqual([]);
+    const executed = await spans(
+      client,
+      result.ledger.map((e) => e.workflow_id),
+    );
+    expect(mostAtOnce(executed)).toBe(1);
+    const latest = client.workflow.getHandle(admissionWorkflowId(taskQueue));
+    expect((await latest.describe()).runId).not.toBe(semaphore.firstExecutionRunId);
+    // The counters span every execution: nothing was lost at a continue-as-new.
+    const state = await withProjectWorker(taskQueue, () => latest.query(admissionStateQuery), settings);
+    expect(state.counters).toMatchObject({ granted: 6, released: 6, queued: 5 });
+    expect(state.running).toEqual([]);
+    expect(state.queued).toEqual([]);
   });
 });
