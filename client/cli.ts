@@ -47,6 +47,8 @@ Options:
                             task calls one response may make; for worker, the bound it declares to
                             every run on its task queue
   --max-total N             delegations per run, 1–50 (subagents.max_total_per_run)
+  --fairness-key KEY        runs with one key share one turn at admission (lead.fairness_key;
+                            default: each run its own)
   --workspace DIR           the run's workspace (default: workspace.root/<run-id>)
   --address HOST:PORT, --namespace NS, --task-queue Q
                             the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and

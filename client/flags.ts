@@ -28,6 +28,7 @@ export const RUN_FLAGS: FlagSpec = {
   model: { type: 'string' },
   'max-running': { type: 'string' },
   'max-total': { type: 'string' },
+  'fairness-key': { type: 'string' },
   workspace: { type: 'string' },
 };
 
@@ -44,6 +45,7 @@ const RUN_ONLY_REASONS: Readonly<Record<string, string>> = {
   model: 'the run chooses the model',
   'max-running': 'the run sets its delegation limits; a worker declares it for admission',
   'max-total': 'the run sets its delegation limits',
+  'fairness-key': 'the run takes its turn at admission',
   workspace: 'the run chooses its workspace',
   'prompt-file': 'the run takes the prompt',
 };
@@ -106,6 +108,7 @@ const SETTING_FLAGS: Readonly<Record<string, readonly [section: string, key: str
   address: ['temporal', 'address'],
   namespace: ['temporal', 'namespace'],
   'task-queue': ['temporal', 'task_queue'],
+  'fairness-key': ['lead', 'fairness_key'],
 };
 
 const NUMBER_FLAGS: readonly string[] = ['max-running', 'max-total'];

@@ -29,6 +29,11 @@ export interface DelegationLimitSettings {
   /** Deepest delegation allowed: a child's depth is its parent's plus one; 0 allows none. */
   max_depth: number;
   provider: SubagentProvider;
+  /**
+   * Admission slots rotate between fairness keys: runs that share one (a tenant) share one turn. Absent: the
+   * lead run's id, so each run has its own. Nested delegations use their lead's.
+   */
+  fairness_key?: string;
 }
 
 export interface LeadRunInput {

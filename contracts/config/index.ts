@@ -134,6 +134,7 @@ const lead = section('lead', {
   max_turns: wholeNumber(1).default(100),
   timeout_seconds: seconds.optional(),
   token_budget: tokenBudgetSection('lead.token_budget').optional(),
+  fairness_key: text.optional(),
 });
 
 const sandbox = section('sandbox', {

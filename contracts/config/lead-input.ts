@@ -33,6 +33,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
       max_total_per_run: subagents.max_total_per_run,
       max_depth: subagents.max_depth,
       provider: subagents.provider,
+      ...(config.lead.fairness_key !== undefined && { fairness_key: config.lead.fairness_key }),
     },
     depth: 0,
   };

@@ -82,8 +82,6 @@ export interface DelegatorOptions {
   ledger?: LedgerEntry[];
   /** The event log so far (continue-as-new). */
   events?: TaskEvent[];
-  /** Slots rotate between fairness keys at admission; default: the lead run's id (one key per run). */
-  fairnessKey?: string;
 }
 
 export class Delegator {
@@ -198,7 +196,7 @@ export class Delegator {
       {
         slot,
         owner: workflowInfo().workflowId,
-        fairness_key: this.options.fairnessKey ?? this.options.runId,
+        fairness_key: this.options.limits.fairness_key ?? this.options.runId,
         label: label.length > SLOT_LABEL_MAX_CHARS ? `${label.slice(0, SLOT_LABEL_MAX_CHARS - 1)}…` : label,
       },
       (running, queued) => {

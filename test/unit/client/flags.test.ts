@@ -70,6 +70,17 @@ describe('run flags', () => {
     ).toBe(2);
   });
 
+  it('--fairness-key puts the run in a tenant’s turn at admission; without it each run has its own', () => {
+    const input = (args: string[], file: Record<string, unknown> = {}) =>
+      buildLeadRunInput(configWith(args, file), { prompt: 'Go.', workspace: '/srv/project' });
+    expect(input([]).limits.fairness_key).toBeUndefined();
+    expect(input(['--fairness-key', 'team-a']).limits.fairness_key).toBe('team-a');
+    expect(input([], { lead: { fairness_key: 'team-b' } }).limits.fairness_key).toBe('team-b');
+    expect(
+      input(['--fairness-key', 'team-a'], { lead: { fairness_key: 'team-b' } }).limits.fairness_key,
+    ).toBe('team-a');
+  });
+
   it('refuses values the config refuses, with the config’s message under the flag’s name', () => {
     expect(problemsOf(['--max-total', '80'])).toEqual(['--max-total: 80 is out of range (1–50)']);
     expect(problemsOf(['--max-running', '2.5'])).toEqual([

@@ -26,7 +26,7 @@ const lead = (): LeadRunInput =>
 
 const histories = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'histories');
 
-/** Each recorded history's workflow input, decoded (json/plain payloads). */
+/** Each recorded lead's and subagent's workflow input, decoded (json/plain payloads). */
 function recordedInputs(): [string, string, unknown][] {
   return readdirSync(histories)
     .filter((file) => file.endsWith('.json') && file !== 'index.json')
@@ -42,8 +42,9 @@ function recordedInputs(): [string, string, unknown][] {
       const started = history.events[0].workflowExecutionStartedEventAttributes;
       if (!started) throw new Error(`${file}: the first event is not the start`);
       const data = Buffer.from(started.input.payloads[0].data, 'base64').toString('utf8');
-      return [file, started.workflowType.name, JSON.parse(data) as unknown];
-    });
+      return [file, started.workflowType.name, JSON.parse(data) as unknown] as [string, string, unknown];
+    })
+    .filter(([, type]) => type === 'leadRunWorkflow' || type === 'subagentWorkflow');
 }
 
 describe('workflow input schemas', () => {
