@@ -8,13 +8,12 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { declareAdmission } from '../activities/admission';
 import {
-  ADMISSION_WORKERS_MEMO,
+  admissionStateQuery,
   admissionWorkflowId,
   declareWorkerSignal,
   describeAdmission,
   sameAdmissionSettings,
   type AdmissionSettings,
-  type WorkerDeclaration,
 } from '../contracts/admission';
 
 /** A poller seen this recently is a live worker (a long poll lasts about a minute). */
@@ -26,18 +25,6 @@ export interface WorkerAdmission {
   taskQueue: string;
   settings: AdmissionSettings;
   identity: string;
-}
-
-/** The declarations the admission workflow holds, from its memo (none when it does not exist yet). */
-async function declarations(client: Client, taskQueue: string): Promise<WorkerDeclaration[]> {
-  try {
-    const description = await client.workflow.getHandle(admissionWorkflowId(taskQueue)).describe();
-    if (description.status.name !== 'RUNNING') return [];
-    const workers = description.memo?.[ADMISSION_WORKERS_MEMO];
-    return Array.isArray(workers) ? (workers as WorkerDeclaration[]) : [];
-  } catch {
-    return [];
-  }
 }
 
 /** Identities that polled the task queue's workflow tasks within the last LIVE_POLLER_MS. */
@@ -56,15 +43,20 @@ async function livePollers(client: Client, namespace: string, taskQueue: string)
   return live;
 }
 
-/**
- * Declares this worker's settings (they are in force from now on for every run on the task queue) and
- * returns a warning line for each other live worker that declared different ones.
- */
-export async function declareWorkerAdmission(worker: WorkerAdmission): Promise<string[]> {
-  const { client, namespace, taskQueue, settings, identity } = worker;
-  const before = await declarations(client, taskQueue);
+/** Declares this worker's settings: they are in force from now on for every run on the task queue. */
+export async function declareWorkerAdmission(worker: WorkerAdmission): Promise<void> {
+  const { client, taskQueue, settings, identity } = worker;
   await declareAdmission(client, { taskQueue, settings, identity });
-  const differing = before.filter(
+}
+
+/**
+ * Once the worker runs (the admission workflow has then taken its declaration): a warning line for each other
+ * live worker that declared different settings.
+ */
+export async function disagreeingWorkers(worker: WorkerAdmission): Promise<string[]> {
+  const { client, namespace, taskQueue, settings, identity } = worker;
+  const state = await client.workflow.getHandle(admissionWorkflowId(taskQueue)).query(admissionStateQuery);
+  const differing = state.workers.filter(
     (other) => other.identity !== identity && !other.left && !sameAdmissionSettings(other.settings, settings),
   );
   if (differing.length === 0) return [];

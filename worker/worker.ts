@@ -17,7 +17,12 @@ import { warmUpModelProviders } from '../activities/model';
 import { DEFAULT_ADMISSION_SETTINGS, type AdmissionSettings } from '../contracts/admission';
 import type { PayloadSettings } from '../contracts/config/payloads';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
-import { declareWorkerAdmission, withdrawWorkerAdmission, type WorkerAdmission } from './admission';
+import {
+  declareWorkerAdmission,
+  disagreeingWorkers,
+  withdrawWorkerAdmission,
+  type WorkerAdmission,
+} from './admission';
 import { projectDataConverter } from './payloads/data-converter';
 import { waitProgress, type WaitProgress } from './wait-progress';
 
@@ -111,11 +116,26 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     ...options.tuning,
     identity,
   });
-  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
-  for (const line of await declared) say(line);
+  await declared;
   admissions.set(worker, admission);
+  // Once it runs, the worker says whether a live worker declared other settings (never fails, never waits).
+  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  void whenRunning(worker)
+    .then((running) => (running ? disagreeingWorkers(admission) : []))
+    .then((lines) => lines.forEach((line) => say(line)))
+    .catch(() => undefined);
   await warmUp;
   return worker;
+}
+
+/** Resolves true once the worker polls, false if it stops first. */
+async function whenRunning(worker: Worker): Promise<boolean> {
+  for (;;) {
+    const state = worker.getState();
+    if (state === 'RUNNING') return true;
+    if (state === 'STOPPED' || state === 'FAILED' || state === 'DRAINED') return false;
+    await new Promise((resolve) => setTimeout(resolve, 100).unref());
+  }
 }
 
 /** After a clean shutdown: the worker's admission settings no longer speak for a live worker. */

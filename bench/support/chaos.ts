@@ -253,11 +253,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 }
 
 /** No slot outlives the runs: once every run has ended, nothing is held or queued at admission. */
-async function checkAdmission(client: Client, taskQueue: string, runs: readonly ChaosRun[]): Promise<string[]> {
+async function checkAdmission(
+  client: Client,
+  taskQueue: string,
+  runs: readonly ChaosRun[],
+): Promise<string[]> {
   if (runs.some((run) => run.result === undefined)) return [];
-  const state = await client.workflow
-    .getHandle(admissionWorkflowId(taskQueue))
-    .query(admissionStateQuery);
+  const state = await client.workflow.getHandle(admissionWorkflowId(taskQueue)).query(admissionStateQuery);
   const problems: string[] = [];
   if (state.running.length > 0) {
     problems.push(`admission: ${state.running.length} slots still held after every run ended`);

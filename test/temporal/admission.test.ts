@@ -22,8 +22,14 @@ import type { TaskEvent } from '../../contracts/events';
 import { leadEventsQuery, leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { admissionWorkflow } from '../../workflows/admission';
 import { leadRunWorkflow } from '../../workflows/lead-run';
+import { NativeConnection } from '@temporalio/worker';
+import { workerIdentity } from '../../bench/support/chaos-workers';
+import { createProjectWorker } from '../../worker/worker';
 import {
   startProjectWorkerProcess,
+  testAddress,
+  testNamespace,
+  testWorkflowBundle,
   uniqueTaskQueue,
   useTestClient,
   waitFor,
@@ -253,12 +259,13 @@ describe('admission', () => {
     const { a, b } = await withProjectWorker(
       taskQueue,
       async () => {
-        const runA = await startLead(taskQueue, 'A', fanOut(flood, 150));
-        await waitFor('run A to hold the slot and queue the rest', async () => {
+        const runA = await startLead(taskQueue, 'A', fanOut(flood, 400));
+        // Run A has asked for all twenty: one runs, nineteen wait (whatever has finished since).
+        await waitFor('run A to queue the rest', async () => {
           const state = await admissionState(client, taskQueue);
-          return state.running.length === 1 && state.queued.length === 19;
+          return state.counters.queued === 19;
         });
-        const runB = await startLead(taskQueue, 'B', fanOut(['b1', 'b2'], 150));
+        const runB = await startLead(taskQueue, 'B', fanOut(['b1', 'b2'], 400));
         return { a: await runA.result(), b: await runB.result() };
       },
       admission({ max_running: 1 }),
@@ -380,5 +387,51 @@ describe('the admission workflow', () => {
     expect(state.counters).toMatchObject({ granted: 6, released: 6, queued: 5 });
     expect(state.running).toEqual([]);
     expect(state.queued).toEqual([]);
+  });
+});
+
+describe('workers that disagree', () => {
+  it('says so when a worker starts with settings other than a live worker’s, and the newest are in force', async () => {
+    const taskQueue = uniqueTaskQueue('admission-disagree');
+    const client = testClient();
+    const dir = tempDir('admission-disagree');
+    const config = join(dir, 'config.yaml');
+    writeFileSync(config, 'subagent_runtime:\n  max_running: 2\n');
+    const first = await startProjectWorkerProcess(taskQueue, { SUBAGENTS_CONFIG: config });
+    try {
+      const said: string[] = [];
+      const connection = await NativeConnection.connect({ address: testAddress() });
+      try {
+        const second = await createProjectWorker({
+          connection,
+          namespace: testNamespace(),
+          taskQueue,
+          workflowBundlePath: testWorkflowBundle(),
+          admission: admission({ max_running: 5 }),
+          say: (line) => said.push(line),
+        });
+        await second.runUntil(async () => {
+          await waitFor('the new settings in force', async () => {
+            return (await admissionState(client, taskQueue)).settings.max_running === 5;
+          });
+          await waitFor('the worker to say it replaced a live worker’s settings', () => said.length > 0);
+        });
+      } finally {
+        await connection.close();
+      }
+      expect(said).toEqual([
+        `admission: worker ${workerIdentity(first.pid!)} declared max_running 2, max_queued 64, policy queue, ` +
+          "queue timeout 300 s; this worker's max_running 5, max_queued 64, policy queue, queue timeout 300 s " +
+          `now apply to every run on task queue "${taskQueue}". Give every worker of a task queue the same ` +
+          'subagent_runtime.',
+      ]);
+      const state = await admissionState(client, taskQueue);
+      expect(state.workers.map((worker) => [worker.identity, worker.settings.max_running])).toEqual([
+        [workerIdentity(first.pid!), 2],
+        [expect.any(String), 5],
+      ]);
+    } finally {
+      first.kill('SIGKILL');
+    }
   });
 });
