@@ -89,9 +89,6 @@ export interface WorkerDeclaration {
   /** Set when the worker shuts down: it no longer runs with these settings. */
   left?: true;
 }
-
-/** The memo key under which the admission workflow keeps the workers' declarations (readable with no worker). */
-export const ADMISSION_WORKERS_MEMO = 'admission_workers';
 export const declareWorkerSignal = defineSignal<[WorkerDeclaration]>('admission_declare_worker');
 
 export interface SlotHolder {

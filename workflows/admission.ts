@@ -17,12 +17,10 @@ import {
   log,
   proxyActivities,
   setHandler,
-  upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission';
 import {
-  ADMISSION_WORKERS_MEMO,
   ADMISSION_WORKFLOW_TASK_TIMEOUT,
   acquireSlotSignal,
   admissionAnswerSignal,
@@ -326,8 +324,6 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   });
   setHandler(declareWorkerSignal, (declaration) => {
     slots.declare(declaration, Date.now());
-    // Kept where a starting worker can read it without a worker running: the memo.
-    upsertMemo({ [ADMISSION_WORKERS_MEMO]: slots.workers });
     changed();
   });
 
