@@ -65,6 +65,8 @@ const TYPE_MAX_WIDTH = 20;
 /** Below this a description is no longer worth shrinking for; the line is clipped instead. */
 const DESCRIPTION_MIN_WIDTH = 10;
 const SEPARATOR = ' · ';
+/** A wait for an execution slot shorter than this is not worth a word. */
+const WAIT_SHOWN_MS = 1000;
 
 const RUN_STOP_LABELS: Record<RunStopReason, string> = {
   ...STOP_REASON_LABELS,
@@ -297,12 +299,16 @@ function childRow(entry: LedgerEntry, progress: TaskProgress | undefined, now: n
   const usage = running
     ? (progress?.token_usage ?? entry.token_usage)
     : (entry.token_usage ?? progress?.token_usage);
-  const started = Date.parse(entry.created_at);
+  // A child's time counts from its start; the wait for an execution slot before it is shown on its own.
+  const created = Date.parse(entry.created_at);
+  const started = entry.started_at === undefined ? created : Date.parse(entry.started_at);
   const ended = running ? now : Date.parse(entry.updated_at);
+  const waited = started - created;
   const rest = [
     progress === undefined ? undefined : plural(progress.turns, 'turn'),
     tokens(usage),
     Number.isNaN(started) || Number.isNaN(ended) ? undefined : formatDuration(ended - started),
+    waited >= WAIT_SHOWN_MS ? `waited ${formatDuration(waited)}` : undefined,
   ].filter((part): part is string => part !== undefined);
   return {
     entry,

@@ -31,6 +31,8 @@ export interface LedgerEntry {
   token_usage?: TokenUsage;
   /** ISO 8601, from the workflow clock. */
   created_at: string;
+  /** When its child started, after waiting for a slot from `created_at` (absent: not started, or no admission). */
+  started_at?: string;
   updated_at: string;
   /** The child workflow's id. */
   workflow_id: string;

@@ -99,7 +99,9 @@ export function applyAdmission(
   now: string,
 ): LedgerEntry[] {
   return replaceEntry(ledger, id, (entry) =>
-    entry.status === status ? entry : { ...entry, status, updated_at: now },
+    entry.status === status
+      ? entry
+      : { ...entry, status, ...(status === 'in_progress' && { started_at: now }), updated_at: now },
   );
 }
 

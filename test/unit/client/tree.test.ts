@@ -53,6 +53,26 @@ function runningSnapshot(): TreeSnapshot {
 }
 
 describe('renderTree', () => {
+  it('shows a queued delegation waiting, and a started one timed from its start with the wait beside', () => {
+    const snapshot: TreeSnapshot = {
+      run_id: 'run-1',
+      lead: { state: 'running', turns: 1, started_at_ms: T0 },
+      ledger: [
+        entry('a', { status: 'queued', description: 'Wait' }, 0),
+        entry('b', { status: 'in_progress', description: 'Ran', started_at: at(5) }, 0),
+        entry('c', { status: 'completed', description: 'Done', started_at: at(0.2) }, 0, 2),
+        entry('d', { status: 'failed', description: 'Refused', admission_failure: true }, 0, 3),
+      ],
+      progress: {},
+    };
+    expect(renderTree(snapshot, { now: T0 + 8_000, color: false }).slice(2)).toEqual([
+      '├─ ⋯ general-purpose  Wait     queued · 8.0s',
+      '├─ ⠿ general-purpose  Ran      running · 3.0s · waited 5.0s',
+      '├─ ✓ general-purpose  Done     completed · 1.8s',
+      '└─ ✗ general-purpose  Refused  failed · 3.0s',
+    ]);
+  });
+
   it('draws a running run: the link, the lead, then one aligned row per subagent', () => {
     expect(renderTree(runningSnapshot(), { now: T0 + 12_300, color: false })).toEqual([
       'run run-1  http://localhost:8233/namespaces/default/workflows/run-1',

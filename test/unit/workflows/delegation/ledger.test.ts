@@ -182,9 +182,9 @@ describe('admission: entries waiting for an execution slot', () => {
     expect(isTerminal('failed')).toBe(true);
   });
 
-  it('moves a queued entry to in_progress when its slot is granted, and a repeat changes nothing', () => {
+  it('moves a queued entry to in_progress when its child starts (started_at), and a repeat changes nothing', () => {
     const running = applyAdmission(queued, 'q', 'in_progress', T1);
-    expect(running).toEqual([{ ...queued[0], status: 'in_progress', updated_at: T1 }]);
+    expect(running).toEqual([{ ...queued[0], status: 'in_progress', started_at: T1, updated_at: T1 }]);
     expect(applyAdmission(running, 'q', 'in_progress', T2)).toEqual(running);
     expect(queued[0].status).toBe('queued');
   });
