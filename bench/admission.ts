@@ -9,8 +9,10 @@
  *     the acquire signal → the child's StartChildWorkflowExecutionInitiated (what admission adds before a child
  *     starts), and the child's close → the release acknowledged (what it adds after);
  *   - throughput: 10 leads × 20 delegations through `max_running: 3`, children answering after 200 ms; wall
- *     time against the ideal (200 / 3 × a child's own start-to-close), and the most children executing at once
- *     (first model call started → close) from their histories.
+ *     time against the ideal (200 / 3 × a child's own start-to-close), the most children executing at once
+ *     (first model call started → close) from their histories, how much of the time the slots were in use, and
+ *     the admission workflow's own load: events and workflow tasks per delegation, and the answers it sent in
+ *     the task that continued as new (the server drops them: their delegation waits for its resend).
  * Alone (`node dist/bench/admission.js`) it also runs the delegation-overhead benchmark, for the total a
  * delegation costs with admission in it.
  */
@@ -184,9 +186,17 @@ function leadTimes(events: HistoryEvent[]): Map<string, LeadTimes> {
 
 /** What the admission workflow's histories say: per slot, when it heard and answered; and its own load. */
 interface AdmissionTimes {
+  /** Per slot, the first time (a request heard nothing for a minute is sent again, and answered again). */
   acquireReceived: Map<string, number>;
   grantSent: Map<string, number>;
   releaseReceived: Map<string, number>;
+  /** Requests received again: the delegating workflow never heard the answer. */
+  resentAcquires: number;
+  /**
+   * Answers sent in the workflow task that continued as new: the server drops a signal whose sender has
+   * closed, so the delegation hears nothing until it sends its request again (ADMISSION_RESEND_MS).
+   */
+  answersAtContinueAsNew: number;
   executions: number;
   events: number;
   /** Its workflow tasks, started → completed. */
@@ -202,6 +212,8 @@ async function admissionTimes(
     acquireReceived: new Map(),
     grantSent: new Map(),
     releaseReceived: new Map(),
+    resentAcquires: 0,
+    answersAtContinueAsNew: 0,
     executions: 0,
     events: 0,
     tasks: [],
@@ -211,23 +223,37 @@ async function admissionTimes(
     const byId = new Map(events.map((e) => [Number(e.eventId), e]));
     out.executions += 1;
     out.events += events.length;
+    const first = (map: Map<string, number>, slot: string, time: number) => {
+      if (!map.has(slot)) map.set(slot, time);
+    };
+    const continuedAsNew = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes !== undefined;
+    let lastTaskCompleted = 0;
     for (const e of events) {
       const signalIn = e.workflowExecutionSignaledEventAttributes;
       const slotIn = signalIn ? firstArg<{ slot?: string }>(signalIn.input)?.slot : undefined;
       if (slotIn !== undefined && signalIn?.signalName === 'admission_acquire') {
-        out.acquireReceived.set(slotIn, at(e));
+        if (out.acquireReceived.has(slotIn)) out.resentAcquires += 1;
+        first(out.acquireReceived, slotIn, at(e));
       }
       if (slotIn !== undefined && signalIn?.signalName === 'admission_release') {
-        out.releaseReceived.set(slotIn, at(e));
+        first(out.releaseReceived, slotIn, at(e));
       }
       const signalOut = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
       if (signalOut?.signalName === 'admission_answer') {
         const answer = firstArg<{ slot: string; outcome: string }>(signalOut.input);
-        if (answer?.outcome === 'granted') out.grantSent.set(answer.slot, at(e));
+        if (answer?.outcome === 'granted') first(out.grantSent, answer.slot, at(e));
       }
       const completed = e.workflowTaskCompletedEventAttributes;
       const started = completed && byId.get(Number(completed.startedEventId));
       if (started) out.tasks.push([at(started), at(e)]);
+      if (completed) lastTaskCompleted = Number(e.eventId);
+    }
+    if (continuedAsNew) {
+      out.answersAtContinueAsNew += events.filter(
+        (e) =>
+          Number(e.eventId) > lastTaskCompleted &&
+          e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'admission_answer',
+      ).length;
     }
   }
   return out;
@@ -526,8 +552,12 @@ async function throughput(setting: Setting): Promise<BenchResult[]> {
     .filter((ms) => !Number.isNaN(ms));
   const grantToModel = children.map((c) => c.firstModelCall - admission.grantSent.get(c.id)!);
   const executing = children.map((c): [number, number] => [c.firstModelCall, c.closed]);
-  const busy = (intervals: [number, number][]) =>
-    intervals.reduce((sum, [from, to]) => sum + (to - from), 0) / (THROUGHPUT_SLOTS * span);
+  // The share of the time from the first interval's start to the last one's end that the slots were in use.
+  const busy = (intervals: [number, number][]) => {
+    const from = Math.min(...intervals.map(([start]) => start));
+    const to = Math.max(...intervals.map(([, end]) => end));
+    return intervals.reduce((sum, [start, end]) => sum + (end - start), 0) / (THROUGHPUT_SLOTS * (to - from));
+  };
   const taskTime = admission.tasks.reduce((sum, [from, to]) => sum + (to - from), 0);
   const name = (what: string) => `${total} delegations, max_running ${THROUGHPUT_SLOTS}: ${what}`;
   return [
@@ -548,10 +578,17 @@ async function throughput(setting: Setting): Promise<BenchResult[]> {
       maxOverlap(children.map((c) => [c.started, c.closed])),
     ),
     countRow(name('most slots held at once (grant sent → release received)'), 'subagents', maxOverlap(held)),
-    countRow(name('slots busy: executing children / (slots × span)'), '%', 100 * busy(executing)),
-    countRow(name('slots busy: held slots / (slots × span)'), '%', 100 * busy(held)),
+    countRow(name('slots in use: executing children (first model call → close)'), '%', 100 * busy(executing)),
+    countRow(name('slots in use: held (grant sent → release received)'), '%', 100 * busy(held)),
     msRow(name('release received → next grant sent (admission task)'), handOver),
     msRow(name("grant sent → the child's first model call"), grantToModel),
+    countRow(name("longest grant sent → the child's first model call"), 'ms', Math.max(...grantToModel)),
+    countRow(
+      name('answers sent in the task that continued as new (lost)'),
+      'answers',
+      admission.answersAtContinueAsNew,
+    ),
+    countRow(name('requests sent again (their answer never came)'), 'requests', admission.resentAcquires),
     countRow(name('admission workflow: executions (continue-as-new)'), 'executions', admission.executions),
     countRow(name('admission workflow: history events per delegation'), 'events', admission.events / total),
     countRow(
