@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { connectOrStartServer } from '../worker/temporal-server';
 import { formatTable, type BenchResult } from './stats';
+import { benchAdmission } from './admission';
 import { benchBashSandboxes } from './bash-sandbox';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { benchLongRun } from './long-run';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     const results: BenchResult[] = [];
     results.push(...(await benchTurnOverhead(server)));
     results.push(...(await benchDelegationOverhead(server)));
+    results.push(...(await benchAdmission(server)));
     results.push(...(await benchProviderHandout(server)));
     results.push(...(await benchLongRun(server)));
     results.push(...(await benchRecovery(server)));
