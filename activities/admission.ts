@@ -1,17 +1,20 @@
 /**
- * What the admission workflow needs from outside the workflow sandbox: which slot owners have closed (the
- * sweep), and starting the admission workflow again when a delegating workflow finds none (someone
- * terminated it). Both go through the worker's own client.
+ * Admission from outside the workflow sandbox, through the worker's own client: a subagent's request for a
+ * slot and its release, which slot owners have closed (the admission workflow's sweep), and starting the
+ * admission workflow when there is none.
  */
 import { Context } from '@temporalio/activity';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   ADMISSION_WORKFLOW_TASK_TIMEOUT,
   ADMISSION_WORKFLOW_TYPE,
+  acquireSlotSignal,
   admissionWorkflowId,
   declareWorkerSignal,
   describeAdmission,
+  releaseSlotSignal,
   type AdmissionSettings,
+  type SlotRequest,
 } from '../contracts/admission';
 
 /** Owners described at once by a sweep. */
@@ -70,14 +73,29 @@ export function createAdmissionActivities(settings: AdmissionSettings, identity:
     async admissionClosedOwners(owners: string[]): Promise<string[]> {
       return closedWorkflows(Context.current().client, owners);
     },
-    /** Starts this task queue's admission workflow again (with this worker's settings) when it is gone. */
-    async restartAdmission(): Promise<void> {
+    /**
+     * A subagent's request for a slot (a local activity: sent from within the subagent's workflow task, it
+     * costs the subagent no task of its own; the answer comes by signal). When the task queue has no admission
+     * workflow (terminated by hand, a reset server), it is started again with this worker's settings first.
+     */
+    async acquireSlot(request: SlotRequest): Promise<void> {
       const context = Context.current();
-      await declareAdmission(context.client, {
-        taskQueue: context.info.taskQueue,
-        settings,
-        identity,
-      });
+      const handle = context.client.workflow.getHandle(admissionWorkflowId(context.info.taskQueue));
+      try {
+        await handle.signal(acquireSlotSignal, request);
+        return;
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+      await declareAdmission(context.client, { taskQueue: context.info.taskQueue, settings, identity });
+      await handle.signal(acquireSlotSignal, request);
+    },
+    /** Gives a slot back, or withdraws a queued request (a signal: the subagent does not wait on it). */
+    async releaseSlot(slot: string): Promise<void> {
+      const context = Context.current();
+      await context.client.workflow
+        .getHandle(admissionWorkflowId(context.info.taskQueue))
+        .signal(releaseSlotSignal, { slot });
     },
   };
 }

@@ -1,9 +1,10 @@
 /**
  * Admission: the deployment-wide bound on subagents executing at once (`subagent_runtime`), kept by one
- * `admissionWorkflow` per task queue. A delegating workflow asks it for a slot before it starts a child, waits
- * (as workflow state: no worker slot, no thread) while its request is queued, and gives the slot back when the
- * child has ended, however it ended. Declared once here for the admission workflow, the delegating workflows
- * and the clients that read its state (no Node APIs: the workflow bundle imports this file).
+ * `admissionWorkflow` per task queue. A subagent asks it for a slot as its first step (a signal, sent by a
+ * local activity inside the subagent's first workflow task), waits for the answer as workflow state (no worker
+ * slot, no thread), and gives the slot back when it ends.
+ * Declared once here for the admission workflow, the subagents and the clients that read its state (no Node
+ * APIs: the workflow bundle imports this file).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 
@@ -44,6 +45,16 @@ export const ADMISSION_WORKFLOW_TYPE = 'admissionWorkflow';
  */
 export const ADMISSION_WORKFLOW_TASK_TIMEOUT = '2 seconds';
 
+/** A subagent's notice to its parent about its slot (only when it had to wait: an uncontended one says nothing). */
+export type SubagentAdmissionUpdate =
+  | { task_id: string; state: 'queued'; running: number; queued: number }
+  | { task_id: string; state: 'admitted' };
+
+export const subagentAdmissionSignal = defineSignal<[SubagentAdmissionUpdate]>('subagent_admission_update');
+
+/** The queue timeout a run assumes when its config does not say (DeerFlow's default). */
+export const DEFAULT_QUEUE_TIMEOUT_SECONDS = 300;
+
 /** The exact text of a refusal when the slots and the queue are taken (or the policy is `reject`). */
 export function capacityFullText(running: number, queued: number): string {
   return `Subagent execution capacity is full (${running} running, ${queued} queued)`;
@@ -54,11 +65,11 @@ export function queueTimeoutText(seconds: number): string {
   return `Timed out after ${seconds} s waiting for a subagent execution slot`;
 }
 
-/** Who asks: the workflow that will start the child (the slot goes back when it closes, at the latest). */
+/** Who asks: a subagent, for itself (its slot goes back when it closes, at the latest). */
 export interface SlotRequest {
-  /** The slot's id: the child workflow's id, unique in the namespace. */
+  /** The slot's id: the subagent's workflow id, unique in the namespace. */
   slot: string;
-  /** The delegating workflow (the answer is signalled to it). */
+  /** The workflow a later answer is signalled to, and whose closing frees the slot: the subagent itself. */
   owner: string;
   /** Slots rotate between keys: by default the lead run's id, so one run cannot starve another. */
   fairness_key: string;
@@ -73,11 +84,15 @@ export type AdmissionAnswer =
   /** Refused before the child started: capacity full, or the queue timeout passed. */
   | { slot: string; outcome: 'refused'; error: string };
 
-/** Delegating workflow → admission workflow. */
+/**
+ * Subagent → admission workflow. Answered by `admissionAnswerSignal` at once (granted, queued or refused), and
+ * for a queued request again when it is granted or times out. Idempotent by slot: asking again answers with
+ * where the slot stands.
+ */
 export const acquireSlotSignal = defineSignal<[SlotRequest]>('admission_acquire');
 /** Gives a slot back, or withdraws a queued request (idempotent: an unknown slot is ignored). */
 export const releaseSlotSignal = defineSignal<[{ slot: string }]>('admission_release');
-/** Admission workflow → delegating workflow. */
+/** Admission workflow → the subagent that asked. */
 export const admissionAnswerSignal = defineSignal<[AdmissionAnswer]>('admission_answer');
 
 /** What a worker declares when it starts: its settings are the ones in force from then on. */

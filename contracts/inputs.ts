@@ -233,6 +233,8 @@ const limits = object({
   max_total_per_run: wholeNumber(1, 50),
   max_depth: wholeNumber(0),
   provider: oneOf(SUBAGENT_PROVIDERS),
+  fairness_key: text.optional(),
+  queue_timeout_seconds: seconds.optional(),
 });
 
 const summarization = object({
@@ -292,6 +294,8 @@ export const subagentInputSchema = object(
     fork_from: transcriptRef.optional(),
     delegation: object({ agents: listOf(agent, 'agents'), limits, ledger: ledger.optional() }).optional(),
     summarization: summarization.optional(),
+    fairness_key: text.optional(),
+    admitted_at: text.optional(),
     carry: carry.optional(),
   },
   'a subagent input',

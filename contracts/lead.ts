@@ -34,6 +34,11 @@ export interface DelegationLimitSettings {
    * lead run's id, so each run has its own. Nested delegations use their lead's.
    */
   fairness_key?: string;
+  /**
+   * The run's `subagent_runtime.queue_timeout_seconds`: a child's hard backstop covers a wait that long for a
+   * slot on top of its own timeout (absent: the default, 300).
+   */
+  queue_timeout_seconds?: number;
 }
 
 export interface LeadRunInput {

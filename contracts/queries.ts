@@ -7,8 +7,8 @@ import type { TokenUsage } from './messages';
 import type { SubagentStep } from './steps';
 
 export interface SubagentProgress {
-  /** `running` until the workflow returns its result. */
-  state: 'running' | 'finished';
+  /** `queued` while it waits for an execution slot, `running` until it returns its result. */
+  state: 'queued' | 'running' | 'finished';
   turns: number;
   token_usage?: TokenUsage;
   model_name?: string;

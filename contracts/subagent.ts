@@ -81,6 +81,10 @@ export interface SubagentInput {
   };
   /** Compaction settings (the same switch as the lead's); absent → off. */
   summarization?: SummarizationRuntime;
+  /** Its turn at admission: the lead's `fairness_key`, else the lead run's id (absent: the run id). */
+  fairness_key?: string;
+  /** Set when it continues as new holding its slot: when the slot was granted (its wall clock counts from it). */
+  admitted_at?: string;
   /** Set by the subagent itself when it continues as new: where the previous execution left off. */
   carry?: LoopCarry;
 }

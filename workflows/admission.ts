@@ -1,12 +1,13 @@
 /**
- * `admissionWorkflow`: the one semaphore of a task queue (id `subagents-admission/<task queue>`). It holds the
- * deployment's slots: at most `max_running` granted at once, at most `max_queued` requests waiting, each for
+ * `admissionWorkflow`: the one semaphore of a task queue (id `subagents-admission/<task queue>`). Subagents ask it
+ * for a slot as their first step and give it back when they end (signals both ways). It
+ * holds the deployment's slots: at most `max_running` granted at once, at most `max_queued` requests waiting, each for
  * at most `queue_timeout_seconds`; `reject` refuses instead of queueing. Requests wait in one FIFO per fairness
  * key and slots rotate between keys, so a run that floods the queue cannot starve another. A slot comes back
  * when its owner releases it, when an answer cannot reach its owner, or when a sweep finds the owner closed
  * (terminated from the UI, say). The settings are the newest worker's (`declareWorkerSignal`).
  *
- * Decisions happen in the signal handlers, in the activation the request arrives in; the loop only wakes for
+ * Decisions happen in the handlers, in the activation the request arrives in; the loop only wakes for
  * deadlines: queue timeouts, the start rate, the sweep. Its history stays bounded by continue-as-new.
  */
 import {
@@ -138,16 +139,20 @@ export class Slots {
     return this.running.length < this.settings.max_running;
   }
 
-  acquire(request: SlotRequest, now: number): void {
-    if (this.running.some((holder) => holder.slot === request.slot)) {
-      // A request sent again (its owner heard nothing for a while): the answer it missed.
-      this.answer(request.owner, { slot: request.slot, outcome: 'granted' });
-      return;
+  /**
+   * A request's immediate answer (the update's result): granted, queued, or refused. Asked again for a slot
+   * it knows, it answers with where that slot stands, taking nothing twice.
+   */
+  acquire(request: SlotRequest, now: number): AdmissionAnswer {
+    const { slot } = request;
+    if (this.running.some((holder) => holder.slot === slot)) return { slot, outcome: 'granted' };
+    const waiting = this.queued.findIndex((entry) => entry.slot === slot);
+    if (waiting >= 0) {
+      return { slot, outcome: 'queued', running: this.running.length, queued: waiting + 1 };
     }
-    if (this.queued.some((waiting) => waiting.slot === request.slot)) return;
     if (this.hasFreeSlot() && this.queued.length === 0 && this.pacedUntil(now) === undefined) {
-      this.grant(request, now);
-      return;
+      this.take(request, now);
+      return { slot, outcome: 'granted' };
     }
     // A free slot held back only by the start rate is a short wait, whatever the policy.
     const mustWait = !this.hasFreeSlot();
@@ -156,22 +161,12 @@ export class Slots {
       (this.settings.admission_policy === 'reject' || this.queued.length >= this.settings.max_queued)
     ) {
       this.counters.rejected += 1;
-      this.answer(request.owner, {
-        slot: request.slot,
-        outcome: 'refused',
-        error: capacityFullText(this.running.length, this.queued.length),
-      });
-      return;
+      return { slot, outcome: 'refused', error: capacityFullText(this.running.length, this.queued.length) };
     }
     this.queued.push({ ...request, queued_at: new Date(now).toISOString() });
     if (!this.rotation.includes(request.fairness_key)) this.rotation.push(request.fairness_key);
     this.counters.queued += 1;
-    this.answer(request.owner, {
-      slot: request.slot,
-      outcome: 'queued',
-      running: this.running.length,
-      queued: this.queued.length,
-    });
+    return { slot, outcome: 'queued', running: this.running.length, queued: this.queued.length };
   }
 
   /** Gives a slot back or withdraws a request; then grants what now fits. Unknown slots are ignored. */
@@ -267,10 +262,15 @@ export class Slots {
     return deadlines.length === 0 ? undefined : Math.min(...deadlines);
   }
 
-  private grant(request: SlotRequest, now: number): void {
+  private take(request: SlotRequest, now: number): void {
     this.running.push({ ...request, since: new Date(now).toISOString() });
     this.counters.granted += 1;
     this.lastGrantMs = now;
+  }
+
+  /** A queued request's slot: taken, and its owner told. */
+  private grant(request: SlotRequest, now: number): void {
+    this.take(request, now);
     this.answer(request.owner, { slot: request.slot, outcome: 'granted' });
   }
 
@@ -301,7 +301,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   // Answers not yet delivered. The server drops a signal whose sender has closed, so the workflow continues as
   // new only once every answer it sent has arrived.
   const sending = new Set<Promise<void>>();
-  const slots: Slots = new Slots(input, (owner, answer) => {
+  const tell = (owner: string, answer: AdmissionAnswer): void => {
     const sent = getExternalWorkflowHandle(owner)
       .signal(admissionAnswerSignal, answer)
       .catch(() => {
@@ -312,10 +312,12 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
       })
       .finally(() => sending.delete(sent));
     sending.add(sent);
-  });
+  };
+  const slots: Slots = new Slots(input, tell);
   setHandler(admissionStateQuery, () => slots.state());
   setHandler(acquireSlotSignal, (request) => {
-    slots.acquire(request, Date.now());
+    const answer = slots.acquire(request, Date.now());
+    tell(request.owner, answer);
     changed();
   });
   setHandler(releaseSlotSignal, ({ slot }) => {

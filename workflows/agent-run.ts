@@ -12,7 +12,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { admissionAnswerSignal } from '../contracts/admission';
+import { subagentAdmissionSignal } from '../contracts/admission';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { TaskEvent } from '../contracts/events';
@@ -69,8 +69,10 @@ export interface AgentSpec {
   tools: string[];
   maxTurns: number;
   tokenBudget: TokenBudgetSettings;
-  /** The wall clock, counted from the start of the run's first execution; absent → none. */
+  /** The wall clock, counted from `clockStartMs`; absent → none. */
   timeoutSeconds?: number;
+  /** When the wall clock started (default: when the server started the run's first execution). */
+  clockStartMs?: number;
 }
 
 /** What an agent that may delegate starts with: the agents it may start, the limits, what it has delegated. */
@@ -114,6 +116,20 @@ export interface AgentRunOptions {
   onTurn?: LoopPlugins['onTurn'];
 }
 
+/** A graceful timeout this long before the hard backstop at the latest, so the partial text is kept. */
+const BACKSTOP_MARGIN_MS = 5_000;
+
+/**
+ * When the wall clock runs out: `timeoutSeconds` after it started, but never later than just before the
+ * execution's hard backstop (a subagent that waited long for a slot may have less left than its timeout).
+ */
+function clockEnd(startedAtMs: number, timeoutSeconds: number): number {
+  const { startTime, executionTimeoutMs } = workflowInfo();
+  const own = startedAtMs + timeoutSeconds * 1000;
+  if (executionTimeoutMs === undefined) return own;
+  return Math.min(own, startTime.getTime() + executionTimeoutMs - BACKSTOP_MARGIN_MS);
+}
+
 /** Every way a run's execution can end. */
 export type AgentRunEnd =
   | LoopEnd
@@ -135,7 +151,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   if (delegator?.canDelegate) toolSpecs.push(delegator.toolSpec());
   if (delegator) {
     setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
-    setHandler(admissionAnswerSignal, (answer) => delegator.admissionAnswer(answer));
+    setHandler(subagentAdmissionSignal, (update) => delegator.recordAdmission(update));
   }
   const plugins: LoopPlugins = {
     ...delegator?.plugins(),
@@ -160,8 +176,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   };
 
   // The wall clock counts from when the server started the run (its chain), as the hard backstop
-  // (workflowExecutionTimeout) does: time spent waiting for a worker counts against both alike.
-  const startedAtMs = workflowInfo().startTime.getTime();
+  // (workflowExecutionTimeout) does: time spent waiting for a worker counts against both alike. A subagent's
+  // counts from when it got its execution slot.
+  const startedAtMs = agent.clockStartMs ?? workflowInfo().startTime.getTime();
   const loopScope = new CancellationScope();
   const clockScope = new CancellationScope();
   try {
@@ -170,7 +187,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     const clock =
       timeoutSeconds === undefined
         ? undefined
-        : clockScope.run(() => sleep(Math.max(0, startedAtMs + timeoutSeconds * 1000 - Date.now())));
+        : clockScope.run(() => sleep(Math.max(0, clockEnd(startedAtMs, timeoutSeconds) - Date.now())));
     const end = await (clock ? Promise.race([loop, clock.then(() => 'timed_out' as const)]) : loop);
     if (end !== 'timed_out') return end;
     // Graceful: running activities (they heartbeat) and children are cancelled, the partial text is kept.

@@ -1,8 +1,16 @@
 /**
- * `subagentWorkflow`: one delegated task, run on the shared agent loop (`runAgent`). Its outcome is always a
- * result (`failed`, `timed_out`, `cancelled` included); only infrastructure faults throw.
+ * `subagentWorkflow`: one delegated task, run on the shared agent loop (`runAgent`) once it has an execution
+ * slot (admission). Its outcome is always a result (`failed`, `timed_out`, `cancelled` and refusals at admission
+ * included); only infrastructure faults throw.
  */
-import { continueAsNew, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  patched,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { failOnInvalidSubagentInput } from '../contracts/inputs';
 import type { ChatMessage } from '../contracts/messages';
 import {
@@ -20,7 +28,17 @@ import {
   type LoopPlugins,
 } from './agent-loop';
 import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
+import { admit, releaseSlot } from './subagent-admission';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
+
+/** Histories recorded before admission started the loop at once. */
+const ADMISSION_PATCH = 'subagent-admission';
+
+/** The slot's label in the admission workflow's state (and its longest). */
+function slotLabel(input: SubagentInput): string {
+  const label = `${input.subagent_type}: ${input.description}`;
+  return label.length > 120 ? `${label.slice(0, 119)}…` : label;
+}
 
 /** A child reports progress to its parent after its first turn, then at most this often (history stays small). */
 export const PROGRESS_REPORT_INTERVAL_MS = 15_000;
@@ -88,20 +106,51 @@ function subagentOutcome(end: Exclude<AgentRunEnd, { kind: 'continue_as_new' }>)
   }
 }
 
+/** The subagent's execution slot: when it was granted, or the result that ends the subagent without one. */
+async function takeSlot(
+  input: SubagentInput,
+  workflowId: string,
+): Promise<{ admittedAt: string } | { refused: SubagentResult }> {
+  const request = {
+    slot: workflowId,
+    owner: workflowId,
+    fairness_key: input.fairness_key ?? input.run_id,
+    label: slotLabel(input),
+  };
+  try {
+    const admission = await admit(request, input.task_id);
+    if (admission.admitted) return { admittedAt: new Date().toISOString() };
+    // Refused before any model call: the result says so, so a batch can tell it from a failed run.
+    return { refused: { status: 'failed', error: admission.error, admission_failure: true, turns: 0 } };
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    return { refused: { status: 'cancelled', error: 'Task cancelled by user', turns: 0 } };
+  }
+}
+
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
   failOnInvalidSubagentInput(input);
   const { agent } = input;
   const context = runContext(input, input.run_id);
   const state = startingState(input);
   let finished = false;
+  const { workflowId } = workflowInfo();
+  // Its execution slot first (a continued execution holds it already): before any model call.
+  const holdsSlot = input.admitted_at !== undefined || patched(ADMISSION_PATCH);
+  let admittedAt = input.admitted_at;
   setHandler(subagentStepsQuery, (afterSeq = 0) => recordsAfter(state.steps, afterSeq));
   setHandler(subagentProgressQuery, () => ({
-    state: finished ? 'finished' : 'running',
+    state: finished ? 'finished' : holdsSlot && admittedAt === undefined ? 'queued' : 'running',
     turns: state.turns,
     ...(state.usage && { token_usage: state.usage }),
     ...(state.model_name && { model_name: state.model_name }),
     last_seq: state.step_seq,
   }));
+  if (admittedAt === undefined && holdsSlot) {
+    const slot = await takeSlot(input, workflowId);
+    if ('refused' in slot) return slot.refused;
+    admittedAt = slot.admittedAt;
+  }
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
   const delegator = input.delegation && createDelegator(context, input.delegation, () => state);
 
@@ -115,6 +164,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       tokenBudget: agent.token_budget,
       // The wall clock spans every execution of the run: a continued one waits only for what is left of it.
       timeoutSeconds: agent.timeout_seconds,
+      // From the slot's grant: a wait in the queue is not the subagent's own time.
+      ...(admittedAt !== undefined && { clockStartMs: Date.parse(admittedAt) }),
     },
     state,
     ...(delegator && { delegator }),
@@ -129,9 +180,12 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       fork_from: undefined,
       ...(input.delegation && delegator && { delegation: { ...input.delegation, ledger: delegator.ledger } }),
       carry: loopCarry(state, (input.carry?.continued ?? 0) + 1),
+      // The slot stays held across executions.
+      ...(admittedAt !== undefined && { admitted_at: admittedAt }),
     });
   }
   finished = true;
+  if (holdsSlot) await releaseSlot(workflowId);
   return finishSubagent({
     ...subagentOutcome(end),
     finalText: state.last_text,

@@ -34,6 +34,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
       max_depth: subagents.max_depth,
       provider: subagents.provider,
       ...(config.lead.fairness_key !== undefined && { fairness_key: config.lead.fairness_key }),
+      queue_timeout_seconds: config.subagent_runtime.queue_timeout_seconds,
     },
     depth: 0,
   };

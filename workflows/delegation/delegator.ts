@@ -7,10 +7,13 @@
  */
 import {
   ChildWorkflowFailure,
+  CancellationScope,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   patched,
   startChild,
+  TerminatedFailure,
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -20,7 +23,12 @@ import {
   depthRefusalText,
   refusedTaskMessage,
 } from '../../contracts/delegation-result';
-import type { AdmissionAnswer } from '../../contracts/admission';
+import {
+  admissionWorkflowId,
+  DEFAULT_QUEUE_TIMEOUT_SECONDS,
+  releaseSlotSignal,
+  type SubagentAdmissionUpdate,
+} from '../../contracts/admission';
 import type { TaskEvent } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
@@ -41,7 +49,6 @@ import type { Transcript } from '../../contracts/transcript';
 import type { LoopPlugins } from '../agent-loop';
 // Type only: the child is started by its workflow type name, so this module and the subagent's don't cycle.
 import type { subagentWorkflow } from '../subagent';
-import { AdmissionGate, type Admission } from './admission';
 import { assignDelegationIds } from './delegation-ids';
 import { appendEvent, terminalEvent } from './events';
 import {
@@ -57,12 +64,6 @@ import { buildTaskToolSpec, parseTaskArgs } from './task-tool';
 
 /** Characters of the "work already delegated" block shown to the model each turn. */
 export const LEDGER_PROMPT_BUDGET_CHARS = 4000;
-
-/** Histories recorded before admission existed start their children at once; newer ones ask for a slot. */
-const ADMISSION_PATCH = 'subagent-admission';
-
-/** The label a slot carries in the admission workflow's state. */
-const SLOT_LABEL_MAX_CHARS = 120;
 
 export interface DelegatorOptions {
   /** The lead run every entry belongs to (only its entries count toward the per-run total). */
@@ -88,7 +89,6 @@ export class Delegator {
   ledger: LedgerEntry[];
   events: TaskEvent[];
   private readonly running = new Set<Promise<ToolMessage>>();
-  private readonly admission = new AdmissionGate();
 
   constructor(private readonly options: DelegatorOptions) {
     this.ledger = options.ledger ?? [];
@@ -150,9 +150,27 @@ export class Delegator {
     });
   }
 
-  /** An answer of the admission workflow (a signal) for one of this agent's delegations. */
-  admissionAnswer(answer: AdmissionAnswer): void {
-    this.admission.answer(answer);
+  /**
+   * A child's notice about its execution slot (a signal; only a child that had to wait sends one): `queued`
+   * marks its entry and logs `task_queued`, `admitted` marks it running from now.
+   */
+  recordAdmission(update: SubagentAdmissionUpdate): void {
+    const entry = this.ledger.find((candidate) => candidate.id === update.task_id);
+    if (!entry || (entry.status !== 'in_progress' && entry.status !== 'queued')) return;
+    if (update.state === 'admitted') {
+      this.ledger = applyAdmission(this.ledger, update.task_id, 'in_progress', now());
+      return;
+    }
+    this.ledger = applyAdmission(this.ledger, update.task_id, 'queued', now());
+    this.events = appendEvent(this.events, {
+      type: 'task_queued',
+      task_id: update.task_id,
+      at: now(),
+      description: entry.description,
+      subagent_type: entry.subagent_type,
+      running: update.running,
+      queued: update.queued,
+    });
   }
 
   /** Waits for every delegation still in flight (after a cancel, so that no entry stays `in_progress`). */
@@ -187,33 +205,6 @@ export class Delegator {
     };
   }
 
-  /**
-   * Waits for an execution slot; the entry stays `queued` meanwhile, and a `task_queued` event is logged when
-   * the request has to wait behind others.
-   */
-  private admit(id: string, slot: string, label: string): Promise<Admission> {
-    return this.admission.acquire(
-      {
-        slot,
-        owner: workflowInfo().workflowId,
-        fairness_key: this.options.limits.fairness_key ?? this.options.runId,
-        label: label.length > SLOT_LABEL_MAX_CHARS ? `${label.slice(0, SLOT_LABEL_MAX_CHARS - 1)}…` : label,
-      },
-      (running, queued) => {
-        const entry = this.ledger.find((candidate) => candidate.id === id);
-        this.events = appendEvent(this.events, {
-          type: 'task_queued',
-          task_id: id,
-          at: now(),
-          description: entry?.description ?? '',
-          subagent_type: entry?.subagent_type ?? '',
-          running,
-          queued,
-        });
-      },
-    );
-  }
-
   /** Runs one `task` call as the delegation `id` (the model's call id, or one the workflow chose). */
   private async delegate(call: ToolCall, id: string): Promise<ToolMessage> {
     const { agents, limits, depth, runId } = this.options;
@@ -240,70 +231,74 @@ export class Delegator {
       ...(limits.provider === 'fork' && this.forkSource()),
       ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents, limits } }),
       ...(this.options.summarization && { summarization: this.options.summarization }),
+      // Its turn at admission: the run's (or its tenant's), at every depth.
+      fairness_key: limits.fairness_key ?? runId,
     };
+    // The hard backstop covers the child's own clock and a wait for a slot before it starts.
+    const queueTimeoutSeconds = limits.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS;
 
-    // Histories recorded before admission existed start their children at once; newer ones ask for a slot.
-    const admitting = patched(ADMISSION_PATCH);
     // Recorded before the first await: entries keep the order in which the model issued the calls.
     this.ledger = startEntry(
       this.ledger,
-      {
-        id,
-        runId,
-        description,
-        subagentType,
-        workflowId,
-        modelName: agent.model.name,
-        status: admitting ? 'queued' : 'in_progress',
-      },
+      { id, runId, description, subagentType, workflowId, modelName: agent.model.name },
       now(),
     );
     let result: SubagentResult;
-    let admission: Admission | undefined;
     try {
-      if (admitting) admission = await this.admit(id, workflowId, `${subagentType}: ${description}`);
-      if (admission?.admitted === false) {
-        // Refused before any child started: no model was called, and the result says why.
-        result = { status: 'failed', error: admission.error, admission_failure: true, turns: 0 };
-      } else {
-        const child = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
-          workflowId,
-          args: [input],
-          workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS} seconds`,
-          staticSummary: `${subagentType}: ${description}`,
-          staticDetails: prompt,
-          memo: { description, subagent_type: subagentType },
-          typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
-        });
-        if (admitting) this.ledger = applyAdmission(this.ledger, id, 'in_progress', now());
-        this.events = appendEvent(this.events, {
-          type: 'task_started',
-          task_id: id,
-          at: now(),
-          description,
-          subagent_type: subagentType,
-          model_name: agent.model.name,
-          workflow_id: workflowId,
-        });
-        result = await child.result();
-      }
+      const child = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
+        workflowId,
+        args: [input],
+        workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS + queueTimeoutSeconds} seconds`,
+        staticSummary: `${subagentType}: ${description}`,
+        staticDetails: prompt,
+        memo: { description, subagent_type: subagentType },
+        typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
+      });
+      this.events = appendEvent(this.events, {
+        type: 'task_started',
+        task_id: id,
+        at: now(),
+        description,
+        subagent_type: subagentType,
+        model_name: agent.model.name,
+        workflow_id: workflowId,
+      });
+      result = await child.result();
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) {
-        if (admission?.admitted) await this.admission.release(workflowId);
         return refusedTaskMessage(
           call.id,
           `Task refused: a delegation with the id ${id} already exists in this run.`,
         );
       }
       result = failedDelegation(err, agent.timeout_seconds);
+      await releaseForClosedChild(err, workflowId);
     }
-    // Whatever ended the child (its result, a cancel, a terminate from the UI), its slot goes back now.
-    if (admission?.admitted) await this.admission.release(workflowId);
     this.ledger = applyResult(this.ledger, id, result, now());
     this.events = appendEvent(this.events, terminalEvent(id, result, now()));
     return delegationToolMessage(call.id, result, agent.timeout_seconds);
   }
 }
+
+/**
+ * A child terminated (from the UI) or cut by its hard backstop ran none of its own code at the end: its slot is
+ * given back here at once rather than by the admission workflow's sweep. Awaited: the server drops the signals
+ * of a workflow that has closed, and this one may be about to.
+ */
+async function releaseForClosedChild(err: unknown, slot: string): Promise<void> {
+  const closed =
+    err instanceof ChildWorkflowFailure &&
+    (err.cause instanceof TerminatedFailure || err.cause instanceof TimeoutFailure);
+  if (!closed || !patched(CLOSED_CHILD_RELEASE_PATCH)) return;
+  await CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(admissionWorkflowId(workflowInfo().taskQueue))
+      .signal(releaseSlotSignal, { slot })
+      .catch(() => undefined),
+  );
+}
+
+/** Histories recorded before admission sent no release for a terminated child. */
+const CLOSED_CHILD_RELEASE_PATCH = 'admission-release-closed-child';
 
 /** A child that ended without returning its result: cancelled, cut by its hard backstop, or lost. */
 function failedDelegation(err: unknown, timeoutSeconds: number): SubagentResult {

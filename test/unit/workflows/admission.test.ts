@@ -24,13 +24,22 @@ interface Told {
   answer: AdmissionAnswer;
 }
 
-/** A `Slots` whose answers are recorded in order, as the delegating workflows would receive them. */
+/**
+ * A `Slots` whose answers are recorded in order, as the subagents would receive them: a request's immediate
+ * answer (what `acquire` returns, the update's result) and the later ones (signals) alike.
+ */
 function semaphore(settings: Partial<AdmissionSettings> = {}, carry?: AdmissionCarry) {
   const told: Told[] = [];
   const slots = new Slots(
     { settings: { ...SETTINGS, ...settings }, ...(carry && { carry }) },
     (owner, answer) => told.push({ owner, answer }),
   );
+  const acquire = slots.acquire.bind(slots);
+  slots.acquire = (request, now) => {
+    const answer = acquire(request, now);
+    told.push({ owner: request.owner, answer });
+    return answer;
+  };
   /** The answers given since the last call. */
   const heard = (): Told[] => told.splice(0, told.length);
   return { slots, told, heard };
@@ -261,13 +270,15 @@ describe('Slots: release and repeated requests', () => {
     expect(granted(heard())).toEqual(['b']);
   });
 
-  it('ignores a repeated request for a slot that is still queued', () => {
+  it('answers a repeated request for a queued slot with its place, queueing nothing twice', () => {
     const { slots, heard } = semaphore({ max_running: 1 });
     slots.acquire(req('a'), T0);
     slots.acquire(req('b'), T0);
     heard();
     slots.acquire(req('b'), T0 + 10);
-    expect(heard()).toEqual([]);
+    expect(heard()).toEqual([
+      { owner: 'owner-b', answer: { slot: 'b', outcome: 'queued', running: 1, queued: 1 } },
+    ]);
     expect(slots.queued).toEqual([{ ...req('b'), queued_at: iso(T0) }]);
     expect(slots.counters.queued).toBe(1);
   });

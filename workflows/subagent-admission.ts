@@ -1,0 +1,102 @@
+/**
+ * A subagent's first step: an execution slot from its task queue's admission workflow. The request is a signal
+ * sent by a local activity (within the subagent's first workflow task, so it costs no task of its own); the
+ * answer comes by signal. A queued request waits as workflow state (no worker slot, no thread) and tells the
+ * parent it is queued, then admitted. The slot goes back when the subagent ends (`releaseSlot`).
+ */
+import {
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { AdmissionActivities } from '../activities/admission';
+import {
+  admissionAnswerSignal,
+  subagentAdmissionSignal,
+  type AdmissionAnswer,
+  type SlotRequest,
+  type SubagentAdmissionUpdate,
+} from '../contracts/admission';
+
+/** A queued request that heard nothing for this long asks again (the admission workflow may have been reset). */
+export const ADMISSION_RESEND_MS = 60_000;
+
+const { acquireSlot, releaseSlot: releaseSlotActivity } = proxyLocalActivities<AdmissionActivities>({
+  startToCloseTimeout: '20 seconds',
+  retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
+});
+
+export type Admission = { admitted: true } | { admitted: false; error: string };
+
+/** Tells the parent (when there is one) about the slot; a parent that has finished cannot take it. */
+function tellParent(update: SubagentAdmissionUpdate): void {
+  const parent = workflowInfo().parent;
+  if (!parent) return;
+  void getExternalWorkflowHandle(parent.workflowId, parent.runId)
+    .signal(subagentAdmissionSignal, update)
+    .catch(() => undefined);
+}
+
+/**
+ * Waits for a slot. Refused (capacity full, queue timeout, no admission to be had) it says why; cancelled while
+ * waiting, the request is withdrawn and the cancellation goes on up.
+ */
+export async function admit(request: SlotRequest, taskId: string): Promise<Admission> {
+  let heard: AdmissionAnswer | undefined;
+  setHandler(admissionAnswerSignal, (answer) => {
+    if (answer.slot === request.slot) heard = answer;
+  });
+  const ask = async (): Promise<string | undefined> => {
+    try {
+      await acquireSlot(request);
+      return undefined;
+    } catch (err) {
+      if (isCancelled()) throw err;
+      const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
+      return `Subagent admission is unavailable: ${cause}`;
+    }
+  };
+  try {
+    const unavailable = await ask();
+    if (unavailable !== undefined) return { admitted: false, error: unavailable };
+    let queued = false;
+    for (;;) {
+      // The answer comes by signal: at once (granted, queued, refused), and again for a queued request.
+      const answered = await condition(
+        () => heard !== undefined && (heard.outcome !== 'queued' || !queued),
+        ADMISSION_RESEND_MS,
+      );
+      if (!answered) {
+        // Nothing for a minute: ask again (idempotent), in case the admission workflow was reset meanwhile.
+        const failed = await ask();
+        if (failed !== undefined) return { admitted: false, error: failed };
+        continue;
+      }
+      const answer = heard!;
+      if (answer.outcome === 'queued') {
+        queued = true;
+        tellParent({ task_id: taskId, state: 'queued', running: answer.running, queued: answer.queued });
+        continue;
+      }
+      if (answer.outcome === 'refused') return { admitted: false, error: answer.error };
+      if (queued) tellParent({ task_id: taskId, state: 'admitted' });
+      return { admitted: true };
+    }
+  } catch (err) {
+    // Cancelled while waiting: the request must not keep a place in the queue.
+    await releaseSlot(request.slot);
+    throw err;
+  }
+}
+
+function isCancelled(): boolean {
+  return CancellationScope.current().consideredCancelled;
+}
+
+/** Gives the slot back (or withdraws the request); runs even when cancelled, never fails. */
+export async function releaseSlot(slot: string): Promise<void> {
+  await CancellationScope.nonCancellable(() => releaseSlotActivity(slot).catch(() => undefined));
+}
