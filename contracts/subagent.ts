@@ -83,7 +83,10 @@ export interface SubagentInput {
   summarization?: SummarizationRuntime;
   /** Its turn at admission: the lead's `fairness_key`, else the lead run's id (absent: the run id). */
   fairness_key?: string;
-  /** Set when it continues as new holding its slot: when the slot was granted (its wall clock counts from it). */
+  /**
+   * Set when it continues as new holding its slot: when its wall clock started (the server's start, or the
+   * grant when it waited in the queue).
+   */
   admitted_at?: string;
   /** Set by the subagent itself when it continues as new: where the previous execution left off. */
   carry?: LoopCarry;

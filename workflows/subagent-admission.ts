@@ -29,7 +29,8 @@ const { acquireSlot, releaseSlot: releaseSlotActivity } = proxyLocalActivities<A
   retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
 });
 
-export type Admission = { admitted: true } | { admitted: false; error: string };
+/** `queued`: the request had to wait for its slot. */
+export type Admission = { admitted: true; queued: boolean } | { admitted: false; error: string };
 
 /** Tells the parent (when there is one) about the slot; a parent that has finished cannot take it. */
 function tellParent(update: SubagentAdmissionUpdate): void {
@@ -83,7 +84,7 @@ export async function admit(request: SlotRequest, taskId: string): Promise<Admis
       }
       if (answer.outcome === 'refused') return { admitted: false, error: answer.error };
       if (queued) tellParent({ task_id: taskId, state: 'admitted' });
-      return { admitted: true };
+      return { admitted: true, queued };
     }
   } catch (err) {
     // Cancelled while waiting: the request must not keep a place in the queue.

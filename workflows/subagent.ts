@@ -119,7 +119,11 @@ async function takeSlot(
   };
   try {
     const admission = await admit(request, input.task_id);
-    if (admission.admitted) return { admittedAt: new Date().toISOString() };
+    // The wall clock counts from the server's start (a wait for a worker counts, as for the hard backstop),
+    // unless the subagent waited in the queue: then from the grant.
+    if (admission.admitted) {
+      return { admittedAt: (admission.queued ? new Date() : workflowInfo().startTime).toISOString() };
+    }
     // Refused before any model call: the result says so, so a batch can tell it from a failed run.
     return { refused: { status: 'failed', error: admission.error, admission_failure: true, turns: 0 } };
   } catch (err) {

@@ -338,8 +338,11 @@ describe('admission', () => {
         30_000,
       );
       state = await admissionState(client, taskQueue);
-      expect(state.counters.reclaimed).toBe(2);
+      // The sweep reclaimed them (and maybe the terminated child's, had it come before its lead's release).
+      expect(state.counters.reclaimed).toBeGreaterThanOrEqual(2);
       expect(state.queued).toEqual([]);
+      // Every slot ever granted came back, one way or the other.
+      expect(state.counters.released + state.counters.reclaimed).toBe(state.counters.granted);
     } finally {
       for (const worker of workers) worker.kill('SIGKILL');
     }
