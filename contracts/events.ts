@@ -63,7 +63,7 @@ export interface TaskTerminalEvent extends TaskEventBase {
   /** The child's own status: `polling_timed_out` is reported as a `task_timed_out` event. */
   status: SubagentStatus;
   stop_reason?: SubagentStopReason;
-  /** Refused at admission: no child ran. */
+  /** Refused at admission: the subagent stopped before any model call. */
   admission_failure?: true;
   error?: string;
   result_brief?: string;

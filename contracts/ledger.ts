@@ -19,7 +19,7 @@ export interface LedgerEntry {
   subagent_type: string;
   /** `queued` while waiting for a slot, `in_progress` until the child returns; a terminal status stays. */
   status: LedgerStatus;
-  /** Refused at admission (capacity full, queue timeout): no child ran. */
+  /** Refused at admission (capacity full, queue timeout): the subagent made no model call. */
   admission_failure?: true;
   /** ≤ 2,000 chars, head and tail kept. */
   result_brief?: string;

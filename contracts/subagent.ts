@@ -108,9 +108,9 @@ export interface SubagentResult {
   /** The failure came from a model provider error (the seeds' `deerflow_error_fallback`). */
   error_fallback?: boolean;
   /**
-   * The delegation was refused at admission (capacity full, or the queue timeout passed) before any child
-   * started: `status` is `failed`, no model was called. A batch requeues these; a subagent that ran and
-   * failed never has it.
+   * The subagent was refused an execution slot (capacity full, or the queue timeout passed) at its first step:
+   * `status` is `failed`, no model was called. A batch requeues these; a subagent that ran and failed never has
+   * it.
    */
   admission_failure?: true;
 }
