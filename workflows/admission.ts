@@ -1,10 +1,10 @@
 /**
- * `admissionWorkflow`: the one semaphore of a task queue (id `subagents-admission/<task queue>`). Subagents ask it
- * for a slot as their first step and give it back when they end (signals both ways). It
- * holds the deployment's slots: at most `max_running` granted at once, at most `max_queued` requests waiting, each for
- * at most `queue_timeout_seconds`; `reject` refuses instead of queueing. Requests wait in one FIFO per fairness
- * key and slots rotate between keys, so a run that floods the queue cannot starve another. A slot comes back
- * when its owner releases it, when an answer cannot reach its owner, or when a sweep finds the owner closed
+ * `admissionWorkflow`: the one semaphore of a task queue (id `subagents-admission/<task queue>`). Subagents ask
+ * it for a slot as their first step and give it back when they end (signals both ways). It holds the
+ * deployment's slots: at most `max_running` granted at once, at most `max_queued` requests waiting, each for at
+ * most `queue_timeout_seconds`; `reject` refuses instead of queueing. Requests wait in one FIFO per fairness key
+ * and slots rotate between keys, so a run that floods the queue cannot starve another. A slot comes back when
+ * its owner releases it, when an answer cannot reach its owner, or when a sweep finds the owner closed
  * (terminated from the UI, say). The settings are the newest worker's (`declareWorkerSignal`).
  *
  * Decisions happen in the handlers, in the activation the request arrives in; the loop only wakes for
@@ -140,7 +140,7 @@ export class Slots {
   }
 
   /**
-   * A request's immediate answer (the update's result): granted, queued, or refused. Asked again for a slot
+   * A request's immediate answer (signalled back at once): granted, queued, or refused. Asked again for a slot
    * it knows, it answers with where that slot stands, taking nothing twice.
    */
   acquire(request: SlotRequest, now: number): AdmissionAnswer {
