@@ -41,7 +41,7 @@ import {
   type WorkerDeclaration,
 } from '../contracts/admission';
 
-/** How often the owners of held and queued slots are checked while there are any. */
+/** How often the owners of held slots are checked, while any are held. */
 export const ADMISSION_SWEEP_INTERVAL_MS = 10_000;
 
 /** Declarations kept for the state query (the newest last). */
@@ -236,9 +236,12 @@ export class Slots {
     this.settings = declaration.settings;
   }
 
-  /** The owners a sweep checks: every workflow holding or waiting for a slot. */
+  /**
+   * The owners a sweep checks: those holding a slot (at most `max_running` to describe). A queued owner that
+   * closed is found when its grant cannot reach it, or its request times out.
+   */
   owners(): string[] {
-    return [...new Set([...this.running, ...this.queued].map((entry) => entry.owner))];
+    return [...new Set(this.running.map((holder) => holder.owner))];
   }
 
   /** Gives back every slot and request of owners that have closed, then grants what now fits. */
@@ -290,7 +293,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   let wake = false;
   let sweepAt: number | undefined;
   const deadline = (now: number): number => {
-    const busy = slots.running.length > 0 || slots.queued.length > 0;
+    const busy = slots.running.length > 0;
     const sweepDue = busy ? (sweepAt ?? now + ADMISSION_SWEEP_INTERVAL_MS) : Infinity;
     return Math.min(slots.nextDeadline(now) ?? Infinity, sweepDue);
   };
@@ -333,7 +336,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     const now = Date.now();
     slots.expire(now);
     slots.grantWhatFits(now);
-    const busy = slots.running.length > 0 || slots.queued.length > 0;
+    const busy = slots.running.length > 0;
     if (!busy) sweepAt = undefined;
     else if (sweepAt === undefined) sweepAt = now + ADMISSION_SWEEP_INTERVAL_MS;
     else if (now >= sweepAt) {
