@@ -21,14 +21,11 @@
  * Alone (`node dist/bench/admission.js`) it also runs the delegation-overhead benchmark, for the total a
  * delegation costs with admission in it.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import type { ModelScriptFileInput } from '../activities/model/model-script';
+import { NativeConnection } from '@temporalio/worker';
 import {
   admissionStateQuery,
   admissionWorkflowId,
@@ -38,11 +35,12 @@ import {
 import type { LeadRunInput } from '../contracts/lead';
 import { ADMISSION_RESEND_MS } from '../workflows/subagent-admission';
 import { projectDataConverter } from '../worker/payloads/data-converter';
-import { connectOrStartServer, type TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { benchDelegationOverhead } from './delegation-overhead';
+import { withBenchServer } from './support/bench-server';
 import { executionHistories } from './support/histories';
-import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { fanOutLeadInput } from './support/subagent-input';
 import { formatTable, msRow, type BenchResult } from './stats';
 
 /** Hand-over: leads (run one after the other) × children each, through one slot. */
@@ -70,40 +68,12 @@ function firstArg<T>(payloads: Payloads): T | undefined {
   return payload ? defaultPayloadConverter.fromPayload<T>(payload) : undefined;
 }
 
-function leadScript(children: number, childDelayMs: number): ModelScriptFileInput {
-  const calls = Array.from({ length: children }, (_, i) => ({
-    name: 'task',
-    id: `c${i}`,
-    args: { description: `Part ${i}`, prompt: `Do part ${i}.`, subagent_type: 'general-purpose' },
-  }));
-  return {
-    scripts: [
-      { agent: 'lead', turns: [{ tool_calls: calls }, { content: 'Combined.' }] },
-      {
-        agent: 'general-purpose',
-        repeat_last: true,
-        turns: [{ content: 'Part done.', delay_ms: childDelayMs }],
-      },
-    ],
-  };
-}
-
-/**
- * A lead whose first response makes `children` task calls, all allowed at once: the lead's own per-response
- * cap follows its config's `subagent_runtime.max_running`; the worker's settings are the ones admission enforces.
- */
+/** A lead whose first response makes `children` task calls (`c0`, `c1`, …), all allowed at once. */
 function leadRun(children: number, childDelayMs = 0): LeadRunInput {
-  const dir = tempDir('bench-admission');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  return leadInput({
-    workspace,
-    scriptFile: writeScript(dir, leadScript(children, childDelayMs)),
-    config: {
-      subagent_runtime: { max_running: Math.max(children, 1) },
-      subagents: { max_total_per_run: Math.max(children, 1) },
-    },
-  });
+  return fanOutLeadInput(
+    Array.from({ length: children }, (_, i) => `c${i}`),
+    childDelayMs,
+  );
 }
 
 /** What a child's history says about its slot and its work. */
@@ -671,17 +641,10 @@ export async function benchAdmission(server: TemporalServer): Promise<BenchResul
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await connectOrStartServer({
-    headless: true,
-    log: (line) => process.stderr.write(`${line}\n`),
-  });
-  try {
+  await withBenchServer(async (server) => {
     const results = [...(await benchAdmission(server)), ...(await benchDelegationOverhead(server))];
     process.stdout.write(`${formatTable(results)}\n`);
-  } finally {
-    await server.stop();
-  }
+  });
 }
 
 if (require.main === module) {

@@ -5,10 +5,9 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { connectOrStartServer } from '../worker/temporal-server';
 import { formatTable, type BenchResult } from './stats';
 import { benchAdmission } from './admission';
+import { withBenchServer } from './support/bench-server';
 import { benchBashSandboxes } from './bash-sandbox';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { benchLongRun } from './long-run';
@@ -17,12 +16,7 @@ import { benchRecovery } from './recovery';
 import { benchTurnOverhead } from './turn-overhead';
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await connectOrStartServer({
-    headless: true,
-    log: (line) => process.stderr.write(`${line}\n`),
-  });
-  try {
+  await withBenchServer(async (server) => {
     const results: BenchResult[] = [];
     results.push(...(await benchTurnOverhead(server)));
     results.push(...(await benchDelegationOverhead(server)));
@@ -36,9 +30,7 @@ async function main(): Promise<void> {
     const out = join(__dirname, '..', '..', 'bench', 'results.json');
     writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2)}\n`);
     process.stderr.write(`figures written to ${out}\n`);
-  } finally {
-    await server.stop();
-  }
+  });
 }
 
 main().catch((err: unknown) => {

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { findTemporalCli } from '../../worker/temporal-cli';
-import { tempDir, writeScript } from './subagent-input';
+import { fanOutScript, tempDir, writeScript } from './subagent-input';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 export const CLI = join(ROOT, 'dist', 'client', 'cli.js');
@@ -16,28 +16,7 @@ export const FAKE = join(ROOT, 'dist', 'bench', 'support', 'fake-openai-main.js'
  * response, then answers "All parts done."; each subagent answers "Part done." (after `childMs`).
  */
 export function writeDelegatingConfig(dir: string, ids: readonly string[], childMs = 0): string {
-  const script = writeScript(dir, {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          {
-            tool_calls: ids.map((id) => ({
-              name: 'task',
-              id,
-              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
-            })),
-          },
-          { content: 'All parts done.' },
-        ],
-      },
-      {
-        agent: 'general-purpose',
-        repeat_last: true,
-        turns: [{ content: 'Part done.', delay_ms: childMs }],
-      },
-    ],
-  });
+  const script = writeScript(dir, fanOutScript(ids, childMs, 'All parts done.'));
   const config = join(dir, 'config.yaml');
   writeFileSync(config, `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`);
   return config;

@@ -1,5 +1,5 @@
 /** Builds workflow inputs the way a run does: from a config (as a user writes it). */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveAgent, resolveSummarization } from '../../contracts/config/agents';
@@ -17,6 +17,35 @@ export function writeScript(dir: string, script: ModelScriptFileInput): string {
   const path = join(dir, 'script.json');
   writeFileSync(path, JSON.stringify(script, null, 2));
   return path;
+}
+
+/**
+ * A scripted lead whose first response delegates one general-purpose task per id (`Part <id>`), then answers
+ * `answer`; each subagent answers "Part done." after `childMs`.
+ */
+export function fanOutScript(
+  ids: readonly string[],
+  childMs = 0,
+  answer = 'Combined.',
+): ModelScriptFileInput {
+  return {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          {
+            tool_calls: ids.map((id) => ({
+              name: 'task',
+              id,
+              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
+            })),
+          },
+          { content: answer },
+        ],
+      },
+      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.', delay_ms: childMs }] },
+    ],
+  };
 }
 
 export interface SubagentInputOptions {
@@ -69,5 +98,21 @@ export function leadInput(options: LeadInputOptions): LeadRunInput {
   return buildLeadRunInput(parseConfig(raw).config, {
     prompt: options.prompt ?? 'Do the work.',
     workspace: options.workspace,
+  });
+}
+
+/**
+ * A lead run (in a workspace of its own) whose first response delegates one task per id, all allowed at once:
+ * its own per-response cap and total follow the fan-out, so only the worker's admission settings bound it.
+ */
+export function fanOutLeadInput(ids: readonly string[], childMs = 0): LeadRunInput {
+  const dir = tempDir('fan-out');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const width = Math.max(ids.length, 1);
+  return leadInput({
+    workspace,
+    scriptFile: writeScript(dir, fanOutScript(ids, childMs)),
+    config: { subagent_runtime: { max_running: width }, subagents: { max_total_per_run: width } },
   });
 }

@@ -93,24 +93,26 @@ export function testWorkflowBundle(): string {
 
 /**
  * Runs `body` while an in-process worker of the project (every workflow and activity) polls `taskQueue`,
- * declaring `admission` (default: the config defaults) to the task queue's admission workflow.
+ * declaring `worker.admission` (default: the config defaults) to the task queue's admission workflow;
+ * `worker.say` takes the lines the worker would print (a warning about another worker's settings).
  */
 export async function withProjectWorker<T>(
   taskQueue: string,
   body: () => Promise<T>,
-  admission?: AdmissionSettings,
+  worker: { admission?: AdmissionSettings; say?: (line: string) => void } = {},
 ): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: testAddress() });
   try {
-    const worker = await createProjectWorker({
+    const projectWorker = await createProjectWorker({
       connection,
       namespace: testNamespace(),
       taskQueue,
       workflowBundlePath: testWorkflowBundle(),
-      ...(admission && { admission }),
+      ...(worker.admission && { admission: worker.admission }),
+      ...(worker.say && { say: worker.say }),
     });
-    return await worker.runUntil(body());
+    return await projectWorker.runUntil(body());
   } finally {
     await connection.close();
   }

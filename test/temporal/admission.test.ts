@@ -6,10 +6,9 @@
  */
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import {
   admissionStateQuery,
   admissionWorkflowId,
@@ -22,20 +21,15 @@ import type { TaskEvent } from '../../contracts/events';
 import { leadEventsQuery, leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { admissionWorkflow } from '../../workflows/admission';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { NativeConnection } from '@temporalio/worker';
 import { workerIdentity } from '../../bench/support/chaos-workers';
-import { createProjectWorker } from '../../worker/worker';
 import {
   startProjectWorkerProcess,
-  testAddress,
-  testNamespace,
-  testWorkflowBundle,
   uniqueTaskQueue,
   useTestClient,
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { fanOutLeadInput, tempDir } from '../../bench/support/subagent-input';
 
 const testClient = useTestClient();
 
@@ -47,37 +41,6 @@ function admission(settings: Partial<AdmissionSettings>): AdmissionSettings {
     queue_timeout_seconds: 300,
     ...settings,
   };
-}
-
-/** A lead whose first response delegates one task per id; each child answers after `childMs`. */
-function fanOut(ids: readonly string[], childMs: number): LeadRunInput {
-  const dir = tempDir('admission');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  const script: ModelScriptFileInput = {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          {
-            tool_calls: ids.map((id) => ({
-              name: 'task',
-              id,
-              args: { description: `Part ${id}`, prompt: `Do part ${id}.`, subagent_type: 'general-purpose' },
-            })),
-          },
-          { content: 'Combined.' },
-        ],
-      },
-      { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.', delay_ms: childMs }] },
-    ],
-  };
-  // The run's own per-response cap allows the whole fan-out; the worker's settings bound the deployment.
-  return leadInput({
-    workspace,
-    scriptFile: writeScript(dir, script),
-    config: { subagent_runtime: { max_running: ids.length }, subagents: { max_total_per_run: ids.length } },
-  });
 }
 
 async function startLead(taskQueue: string, id: string, input: LeadRunInput) {
@@ -155,7 +118,7 @@ describe('admission', () => {
             startLead(
               taskQueue,
               run,
-              fanOut(
+              fanOutLeadInput(
                 ['a', 'b', 'c', 'd'].map((id) => `${run}${id}`),
                 400,
               ),
@@ -165,7 +128,7 @@ describe('admission', () => {
         const finished = await Promise.all(handles.map((handle) => handle.result()));
         return { finished, state: await admissionState(client, taskQueue) };
       },
-      admission({ max_running: 2 }),
+      { admission: admission({ max_running: 2 }) },
     );
     const entries = results.finished.flatMap((result) => result.ledger);
     expect(entries.map((e) => e.status)).toEqual(Array(12).fill('completed'));
@@ -186,11 +149,11 @@ describe('admission', () => {
     const { result, queuedEvents } = await withProjectWorker(
       taskQueue,
       async () => {
-        const handle = await startLead(taskQueue, 'lead', fanOut(['a', 'b', 'c'], 1500));
+        const handle = await startLead(taskQueue, 'lead', fanOutLeadInput(['a', 'b', 'c'], 1500));
         const result = await handle.result();
         return { result, queuedEvents: (await events(handle)).filter((e) => e.type === 'task_queued') };
       },
-      admission({ max_running: 2, admission_policy: 'reject' }),
+      { admission: admission({ max_running: 2, admission_policy: 'reject' }) },
     );
     const refused = result.ledger.filter((e) => e.status === 'failed');
     expect(refused).toHaveLength(1);
@@ -210,11 +173,11 @@ describe('admission', () => {
     const { result, log } = await withProjectWorker(
       taskQueue,
       async () => {
-        const handle = await startLead(taskQueue, 'lead', fanOut(['a', 'b'], 5000));
+        const handle = await startLead(taskQueue, 'lead', fanOutLeadInput(['a', 'b'], 5000));
         const result = await handle.result();
         return { result, log: await events(handle) };
       },
-      admission({ max_running: 1, queue_timeout_seconds: 2 }),
+      { admission: admission({ max_running: 1, queue_timeout_seconds: 2 }) },
     );
     const waited = result.ledger.find((e) => e.status === 'failed');
     expect(waited).toMatchObject({ error: queueTimeoutText(2), admission_failure: true });
@@ -233,8 +196,8 @@ describe('admission', () => {
     const taskQueue = uniqueTaskQueue('admission-full');
     const result = await withProjectWorker(
       taskQueue,
-      async () => (await startLead(taskQueue, 'lead', fanOut(['a', 'b', 'c'], 800))).result(),
-      admission({ max_running: 1, max_queued: 1 }),
+      async () => (await startLead(taskQueue, 'lead', fanOutLeadInput(['a', 'b', 'c'], 800))).result(),
+      { admission: admission({ max_running: 1, max_queued: 1 }) },
     );
     expect(result.ledger.map((e) => e.status).sort()).toEqual(['completed', 'completed', 'failed']);
     const refused = result.ledger.find((e) => e.status === 'failed');
@@ -250,16 +213,16 @@ describe('admission', () => {
     const { a, b } = await withProjectWorker(
       taskQueue,
       async () => {
-        const runA = await startLead(taskQueue, 'A', fanOut(flood, 800));
+        const runA = await startLead(taskQueue, 'A', fanOutLeadInput(flood, 800));
         // Run A has asked for all twenty: one runs, nineteen wait (whatever has finished since).
         await waitFor('run A to queue the rest', async () => {
           const state = await admissionState(client, taskQueue);
           return state.counters.queued === 19;
         });
-        const runB = await startLead(taskQueue, 'B', fanOut(['b1', 'b2'], 800));
+        const runB = await startLead(taskQueue, 'B', fanOutLeadInput(['b1', 'b2'], 800));
         return { a: await runA.result(), b: await runB.result() };
       },
-      admission({ max_running: 1 }),
+      { admission: admission({ max_running: 1 }) },
     );
     const executed = await spans(
       client,
@@ -283,7 +246,7 @@ describe('admission', () => {
     const workers: ChildProcess[] = [];
     try {
       workers.push(await startProjectWorkerProcess(taskQueue, { SUBAGENTS_CONFIG: config }));
-      const handle = await startLead(taskQueue, 'crash', fanOut(['a', 'b', 'c', 'd'], 3000));
+      const handle = await startLead(taskQueue, 'crash', fanOutLeadInput(['a', 'b', 'c', 'd'], 3000));
       await waitFor('two slots held and two delegations queued', async () => {
         const status = await handle.query(leadStatusQuery);
         return status.counts.in_progress === 2 && status.counts.queued === 2;
@@ -303,7 +266,7 @@ describe('admission', () => {
       expect(state.settings.max_running).toBe(2);
 
       // A cancelled run gives back its slot and its place in the queue.
-      const cancelled = await startLead(taskQueue, 'cancel', fanOut(['x', 'y', 'z'], 60_000));
+      const cancelled = await startLead(taskQueue, 'cancel', fanOutLeadInput(['x', 'y', 'z'], 60_000));
       await waitFor('two held, one queued', async () => {
         const s = await admissionState(client, taskQueue);
         return s.running.length === 2 && s.queued.length === 1;
@@ -317,7 +280,7 @@ describe('admission', () => {
       });
 
       // A child terminated from the UI: its parent gives its slot back at once.
-      const terminatedChild = await startLead(taskQueue, 'child', fanOut(['t1'], 60_000));
+      const terminatedChild = await startLead(taskQueue, 'child', fanOutLeadInput(['t1'], 60_000));
       await waitFor('the child running', async () => {
         return (await terminatedChild.query(leadStatusQuery)).counts.in_progress === 1;
       });
@@ -327,7 +290,7 @@ describe('admission', () => {
       expect(state.running).toEqual([]);
 
       // A lead terminated from the UI runs no code at all: the sweep finds its slots and gives them back.
-      const terminated = await startLead(taskQueue, 'term', fanOut(['p', 'q'], 60_000));
+      const terminated = await startLead(taskQueue, 'term', fanOutLeadInput(['p', 'q'], 60_000));
       await waitFor('two held by the run', async () => {
         return (await admissionState(client, taskQueue)).running.length === 2;
       });
@@ -362,8 +325,9 @@ describe('the admission workflow', () => {
     });
     const result = await withProjectWorker(
       taskQueue,
-      async () => (await startLead(taskQueue, 'lead', fanOut(['a', 'b', 'c', 'd', 'e', 'f'], 200))).result(),
-      settings,
+      async () =>
+        (await startLead(taskQueue, 'lead', fanOutLeadInput(['a', 'b', 'c', 'd', 'e', 'f'], 200))).result(),
+      { admission: settings },
     );
     expect(result.ledger.map((e) => e.status)).toEqual(Array(6).fill('completed'));
     // Every grant arrived when it was sent: no subagent had to ask again (a minute later).
@@ -379,7 +343,9 @@ describe('the admission workflow', () => {
     const latest = client.workflow.getHandle(admissionWorkflowId(taskQueue));
     expect((await latest.describe()).runId).not.toBe(semaphore.firstExecutionRunId);
     // The counters span every execution: nothing was lost at a continue-as-new.
-    const state = await withProjectWorker(taskQueue, () => latest.query(admissionStateQuery), settings);
+    const state = await withProjectWorker(taskQueue, () => latest.query(admissionStateQuery), {
+      admission: settings,
+    });
     expect(state.counters).toMatchObject({ granted: 6, released: 6, queued: 5 });
     expect(state.running).toEqual([]);
     expect(state.queued).toEqual([]);
@@ -396,25 +362,16 @@ describe('workers that disagree', () => {
     const first = await startProjectWorkerProcess(taskQueue, { SUBAGENTS_CONFIG: config });
     try {
       const said: string[] = [];
-      const connection = await NativeConnection.connect({ address: testAddress() });
-      try {
-        const second = await createProjectWorker({
-          connection,
-          namespace: testNamespace(),
-          taskQueue,
-          workflowBundlePath: testWorkflowBundle(),
-          admission: admission({ max_running: 5 }),
-          say: (line) => said.push(line),
-        });
-        await second.runUntil(async () => {
+      await withProjectWorker(
+        taskQueue,
+        async () => {
           await waitFor('the new settings in force', async () => {
             return (await admissionState(client, taskQueue)).settings.max_running === 5;
           });
           await waitFor('the worker to say it replaced a live worker’s settings', () => said.length > 0);
-        });
-      } finally {
-        await connection.close();
-      }
+        },
+        { admission: admission({ max_running: 5 }), say: (line) => said.push(line) },
+      );
       expect(said).toEqual([
         `admission: worker ${workerIdentity(first.pid!)} declared max_running 2, max_queued 64, policy queue, ` +
           "queue timeout 300 s; this worker's max_running 5, max_queued 64, policy queue, queue timeout 300 s " +
