@@ -42,7 +42,6 @@ export async function closedWorkflows(client: Client, owners: readonly string[])
 }
 
 export interface AdmissionDeclaration {
-  namespace?: string;
   taskQueue: string;
   settings: AdmissionSettings;
   identity: string;
