@@ -40,6 +40,8 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** SQLite file: the server's state survives a restart on the same file. In memory when omitted. */
   dbFilename?: string;
+  /** `--sqlite-pragma` entries (pragma → value) for the SQLite file; the server's own defaults when omitted. */
+  sqlitePragmas?: Record<string, string>;
   namespace?: string;
   /** Extra `--dynamic-config-value` entries (key → JSON value). */
   dynamicConfig?: Record<string, unknown>;
@@ -64,6 +66,8 @@ export interface TemporalServer {
   uiCodecEndpoint?: string;
   /** How the server was obtained: a running one, a local binary, or the SDK's download. */
   source: 'TEMPORAL_ADDRESS' | CliSource | 'sdk-download';
+  /** The server's process id, when this process spawned it (benchmarks read its memory and CPU). */
+  pid?: number;
   /** Stops a server this process started (a no-op for TEMPORAL_ADDRESS). */
   stop(): Promise<void>;
 }
@@ -153,6 +157,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
   const uiCodecEndpoint = uiPort === undefined ? undefined : options.uiCodecEndpoint;
   if (uiCodecEndpoint) args.push('--ui-codec-endpoint', uiCodecEndpoint);
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  for (const [pragma, value] of Object.entries(options.sqlitePragmas ?? {}))
+    args.push('--sqlite-pragma', `${pragma}=${value}`);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES))
     args.push('--search-attribute', `${name}=${type}`);
   for (const [key, value] of Object.entries({ ...PROJECT_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
@@ -191,7 +197,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
       (uiCodecEndpoint ? ` (payloads decoded by ${uiCodecEndpoint})` : ''),
     log,
   );
-  return { address, namespace, uiUrl, uiCodecEndpoint, source: cli.source, stop };
+  return { address, namespace, uiUrl, uiCodecEndpoint, source: cli.source, pid: child.pid, stop };
 }
 
 async function waitUntilServing(
@@ -255,6 +261,10 @@ async function startWithSdkDownload(options: DevServerOptions, tried: string[]):
   const dynamicConfigArgs = Object.entries({ ...PROJECT_DYNAMIC_CONFIG, ...options.dynamicConfig }).flatMap(
     ([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`],
   );
+  const pragmaArgs = Object.entries(options.sqlitePragmas ?? {}).flatMap(([pragma, value]) => [
+    '--sqlite-pragma',
+    `${pragma}=${value}`,
+  ]);
   try {
     const testEnv = await progress.track('Downloading the Temporal CLI with the SDK and starting it', () =>
       TestWorkflowEnvironment.createLocal({
@@ -272,6 +282,7 @@ async function startWithSdkDownload(options: DevServerOptions, tried: string[]):
             ...searchAttributes.flatMap((sa) => ['--search-attribute', sa]),
             ...codecArgs,
             ...dynamicConfigArgs,
+            ...pragmaArgs,
           ],
         },
       }),
