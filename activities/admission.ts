@@ -13,6 +13,7 @@ import {
   declareWorkerSignal,
   describeAdmission,
   releaseSlotSignal,
+  type AdmissionPool,
   type AdmissionSettings,
   type SlotRequest,
 } from '../contracts/admission';
@@ -43,30 +44,35 @@ export async function closedWorkflows(client: Client, owners: readonly string[])
 
 export interface AdmissionDeclaration {
   taskQueue: string;
+  /** Absent: `subagents`. */
+  pool?: AdmissionPool;
   settings: AdmissionSettings;
   identity: string;
 }
+
+/** A worker's settings for each pool: `subagent_runtime` and `lead_runtime`. */
+export type PoolSettings = Record<AdmissionPool, AdmissionSettings>;
 
 /**
  * Declares a worker's settings to its task queue's admission workflow, starting the workflow when there is
  * none (signal-with-start: one call, whatever the state). The newest declaration is the one in force.
  */
 export async function declareAdmission(client: Client, declaration: AdmissionDeclaration): Promise<void> {
-  const { taskQueue, settings, identity } = declaration;
+  const { taskQueue, settings, identity, pool = 'subagents' } = declaration;
   await client.workflow.signalWithStart(ADMISSION_WORKFLOW_TYPE, {
-    workflowId: admissionWorkflowId(taskQueue),
+    workflowId: admissionWorkflowId(taskQueue, pool),
     taskQueue,
-    args: [{ settings }],
+    args: [pool === 'subagents' ? { settings } : { settings, pool }],
     signal: declareWorkerSignal,
     signalArgs: [{ identity, settings, at: new Date().toISOString() }],
     workflowTaskTimeout: ADMISSION_WORKFLOW_TASK_TIMEOUT,
-    staticSummary: `Subagent admission for task queue ${taskQueue}`,
+    staticSummary: `${pool === 'runs' ? 'Lead run' : 'Subagent'} admission for task queue ${taskQueue}`,
     staticDetails: `Started with ${describeAdmission(settings)}. The newest worker's settings are in force.`,
   });
 }
 
-/** The admission activities of a worker whose `subagent_runtime` is `settings`. */
-export function createAdmissionActivities(settings: AdmissionSettings, identity: string) {
+/** The admission activities of a worker whose `subagent_runtime` and `lead_runtime` are `settings`. */
+export function createAdmissionActivities(settings: PoolSettings, identity: string) {
   return {
     /** The sweep: which of these slot owners have closed. */
     async admissionClosedOwners(owners: string[]): Promise<string[]> {
@@ -79,21 +85,23 @@ export function createAdmissionActivities(settings: AdmissionSettings, identity:
      */
     async acquireSlot(request: SlotRequest): Promise<void> {
       const context = Context.current();
-      const handle = context.client.workflow.getHandle(admissionWorkflowId(context.info.taskQueue));
+      const { taskQueue } = context.info;
+      const pool = request.pool ?? 'subagents';
+      const handle = context.client.workflow.getHandle(admissionWorkflowId(taskQueue, pool));
       try {
         await handle.signal(acquireSlotSignal, request);
         return;
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
       }
-      await declareAdmission(context.client, { taskQueue: context.info.taskQueue, settings, identity });
+      await declareAdmission(context.client, { taskQueue, pool, settings: settings[pool], identity });
       await handle.signal(acquireSlotSignal, request);
     },
-    /** Gives a slot back, or withdraws a queued request (a signal: the subagent does not wait on it). */
-    async releaseSlot(slot: string): Promise<void> {
+    /** Gives a slot back, or withdraws a queued request (a signal: the owner does not wait on it). */
+    async releaseSlot(slot: string, pool: AdmissionPool = 'subagents'): Promise<void> {
       const context = Context.current();
       await context.client.workflow
-        .getHandle(admissionWorkflowId(context.info.taskQueue))
+        .getHandle(admissionWorkflowId(context.info.taskQueue, pool))
         .signal(releaseSlotSignal, { slot });
     },
   };

@@ -46,6 +46,8 @@ Options:
   --max-running N           subagents running at once (subagent_runtime.max_running): for run, also the
                             task calls one response may make; for worker, the bound it declares to
                             every run on its task queue
+  --max-runs N              worker: lead runs in flight at once on its task queue (lead_runtime.max_running);
+                            past it a run waits in the queue, shown as queued by status and the live tree
   --max-total N             delegations per run, 1–50 (subagents.max_total_per_run)
   --fairness-key KEY        runs with one key share one turn at admission (lead.fairness_key;
                             default: each run its own)

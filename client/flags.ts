@@ -104,6 +104,7 @@ export function integerFlag(values: FlagValues, name: string, min: number, max: 
 /** The config key each of these flags sets: the config's own rules check it, its messages name the flag. */
 const SETTING_FLAGS: Readonly<Record<string, readonly [section: string, key: string]>> = {
   'max-running': ['subagent_runtime', 'max_running'],
+  'max-runs': ['lead_runtime', 'max_running'],
   'max-total': ['subagents', 'max_total_per_run'],
   address: ['temporal', 'address'],
   namespace: ['temporal', 'namespace'],
@@ -111,7 +112,7 @@ const SETTING_FLAGS: Readonly<Record<string, readonly [section: string, key: str
   'fairness-key': ['lead', 'fairness_key'],
 };
 
-const NUMBER_FLAGS: readonly string[] = ['max-running', 'max-total'];
+const NUMBER_FLAGS: readonly string[] = ['max-running', 'max-runs', 'max-total'];
 
 /** A number when the text is one (the config then says whether it is in range), else the text as given. */
 function numberOrText(raw: string): number | string {

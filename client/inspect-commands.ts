@@ -5,7 +5,7 @@ import { SubagentsClient, type RunHandle } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from './connection';
 import { integerFlag, parseFlags, UsageError, type FlagSpec, type FlagValues } from './flags';
-import { renderLedgerTable } from './tree';
+import { queuePlace, renderLedgerTable } from './tree';
 
 async function withRun<T>(
   command: string,
@@ -45,8 +45,12 @@ export function statusCommand(args: string[]): Promise<number> {
         .map(([state, n]) => `${n} ${state}`)
         .join(', ');
       const tokens = status.token_usage.total ? `, ${status.token_usage.total.total_tokens} tokens` : '';
+      // A run waiting for a slot (lead_runtime) says where it stands and since when.
+      const state = status.admission
+        ? `queued for a run slot (${queuePlace(status.admission)} when it joined, since ${status.admission.since})`
+        : status.state;
       process.stdout.write(
-        `${run.runId}: ${status.state}, ${status.turns} lead turns${tokens}; delegations: ${counts || 'none'}\n`,
+        `${run.runId}: ${state}, ${status.turns} lead turns${tokens}; delegations: ${counts || 'none'}\n`,
       );
     }
     return 0;

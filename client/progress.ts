@@ -80,6 +80,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       run_id: handle.runId,
       lead: {
         state: status.state,
+        ...(status.admission && { admission: status.admission }),
         ...(finished && {
           status: finished.status,
           ...(finished.stop_reason && { stop_reason: finished.stop_reason }),

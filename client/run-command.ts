@@ -130,6 +130,7 @@ async function openSession(
         taskQueue: settings.taskQueue,
         workflowBundleCode: await bundle,
         admission: config.subagent_runtime,
+        runAdmission: config.lead_runtime,
         say,
       });
       return runWorkerWhile(worker, body, say);

@@ -18,8 +18,12 @@ import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
 export async function workerCommand(args: string[]): Promise<number> {
-  // --max-running: the bound this worker declares to every run on its task queue (admission).
-  const { values, positionals } = parseFlags(args, { 'max-running': { type: 'string' } }, 'worker');
+  // --max-running, --max-runs: the bounds this worker declares to every run on its task queue (admission).
+  const { values, positionals } = parseFlags(
+    args,
+    { 'max-running': { type: 'string' }, 'max-runs': { type: 'string' } },
+    'worker',
+  );
   if (positionals.length > 0)
     throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);
@@ -33,6 +37,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       taskQueue: settings.taskQueue,
       sandbox: config.sandbox,
       admission: config.subagent_runtime,
+      runAdmission: config.lead_runtime,
       say,
     });
     return 0;

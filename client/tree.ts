@@ -22,7 +22,9 @@ export interface TreeSnapshot {
   run_id: string;
   lead: {
     /** From `lead_status`. */
-    state: 'running' | 'finished';
+    state: 'queued' | 'running' | 'finished';
+    /** While queued for a run slot (`lead_runtime`): the counts when it joined the queue (it included). */
+    admission?: { running: number; queued: number };
     /** From the run's result, once the client has it. */
     status?: LeadRunStatus;
     stop_reason?: RunStopReason;
@@ -322,9 +324,15 @@ function childRow(entry: LedgerEntry, progress: TaskProgress | undefined, now: n
   };
 }
 
+/** `position 4, 100 running`: a queued run's place when it joined the queue. */
+export function queuePlace(admission: { running: number; queued: number }): string {
+  return `position ${groupThousands(admission.queued)}, ${groupThousands(admission.running)} running`;
+}
+
 function leadLine(lead: TreeSnapshot['lead'], now: number): Segment[] {
   const finished = lead.state === 'finished';
-  const word = finished ? (lead.status ?? 'finished') : 'running';
+  const queued = lead.state === 'queued';
+  const word = finished ? (lead.status ?? 'finished') : queued ? 'queued' : 'running';
   const capReached = lead.stop_reason !== undefined;
   let tone: Tone | undefined;
   if (!finished) tone = statusTone('in_progress', capReached);
@@ -332,7 +340,9 @@ function leadLine(lead: TreeSnapshot['lead'], now: number): Segment[] {
   let turns: string | undefined;
   if (finished) turns = plural(lead.turns, 'turn');
   else if (lead.turns > 0) turns = `turn ${groupThousands(lead.turns)}`;
+  const place = queued && lead.admission ? queuePlace(lead.admission) : undefined;
   const rest = [
+    place,
     turns,
     tokens(lead.token_usage?.lead),
     formatDuration((lead.finished_at_ms ?? now) - lead.started_at_ms),

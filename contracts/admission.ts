@@ -1,8 +1,9 @@
 /**
- * Admission: the deployment-wide bound on subagents executing at once (`subagent_runtime`), kept by one
- * `admissionWorkflow` per task queue. A subagent asks it for a slot as its first step (a signal, sent by a
- * local activity inside the subagent's first workflow task), waits for the answer as workflow state (no worker
- * slot, no thread), and gives the slot back when it ends.
+ * Admission: the deployment-wide bounds on subagents executing at once (`subagent_runtime`) and on lead runs in
+ * flight (`lead_runtime`), each kept by one `admissionWorkflow` per task queue (a pool). A subagent or a lead
+ * asks its pool for a slot as its first step (a signal, sent by a local activity inside the workflow's first
+ * task), waits for the answer as workflow state (no worker slot, no thread), and gives the slot back when it
+ * ends.
  * Declared once here for the admission workflow, the subagents and the clients that read its state (no Node
  * APIs: the workflow bundle imports this file).
  */
@@ -32,9 +33,29 @@ export const DEFAULT_ADMISSION_SETTINGS: AdmissionSettings = {
   queue_timeout_seconds: 300,
 };
 
-/** The one admission workflow of a task queue: every run on that queue shares it. */
-export function admissionWorkflowId(taskQueue: string): string {
-  return `subagents-admission/${taskQueue}`;
+/**
+ * `lead_runtime`: lead runs in flight on a task queue. Past the bound a run waits in the queue, visible in
+ * `status` and the live tree, rather than slowing every run in flight (on a two-core machine one worker serves
+ * about 3–4 runs a second of three delegations each: 100 in flight is about half a minute of work).
+ */
+export const DEFAULT_RUN_ADMISSION_SETTINGS: AdmissionSettings = {
+  max_running: 100,
+  max_queued: 10_000,
+  admission_policy: 'queue',
+  queue_timeout_seconds: 3600,
+};
+
+/** What a pool bounds: subagents executing (`subagent_runtime`) or lead runs in flight (`lead_runtime`). */
+export type AdmissionPool = 'subagents' | 'runs';
+
+/** The one admission workflow of a task queue and pool: every run on that queue shares it. */
+export function admissionWorkflowId(taskQueue: string, pool: AdmissionPool = 'subagents'): string {
+  return pool === 'runs' ? `subagents-run-admission/${taskQueue}` : `subagents-admission/${taskQueue}`;
+}
+
+/** A pool's settings key in the config file. */
+export function admissionSection(pool: AdmissionPool): string {
+  return pool === 'runs' ? 'lead_runtime' : 'subagent_runtime';
 }
 
 export const ADMISSION_WORKFLOW_TYPE = 'admissionWorkflow';
@@ -56,13 +77,15 @@ export const subagentAdmissionSignal = defineSignal<[SubagentAdmissionUpdate]>('
 export const DEFAULT_QUEUE_TIMEOUT_SECONDS = 300;
 
 /** The exact text of a refusal when the slots and the queue are taken (or the policy is `reject`). */
-export function capacityFullText(running: number, queued: number): string {
-  return `Subagent execution capacity is full (${running} running, ${queued} queued)`;
+export function capacityFullText(running: number, queued: number, pool: AdmissionPool = 'subagents'): string {
+  const what = pool === 'runs' ? 'Lead run capacity' : 'Subagent execution capacity';
+  return `${what} is full (${running} running, ${queued} queued)`;
 }
 
 /** The exact text of a refusal after the queue timeout. */
-export function queueTimeoutText(seconds: number): string {
-  return `Timed out after ${seconds} s waiting for a subagent execution slot`;
+export function queueTimeoutText(seconds: number, pool: AdmissionPool = 'subagents'): string {
+  const what = pool === 'runs' ? 'a lead run slot' : 'a subagent execution slot';
+  return `Timed out after ${seconds} s waiting for ${what}`;
 }
 
 /** Who asks: a subagent, for itself (its slot goes back when it closes, at the latest). */
@@ -75,6 +98,8 @@ export interface SlotRequest {
   fairness_key: string;
   /** For the state query and the Web UI: `general-purpose: Part a`. */
   label?: string;
+  /** The pool asked (absent: `subagents`). */
+  pool?: AdmissionPool;
 }
 
 export type AdmissionAnswer =

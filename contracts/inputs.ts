@@ -274,6 +274,7 @@ export const leadRunInputSchema = object(
     depth: wholeNumber(0),
     ledger: ledger.optional(),
     carry: carry.optional(),
+    admitted_at: text.optional(),
   },
   'a lead run input',
 );

@@ -72,6 +72,8 @@ export interface LeadRunInput {
   ledger?: LedgerEntry[];
   /** Set by the run itself when it continues as new: where the previous execution left off. */
   carry?: LeadCarry;
+  /** ISO 8601: when the run got its slot (`lead_runtime`); set when it continues as new, so it keeps it. */
+  admitted_at?: string;
 }
 
 /** What a lead run hands to its next execution when history grows long (continue-as-new). */
@@ -107,11 +109,15 @@ export interface LeadRunResult {
   /** The lead's own model calls. */
   turns: number;
   error?: string;
+  /** Refused a slot (`lead_runtime`: capacity full or queue timeout) before any model call. */
+  admission_failure?: true;
 }
 
 export interface LeadStatus {
-  /** `running` until the workflow returns its result. */
-  state: 'running' | 'finished';
+  /** `queued` while it waits for a slot (`lead_runtime`), `running` until it returns its result. */
+  state: 'queued' | 'running' | 'finished';
+  /** While queued: the running and queued counts when it joined the queue (it included), and since when. */
+  admission?: { running: number; queued: number; since: string };
   turns: number;
   token_usage: LeadTokenUsage;
   /** This run's ledger entries by status, every status present (0 when none). */

@@ -1,6 +1,6 @@
 /**
- * A worker's part in admission: its `subagent_runtime` (read when it starts; restart to change) is declared to
- * the task queue's admission workflow, which it starts if there is none, and the newest declaration is in
+ * A worker's part in admission: its `subagent_runtime` and `lead_runtime` (read when it starts; restart to
+ * change) are declared to the task queue's admission workflows (one per pool), which it starts if there is none, and the newest declaration is in
  * force. Workers of one task queue that disagree would otherwise run with two limits in turn: a starting
  * worker says so when another live worker declared different settings. On a clean shutdown it withdraws.
  */
@@ -13,6 +13,8 @@ import {
   declareWorkerSignal,
   describeAdmission,
   sameAdmissionSettings,
+  admissionSection,
+  type AdmissionPool,
   type AdmissionSettings,
 } from '../contracts/admission';
 
@@ -23,6 +25,8 @@ export interface WorkerAdmission {
   client: Client;
   namespace: string;
   taskQueue: string;
+  /** Absent: `subagents`. */
+  pool?: AdmissionPool;
   settings: AdmissionSettings;
   identity: string;
 }
@@ -45,8 +49,8 @@ async function livePollers(client: Client, namespace: string, taskQueue: string)
 
 /** Declares this worker's settings: they are in force from now on for every run on the task queue. */
 export async function declareWorkerAdmission(worker: WorkerAdmission): Promise<void> {
-  const { client, taskQueue, settings, identity } = worker;
-  await declareAdmission(client, { taskQueue, settings, identity });
+  const { client, taskQueue, settings, identity, pool } = worker;
+  await declareAdmission(client, { taskQueue, pool, settings, identity });
 }
 
 /**
@@ -54,8 +58,10 @@ export async function declareWorkerAdmission(worker: WorkerAdmission): Promise<v
  * live worker that declared different settings.
  */
 export async function disagreeingWorkers(worker: WorkerAdmission): Promise<string[]> {
-  const { client, namespace, taskQueue, settings, identity } = worker;
-  const state = await client.workflow.getHandle(admissionWorkflowId(taskQueue)).query(admissionStateQuery);
+  const { client, namespace, taskQueue, settings, identity, pool = 'subagents' } = worker;
+  const state = await client.workflow
+    .getHandle(admissionWorkflowId(taskQueue, pool))
+    .query(admissionStateQuery);
   const differing = state.workers.filter(
     (other) => other.identity !== identity && !other.left && !sameAdmissionSettings(other.settings, settings),
   );
@@ -65,17 +71,17 @@ export async function disagreeingWorkers(worker: WorkerAdmission): Promise<strin
     .filter((other) => live.has(other.identity))
     .map(
       (other) =>
-        `admission: worker ${other.identity} declared ${describeAdmission(other.settings)}; this worker's ` +
-        `${describeAdmission(settings)} now apply to every run on task queue "${taskQueue}". ` +
-        'Give every worker of a task queue the same subagent_runtime.',
+        `admission: worker ${other.identity} declared ${admissionSection(pool)} ` +
+        `${describeAdmission(other.settings)}; this worker's ${describeAdmission(settings)} now apply to every ` +
+        `run on task queue "${taskQueue}". Give every worker of a task queue the same ${admissionSection(pool)}.`,
     );
 }
 
 /** A clean shutdown: this worker's settings no longer speak for a live worker. Never fails. */
 export async function withdrawWorkerAdmission(worker: WorkerAdmission): Promise<void> {
-  const { client, taskQueue, settings, identity } = worker;
+  const { client, taskQueue, settings, identity, pool } = worker;
   await client.workflow
-    .getHandle(admissionWorkflowId(taskQueue))
+    .getHandle(admissionWorkflowId(taskQueue, pool))
     .signal(declareWorkerSignal, { identity, settings, at: new Date().toISOString(), left: true })
     .catch(() => undefined);
 }

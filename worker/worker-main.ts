@@ -32,6 +32,8 @@ export interface WorkerService {
   sandbox: SandboxSettings;
   /** `subagent_runtime`: declared to the task queue's admission workflow when the worker starts. */
   admission: AdmissionSettings;
+  /** `lead_runtime`: declared to the task queue's lead-run admission workflow when the worker starts. */
+  runAdmission: AdmissionSettings;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -46,6 +48,7 @@ export function workerStartLines(
     `worker ready: task queue "${service.taskQueue}" on ${service.address}${namespace}`,
     `bash sandbox: ${sandbox.description}${sandbox.fix ? ` (to enable it, ${sandbox.fix})` : ''}`,
     `admission: ${describeAdmission(service.admission)} (every run on the task queue)`,
+    `lead runs in flight: ${describeAdmission(service.runAdmission)} (lead_runtime)`,
   ];
 }
 
@@ -57,6 +60,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
     taskQueue: service.taskQueue,
     workflowBundlePath: service.workflowBundlePath,
     admission: service.admission,
+    runAdmission: service.runAdmission,
     say: service.say,
   });
   const sandbox = await describeSandbox(service.sandbox);
@@ -88,6 +92,7 @@ async function main(): Promise<void> {
       workflowBundlePath: process.env.WORKFLOW_BUNDLE,
       sandbox: config.sandbox,
       admission: config.subagent_runtime,
+      runAdmission: config.lead_runtime,
       say: (line) => process.stderr.write(`${line}\n`),
     });
   } finally {

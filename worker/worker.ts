@@ -14,7 +14,11 @@ import {
 import * as activities from '../activities';
 import { createAdmissionActivities } from '../activities/admission';
 import { warmUpModelProviders } from '../activities/model';
-import { DEFAULT_ADMISSION_SETTINGS, type AdmissionSettings } from '../contracts/admission';
+import {
+  DEFAULT_ADMISSION_SETTINGS,
+  DEFAULT_RUN_ADMISSION_SETTINGS,
+  type AdmissionSettings,
+} from '../contracts/admission';
 import type { PayloadSettings } from '../contracts/config/payloads';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import {
@@ -38,6 +42,8 @@ export interface ProjectWorkerOptions {
   payloads?: PayloadSettings;
   /** `subagent_runtime`: declared to the task queue's admission workflow (default: the config defaults). */
   admission?: AdmissionSettings;
+  /** `lead_runtime`: declared to the task queue's lead-run admission workflow (default: the config defaults). */
+  runAdmission?: AdmissionSettings;
   /** Where admission warnings go (another live worker declared different settings); default stderr. */
   say?: (line: string) => void;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
@@ -52,6 +58,13 @@ export interface ProjectWorkerOptions {
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /**
+ * Modules evaluated once per worker and shared by every workflow it runs (the SDK deep-freezes them), rather
+ * than evaluated again in each workflow's own module cache: zod, which the workflows' input checks use, is
+ * ~400 modules.
+ */
+export const PRELOADED_MODULES = ['zod'];
+
+/**
  * Bundles the project's workflows (webpack: ~2 s here, longer on a busy machine, so it shows progress past
  * two seconds): start it early and concurrently with other work.
  */
@@ -60,6 +73,7 @@ export async function bundleProjectWorkflows(progress: WaitProgress = waitProgre
     const { code } = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       logger: new DefaultLogger('WARN'),
+      preloadModules: PRELOADED_MODULES,
     });
     return code;
   });
@@ -80,7 +94,7 @@ export const RECOVERY_TUNING = {
   maxHeartbeatThrottleInterval: '1 second',
 } as const satisfies Partial<WorkerOptions>;
 
-const admissions = new WeakMap<Worker, WorkerAdmission>();
+const admissions = new WeakMap<Worker, WorkerAdmission[]>();
 
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   // While the worker starts: a run's first model call then costs what the later ones do (never fails).
@@ -90,16 +104,21 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   const dataConverter = projectDataConverter(options.payloads);
   // The SDK's own default, named here so the admission workflow knows the worker by what the server shows.
   const identity = options.tuning?.identity ?? `${process.pid}@${hostname()}`;
-  const settings = options.admission ?? DEFAULT_ADMISSION_SETTINGS;
-  const admission: WorkerAdmission = {
-    client: new Client({ connection: options.connection, namespace, dataConverter }),
+  const settings = {
+    subagents: options.admission ?? DEFAULT_ADMISSION_SETTINGS,
+    runs: options.runAdmission ?? DEFAULT_RUN_ADMISSION_SETTINGS,
+  };
+  const client = new Client({ connection: options.connection, namespace, dataConverter });
+  const pools: WorkerAdmission[] = (['subagents', 'runs'] as const).map((pool) => ({
+    client,
     namespace,
     taskQueue,
-    settings,
+    pool,
+    settings: settings[pool],
     identity,
-  };
-  // Declared while the worker is made: the admission workflow exists before the first run asks it for a slot.
-  const declared = declareWorkerAdmission(admission);
+  }));
+  // Declared while the worker is made: the admission workflows exist before the first run asks for a slot.
+  const declared = Promise.all(pools.map(declareWorkerAdmission));
   declared.catch(() => undefined);
   const worker = await Worker.create({
     connection: options.connection,
@@ -117,11 +136,11 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     identity,
   });
   await declared;
-  admissions.set(worker, admission);
+  admissions.set(worker, pools);
   // Once it runs, the worker says whether a live worker declared other settings (never fails, never waits).
   const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   void whenRunning(worker)
-    .then((running) => (running ? disagreeingWorkers(admission) : []))
+    .then(async (running) => (running ? (await Promise.all(pools.map(disagreeingWorkers))).flat() : []))
     .then((lines) => lines.forEach((line) => say(line)))
     .catch(() => undefined);
   await warmUp;
@@ -140,6 +159,5 @@ async function whenRunning(worker: Worker): Promise<boolean> {
 
 /** After a clean shutdown: the worker's admission settings no longer speak for a live worker. */
 export async function withdrawAdmission(worker: Worker): Promise<void> {
-  const admission = admissions.get(worker);
-  if (admission) await withdrawWorkerAdmission(admission);
+  await Promise.all((admissions.get(worker) ?? []).map(withdrawWorkerAdmission));
 }

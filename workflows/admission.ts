@@ -1,6 +1,7 @@
 /**
- * `admissionWorkflow`: the one semaphore of a task queue (id `subagents-admission/<task queue>`). Subagents ask
- * it for a slot as their first step and give it back when they end (signals both ways). It holds the
+ * `admissionWorkflow`: the one semaphore of a task queue and pool (id `subagents-admission/<task queue>` for
+ * subagents, `subagents-run-admission/<task queue>` for lead runs). Subagents, or leads, ask it for a slot as
+ * their first step and give it back when they end (signals both ways). It holds the
  * deployment's slots: at most `max_running` granted at once, at most `max_queued` requests waiting, each for at
  * most `queue_timeout_seconds`; `reject` refuses instead of queueing. Requests wait in one FIFO per fairness key
  * and slots rotate between keys, so a run that floods the queue cannot starve another. A slot comes back when
@@ -33,6 +34,7 @@ import {
   sameAdmissionSettings,
   type AdmissionAnswer,
   type AdmissionCounters,
+  type AdmissionPool,
   type AdmissionSettings,
   type AdmissionState,
   type QueuedRequest,
@@ -52,6 +54,8 @@ export const ADMISSION_HISTORY_EVENTS = 2_000;
 
 export interface AdmissionWorkflowInput {
   settings: AdmissionSettings;
+  /** What it bounds (absent: `subagents`): only its refusal texts differ. */
+  pool?: AdmissionPool;
   /** Continue as new past this many events (default ADMISSION_HISTORY_EVENTS; lower in tests). */
   history_events?: number;
   /** Set when the workflow continues as new. */
@@ -91,6 +95,7 @@ export class Slots {
   counters: AdmissionCounters;
   workers: WorkerDeclaration[];
   lastGrantMs?: number;
+  readonly pool: AdmissionPool;
 
   constructor(
     input: AdmissionWorkflowInput,
@@ -98,6 +103,7 @@ export class Slots {
   ) {
     const carry = input.carry;
     this.settings = input.settings;
+    this.pool = input.pool ?? 'subagents';
     this.running = carry?.running ?? [];
     this.queued = carry?.queued ?? [];
     this.rotation = carry?.rotation ?? [];
@@ -161,7 +167,11 @@ export class Slots {
       (this.settings.admission_policy === 'reject' || this.queued.length >= this.settings.max_queued)
     ) {
       this.counters.rejected += 1;
-      return { slot, outcome: 'refused', error: capacityFullText(this.running.length, this.queued.length) };
+      return {
+        slot,
+        outcome: 'refused',
+        error: capacityFullText(this.running.length, this.queued.length, this.pool),
+      };
     }
     this.queued.push({ ...request, queued_at: new Date(now).toISOString() });
     if (!this.rotation.includes(request.fairness_key)) this.rotation.push(request.fairness_key);
@@ -192,7 +202,7 @@ export class Slots {
       this.answer(waiting.owner, {
         slot: waiting.slot,
         outcome: 'refused',
-        error: queueTimeoutText(this.settings.queue_timeout_seconds),
+        error: queueTimeoutText(this.settings.queue_timeout_seconds, this.pool),
       });
     }
   }
@@ -357,6 +367,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   });
   return await continueAsNew({
     settings: slots.settings,
+    ...(input.pool && { pool: input.pool }),
     carry: slots.carry(),
     ...(input.history_events !== undefined && { history_events: input.history_events }),
   });

@@ -3,7 +3,7 @@
  * every subagent (`runAgent`), with delegation plugged in. Its ledger and event log live in workflow state,
  * rebuilt from history on replay, and are read by queries.
  */
-import { continueAsNew, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   leadEventsQuery,
   leadLedgerQuery,
@@ -20,6 +20,36 @@ import { initialLoopState, loopCarry, restoreLoopState, type AgentLoopState } fr
 import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { lastAssistantText } from './subagent-result';
+import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
+
+/** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
+const LEAD_ADMISSION_PATCH = 'lead-admission';
+
+/** The run's slot in the lead-run pool: when it was granted, or why the run ends without one. */
+async function takeRunSlot(
+  input: LeadRunInput,
+  runId: string,
+  onQueued: (queued: QueuedAt | undefined) => void,
+): Promise<{ admittedAt: string } | { refused: string; cancelled?: true }> {
+  const { workflowId } = workflowInfo();
+  const prompt = input.prompt.replace(/\s+/g, ' ');
+  const request = {
+    slot: workflowId,
+    owner: workflowId,
+    fairness_key: input.limits.fairness_key ?? runId,
+    label: `lead: ${prompt.length > 100 ? `${prompt.slice(0, 99)}…` : prompt}`,
+    pool: 'runs' as const,
+  };
+  try {
+    const admission = await admit(request, undefined, onQueued);
+    if (!admission.admitted) return { refused: admission.error };
+    // The run's wall clock counts from the grant when it waited in the queue, as a subagent's does.
+    return { admittedAt: (admission.queued ? new Date() : workflowInfo().startTime).toISOString() };
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    return { refused: 'Run cancelled by user', cancelled: true };
+  }
+}
 
 export const LEAD_SYSTEM_PROMPT = [
   'You are the lead agent. Do the work directly by default; delegate with the `task` tool only when a',
@@ -97,15 +127,38 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     () => state,
   );
   let finished = false;
+  let queuedAt: QueuedAt | undefined;
   setHandler(leadLedgerQuery, () => delegator.ledger);
   setHandler(leadEventsQuery, (afterSeq = 0) => recordsAfter(delegator.events, afterSeq));
   setHandler(leadStatusQuery, () => ({
-    state: finished ? 'finished' : 'running',
+    state: finished ? 'finished' : queuedAt ? 'queued' : 'running',
+    ...(queuedAt && !finished && { admission: queuedAt }),
     turns: state.turns,
     token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
     counts: countByStatus(delegator.ledger, runId),
     last_seq: delegator.events.length,
   }));
+
+  // Its slot first (a continued execution holds it already): before any model call.
+  const holdsSlot = input.admitted_at !== undefined || patched(LEAD_ADMISSION_PATCH);
+  let admittedAt = input.admitted_at;
+  if (holdsSlot && admittedAt === undefined) {
+    const slot = await takeRunSlot(input, runId, (queued) => (queuedAt = queued));
+    if ('refused' in slot) {
+      finished = true;
+      return {
+        run_id: runId,
+        status: slot.cancelled ? 'cancelled' : 'failed',
+        final_output: '',
+        ledger: delegator.ledger,
+        token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
+        turns: 0,
+        error: slot.refused,
+        ...(!slot.cancelled && { admission_failure: true as const }),
+      };
+    }
+    admittedAt = slot.admittedAt;
+  }
 
   const end = await runAgent({
     context,
@@ -115,8 +168,9 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       tools: input.tools,
       maxTurns: input.max_turns,
       tokenBudget: input.token_budget,
-      // The lead's own wall clock, when it has one, spans every execution of the run.
+      // The lead's own wall clock, when it has one, spans every execution of the run, from its slot's grant.
       ...(input.timeout_seconds !== undefined && { timeoutSeconds: input.timeout_seconds }),
+      ...(admittedAt !== undefined && { clockStartMs: Date.parse(admittedAt) }),
     },
     state,
     delegator,
@@ -128,10 +182,13 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       run_id: runId,
       ledger: delegator.ledger,
       carry: { ...loopCarry(state, (input.carry?.continued ?? 0) + 1), events: delegator.events },
+      // The slot stays held across executions.
+      ...(admittedAt !== undefined && { admitted_at: admittedAt }),
     });
   }
   const { status, stopReason, error } = leadOutcome(end, input);
   finished = true;
+  if (holdsSlot) await releaseSlot(workflowInfo().workflowId, 'runs');
   return {
     run_id: runId,
     status,

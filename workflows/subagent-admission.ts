@@ -1,5 +1,6 @@
 /**
- * A subagent's first step: an execution slot from its task queue's admission workflow. The request is a signal
+ * A subagent's first step (and a lead run's, from its own pool): an execution slot from its task queue's
+ * admission workflow. The request is a signal
  * sent by a local activity (within the subagent's first workflow task, so it costs no task of its own); the
  * answer comes by signal. A queued request waits as workflow state (no worker slot, no thread) and tells the
  * parent it is queued, then admitted. The slot goes back when the subagent ends (`releaseSlot`).
@@ -17,6 +18,7 @@ import {
   admissionAnswerSignal,
   subagentAdmissionSignal,
   type AdmissionAnswer,
+  type AdmissionPool,
   type SlotRequest,
   type SubagentAdmissionUpdate,
 } from '../contracts/admission';
@@ -32,6 +34,14 @@ const { acquireSlot, releaseSlot: releaseSlotActivity } = proxyLocalActivities<A
 /** `queued`: the request had to wait for its slot. */
 export type Admission = { admitted: true; queued: boolean } | { admitted: false; error: string };
 
+/** While a request waits in the queue: where it stood when it joined (it included), and since when. */
+export interface QueuedAt {
+  running: number;
+  queued: number;
+  /** ISO 8601. */
+  since: string;
+}
+
 /** Tells the parent (when there is one) about the slot; a parent that has finished cannot take it. */
 function tellParent(update: SubagentAdmissionUpdate): void {
   const parent = workflowInfo().parent;
@@ -43,9 +53,14 @@ function tellParent(update: SubagentAdmissionUpdate): void {
 
 /**
  * Waits for a slot. Refused (capacity full, queue timeout, no admission to be had) it says why; cancelled while
- * waiting, the request is withdrawn and the cancellation goes on up.
+ * waiting, the request is withdrawn and the cancellation goes on up. `onQueued` hears when it has to wait and
+ * when the wait ends (undefined); a subagent's parent hears it too (`taskId`).
  */
-export async function admit(request: SlotRequest, taskId: string): Promise<Admission> {
+export async function admit(
+  request: SlotRequest,
+  taskId?: string,
+  onQueued?: (queued: QueuedAt | undefined) => void,
+): Promise<Admission> {
   let heard: AdmissionAnswer | undefined;
   setHandler(admissionAnswerSignal, (answer) => {
     if (answer.slot === request.slot) heard = answer;
@@ -79,16 +94,20 @@ export async function admit(request: SlotRequest, taskId: string): Promise<Admis
       const answer = heard!;
       if (answer.outcome === 'queued') {
         queued = true;
-        tellParent({ task_id: taskId, state: 'queued', running: answer.running, queued: answer.queued });
+        onQueued?.({ running: answer.running, queued: answer.queued, since: new Date().toISOString() });
+        if (taskId !== undefined) {
+          tellParent({ task_id: taskId, state: 'queued', running: answer.running, queued: answer.queued });
+        }
         continue;
       }
+      onQueued?.(undefined);
       if (answer.outcome === 'refused') return { admitted: false, error: answer.error };
-      if (queued) tellParent({ task_id: taskId, state: 'admitted' });
+      if (queued && taskId !== undefined) tellParent({ task_id: taskId, state: 'admitted' });
       return { admitted: true, queued };
     }
   } catch (err) {
     // Cancelled while waiting: the request must not keep a place in the queue.
-    await releaseSlot(request.slot);
+    await releaseSlot(request.slot, request.pool);
     throw err;
   }
 }
@@ -98,6 +117,9 @@ function isCancelled(): boolean {
 }
 
 /** Gives the slot back (or withdraws the request); runs even when cancelled, never fails. */
-export async function releaseSlot(slot: string): Promise<void> {
-  await CancellationScope.nonCancellable(() => releaseSlotActivity(slot).catch(() => undefined));
+export async function releaseSlot(slot: string, pool?: AdmissionPool): Promise<void> {
+  // A subagent's release keeps its one argument (as in the histories recorded before there were pools).
+  const release = () =>
+    pool === undefined || pool === 'subagents' ? releaseSlotActivity(slot) : releaseSlotActivity(slot, pool);
+  await CancellationScope.nonCancellable(() => release().catch(() => undefined));
 }

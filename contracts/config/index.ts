@@ -29,6 +29,7 @@ import {
   toolName,
   wholeNumber,
 } from './fields';
+import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
@@ -105,6 +106,15 @@ const subagentRuntime = section('subagent_runtime', {
   max_starts_per_second: positiveNumber.optional(),
 });
 
+// The same keys for lead runs in flight (defaults: DEFAULT_RUN_ADMISSION_SETTINGS).
+const leadRuntime = section('lead_runtime', {
+  max_running: wholeNumber(1).default(DEFAULT_RUN_ADMISSION_SETTINGS.max_running),
+  max_queued: wholeNumber(0).default(DEFAULT_RUN_ADMISSION_SETTINGS.max_queued),
+  admission_policy: oneOf(['queue', 'reject']).default('queue'),
+  queue_timeout_seconds: seconds.default(DEFAULT_RUN_ADMISSION_SETTINGS.queue_timeout_seconds),
+  max_starts_per_second: positiveNumber.optional(),
+});
+
 const loopDetection = section('loop_detection', {
   enabled: bool.default(true),
   warn_threshold: wholeNumber(1).default(3),
@@ -173,6 +183,7 @@ const sections = {
   models: modelsSection,
   subagents: subagents.prefault({}),
   subagent_runtime: subagentRuntime.prefault({}),
+  lead_runtime: leadRuntime.prefault({}),
   loop_detection: loopDetection.prefault({}),
   summarization: summarization.prefault({}),
   lead: lead.prefault({}),

@@ -99,7 +99,11 @@ export function testWorkflowBundle(): string {
 export async function withProjectWorker<T>(
   taskQueue: string,
   body: () => Promise<T>,
-  worker: { admission?: AdmissionSettings; say?: (line: string) => void } = {},
+  worker: {
+    admission?: AdmissionSettings;
+    runAdmission?: AdmissionSettings;
+    say?: (line: string) => void;
+  } = {},
 ): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: testAddress() });
@@ -110,6 +114,7 @@ export async function withProjectWorker<T>(
       taskQueue,
       workflowBundlePath: testWorkflowBundle(),
       ...(worker.admission && { admission: worker.admission }),
+      ...(worker.runAdmission && { runAdmission: worker.runAdmission }),
       ...(worker.say && { say: worker.say }),
     });
     return await projectWorker.runUntil(body());

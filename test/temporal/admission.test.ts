@@ -373,7 +373,7 @@ describe('workers that disagree', () => {
         { admission: admission({ max_running: 5 }), say: (line) => said.push(line) },
       );
       expect(said).toEqual([
-        `admission: worker ${workerIdentity(first.pid!)} declared max_running 2, max_queued 64, policy queue, ` +
+        `admission: worker ${workerIdentity(first.pid!)} declared subagent_runtime max_running 2, max_queued 64, policy queue, ` +
           "queue timeout 300 s; this worker's max_running 5, max_queued 64, policy queue, queue timeout 300 s " +
           `now apply to every run on task queue "${taskQueue}". Give every worker of a task queue the same ` +
           'subagent_runtime.',

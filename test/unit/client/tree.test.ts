@@ -114,6 +114,14 @@ describe('renderTree', () => {
     ]);
   });
 
+  it('shows a lead waiting for a run slot as queued, with its place in the queue', () => {
+    const snapshot = runningSnapshot();
+    snapshot.lead = { ...snapshot.lead, state: 'queued', turns: 0, admission: { running: 100, queued: 4 } };
+    expect(renderTree(snapshot, { now: T0 + 3000, color: false })[1]).toBe(
+      'lead  queued · position 4, 100 running · 1,234 tok · 3.0s',
+    );
+  });
+
   it('shows a finished lead whose result is not read yet as finished', () => {
     const snapshot = runningSnapshot();
     snapshot.lead = { ...snapshot.lead, state: 'finished', finished_at_ms: T0 + 5000 };

@@ -84,6 +84,7 @@ describe('the configuration with nothing written', () => {
       'models',
       'subagents',
       'subagent_runtime',
+      'lead_runtime',
       'loop_detection',
       'summarization',
       'lead',

@@ -1,0 +1,92 @@
+/**
+ * Lead runs in flight against the real server (`lead_runtime`): past `max_running` a run waits for a slot as
+ * its first step and says so (`lead_status`: queued, with its position), a run past the queue is refused with
+ * the exact text before any model call, and a slot comes back when a run ends, so the queued run goes on.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  admissionStateQuery,
+  admissionWorkflowId,
+  capacityFullText,
+  type AdmissionSettings,
+} from '../../contracts/admission';
+import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
+import { leadRunWorkflow } from '../../workflows/lead-run';
+import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
+import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+
+const testClient = useTestClient();
+
+const ONE_RUN: AdmissionSettings = {
+  max_running: 1,
+  max_queued: 1,
+  admission_policy: 'queue',
+  queue_timeout_seconds: 300,
+};
+
+/** A lead that answers after `delayMs` without delegating. */
+function slowLead(delayMs: number): LeadRunInput {
+  const dir = tempDir('lead-admission');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  return leadInput({
+    workspace,
+    scriptFile: writeScript(dir, {
+      scripts: [{ agent: 'lead', repeat_last: true, turns: [{ content: 'Answered.', delay_ms: delayMs }] }],
+    }),
+  });
+}
+
+describe('lead runs in flight (lead_runtime)', () => {
+  it('queues a run past max_running, refuses one past max_queued, and runs the queued one when a slot frees', async () => {
+    const client = testClient();
+    const taskQueue = uniqueTaskQueue('lead-admission');
+    await withProjectWorker(
+      taskQueue,
+      async () => {
+        const start = (id: string, input: LeadRunInput) =>
+          client.workflow.start(leadRunWorkflow, {
+            taskQueue,
+            workflowId: `${taskQueue}-${id}`,
+            args: [{ ...input, run_id: `${taskQueue}-${id}` }],
+          });
+        const first = await start('first', slowLead(4000));
+        await waitFor('the first run to hold the one slot', async () => {
+          return (await first.query(leadStatusQuery)).state === 'running';
+        });
+        const second = await start('second', slowLead(0));
+        await waitFor('the second run to wait in the queue', async () => {
+          return (await second.query(leadStatusQuery)).state === 'queued';
+        });
+        const waiting = await second.query(leadStatusQuery);
+        expect(waiting.admission).toEqual({ running: 1, queued: 1, since: expect.any(String) });
+
+        const third = await start('third', slowLead(0));
+        const refused = await third.result();
+        expect(refused).toMatchObject({
+          status: 'failed',
+          error: capacityFullText(1, 1, 'runs'),
+          admission_failure: true,
+          turns: 0,
+          final_output: '',
+        });
+        expect(refused.error).toBe('Lead run capacity is full (1 running, 1 queued)');
+
+        // The first run ends, gives its slot back, and the queued run gets it and completes.
+        expect((await first.result()).status).toBe('completed');
+        const after = await second.result();
+        expect(after).toMatchObject({ status: 'completed', final_output: 'Answered.', turns: 1 });
+        expect(after.admission_failure).toBeUndefined();
+        const state = await client.workflow
+          .getHandle(admissionWorkflowId(taskQueue, 'runs'))
+          .query(admissionStateQuery);
+        expect(state.running).toEqual([]);
+        expect(state.queued).toEqual([]);
+        expect(state.counters).toMatchObject({ granted: 2, rejected: 1, released: 2 });
+        expect(state.settings).toEqual(ONE_RUN);
+      },
+      { runAdmission: ONE_RUN },
+    );
+  });
+});
