@@ -652,9 +652,11 @@ export async function startPostgresServer(
   const serverEnv = { ...env, SQL_PASSWORD: postgres.password ?? '' };
 
   let server: Child | undefined;
+  // A process that exits without stop() (an uncaught error) leaves no server, no PostgreSQL, no temp folder.
   const killOnExit = () => {
     if (running(server)) server.process.kill('SIGKILL');
     cluster?.killNow();
+    cluster?.remove();
   };
   process.once('exit', killOnExit);
 
