@@ -64,8 +64,11 @@ export interface TemporalServer {
   uiUrl?: string;
   /** The codec endpoint the Web UI was pointed at, if any. */
   uiCodecEndpoint?: string;
-  /** How the server was obtained: a running one, a local binary, or the SDK's download. */
-  source: 'TEMPORAL_ADDRESS' | CliSource | 'sdk-download';
+  /**
+   * How the server was obtained: a running one, a local binary, the SDK's download, or the server on
+   * PostgreSQL that worker/temporal-postgres.ts starts.
+   */
+  source: 'TEMPORAL_ADDRESS' | CliSource | 'sdk-download' | 'postgres';
   /** The server's process id, when this process spawned it (benchmarks read its memory and CPU). */
   pid?: number;
   /** Stops a server this process started (a no-op for TEMPORAL_ADDRESS). */

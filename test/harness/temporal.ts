@@ -94,7 +94,8 @@ export function testWorkflowBundle(): string {
 /**
  * Runs `body` while an in-process worker of the project (every workflow and activity) polls `taskQueue`,
  * declaring `worker.admission` (default: the config defaults) to the task queue's admission workflow;
- * `worker.say` takes the lines the worker would print (a warning about another worker's settings).
+ * `worker.say` takes the lines the worker would print (a warning about another worker's settings);
+ * `worker.server` is a server of the test's own instead of the suite's.
  */
 export async function withProjectWorker<T>(
   taskQueue: string,
@@ -103,14 +104,15 @@ export async function withProjectWorker<T>(
     admission?: AdmissionSettings;
     runAdmission?: AdmissionSettings;
     say?: (line: string) => void;
+    server?: { address: string; namespace: string };
   } = {},
 ): Promise<T> {
   quietRuntime();
-  const connection = await NativeConnection.connect({ address: testAddress() });
+  const connection = await NativeConnection.connect({ address: worker.server?.address ?? testAddress() });
   try {
     const projectWorker = await createProjectWorker({
       connection,
-      namespace: testNamespace(),
+      namespace: worker.server?.namespace ?? testNamespace(),
       taskQueue,
       workflowBundlePath: testWorkflowBundle(),
       ...(worker.admission && { admission: worker.admission }),
