@@ -15,9 +15,10 @@
  *     admission workflow), from visibility, over N.
  *
  * Flags: --runs 10,50,200 · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
- * · --memory (SQLite in memory instead of a file on disk) · --label text (names the configuration in the
- * output) · --json (one JSON object on stdout). TEMPORAL_ADDRESS uses a running server instead (server RSS,
- * CPU and writes are then not measured).
+ * · --memory (SQLite in memory instead of a file on disk) · --postgres (a Temporal server on PostgreSQL,
+ * worker/temporal-postgres.ts: a throwaway cluster, the server built with Go on first use) · --label text
+ * (names the configuration in the output) · --json (one JSON object on stdout). TEMPORAL_ADDRESS uses a
+ * running server instead. Server RSS, CPU and writes are measured for the dev server only.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,7 +30,12 @@ import { SubagentsClient } from '../client/api';
 import type { LeadRunInput } from '../contracts/lead';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import { projectDataConverter } from '../worker/payloads/data-converter';
-import { connectOrStartServer, type TemporalServer } from '../worker/temporal-server';
+import { startPostgresServer } from '../worker/temporal-postgres';
+import {
+  connectOrStartServer,
+  DEV_SERVER_SQLITE_PRAGMAS,
+  type TemporalServer,
+} from '../worker/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';
 import { leadInput, tempDir, writeScript } from './support/subagent-input';
@@ -194,6 +200,7 @@ interface Options {
   workers: number;
   pragmas: Record<string, string>;
   memory: boolean;
+  postgres: boolean;
   label: string;
   json: boolean;
 }
@@ -206,6 +213,7 @@ function parseOptions(argv: string[]): Options {
       workers: { type: 'string', default: '1' },
       pragma: { type: 'string', multiple: true, default: [] },
       memory: { type: 'boolean', default: false },
+      postgres: { type: 'boolean', default: false },
       label: { type: 'string', default: 'current' },
       json: { type: 'boolean', default: false },
     },
@@ -225,7 +233,15 @@ function parseOptions(argv: string[]): Options {
       throw new Error(`--pragma takes name=value (got ${JSON.stringify(entry)})`);
     pragmas[name] = value;
   }
-  return { levels, workers, pragmas, memory: values.memory, label: values.label, json: values.json };
+  return {
+    levels,
+    workers,
+    pragmas,
+    memory: values.memory,
+    postgres: values.postgres,
+    label: values.label,
+    json: values.json,
+  };
 }
 
 async function runLevel(
@@ -348,13 +364,17 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = tempDir('bench-load-server');
+  const log = (line: string) => process.stderr.write(`${line}\n`);
   const [server, bundle] = await Promise.all([
-    connectOrStartServer({
-      headless: true,
-      dbFilename: options.memory ? undefined : join(dir, 'temporal.db'),
-      sqlitePragmas: options.pragmas,
-      log: (line) => process.stderr.write(`${line}\n`),
-    }),
+    options.postgres
+      ? startPostgresServer({ log })
+      : connectOrStartServer({
+          headless: true,
+          dbFilename: options.memory ? undefined : join(dir, 'temporal.db'),
+          // None given: the dev server's own (DEV_SERVER_SQLITE_PRAGMAS).
+          ...(Object.keys(options.pragmas).length > 0 && { sqlitePragmas: options.pragmas }),
+          log,
+        }),
     bundleProjectWorkflows(),
   ]);
   const bundlePath = join(dir, 'workflows.js');
@@ -376,15 +396,13 @@ async function main(): Promise<void> {
       process.stderr.write(`level ${runs}: ${runs} lead runs × ${CHILDREN} subagents…\n`);
       levels.push(await runLevel(server, client, bundlePath, workerConfig, options, runs, input));
     }
-    const storage = options.memory
-      ? 'SQLite in memory'
-      : `SQLite file on disk${
-          Object.keys(options.pragmas).length
-            ? ` (${Object.entries(options.pragmas)
-                .map(([k, v]) => `${k}=${v}`)
-                .join(', ')})`
-            : ''
-        }`;
+    const pragmas = Object.keys(options.pragmas).length > 0 ? options.pragmas : DEV_SERVER_SQLITE_PRAGMAS;
+    const described = Object.entries(pragmas)
+      .map(([name, value]) => `${name}=${value}`)
+      .join(', ');
+    let storage = `SQLite file on disk (${described})`;
+    if (options.memory) storage = 'SQLite in memory';
+    if (options.postgres) storage = 'PostgreSQL (worker/temporal-postgres.ts)';
     const summary = {
       label: options.label,
       storage: server.source === 'TEMPORAL_ADDRESS' ? `TEMPORAL_ADDRESS ${server.address}` : storage,

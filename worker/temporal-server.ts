@@ -40,7 +40,7 @@ export interface DevServerOptions {
   uiCodecEndpoint?: string;
   /** SQLite file: the server's state survives a restart on the same file. In memory when omitted. */
   dbFilename?: string;
-  /** `--sqlite-pragma` entries (pragma → value) for the SQLite file; the server's own defaults when omitted. */
+  /** `--sqlite-pragma` entries (pragma → value) for the SQLite file (default: DEV_SERVER_SQLITE_PRAGMAS). */
   sqlitePragmas?: Record<string, string>;
   namespace?: string;
   /** Extra `--dynamic-config-value` entries (key → JSON value). */
@@ -93,6 +93,22 @@ export const PROJECT_DYNAMIC_CONFIG: Record<string, unknown> = {
   'history.transferProcessorMaxPollRPS': 1000,
   // Child ids are `<lead id>/task/<tool_call_id>`, nested per depth: leave room beyond the 1,000-char default.
   'limit.maxIDLength': 2000,
+};
+
+/**
+ * The dev server's SQLite file, journalled ahead of writes and synced at checkpoints rather than at every
+ * commit. The server keeps one connection and commits a transaction for nearly every event it records, and
+ * with SQLite's defaults (a rollback journal, a sync per commit) the file on disk was the bottleneck: under
+ * load (bench/load.ts, BENCHMARKS.md "Scale") these double the runs a second and halve the server's CPU per run.
+ * What they risk: nothing when a process dies (the server, a worker, this CLI: whatever was committed is in the
+ * write-ahead log and is read back); after a power cut or a kernel crash, the last transactions committed
+ * before it may be lost (the file stays consistent: it is never corrupted). The dev server is for one machine's
+ * work; a deployment that must survive power loss runs a Temporal cluster on PostgreSQL, MySQL or Cassandra
+ * (deploy/temporal-postgres/README.md), or passes `synchronous: 'FULL'` here (a sync per commit, kept WAL).
+ */
+export const DEV_SERVER_SQLITE_PRAGMAS: Readonly<Record<string, string>> = {
+  journal_mode: 'WAL',
+  synchronous: 'NORMAL',
 };
 
 const LOOPBACK = '127.0.0.1';
@@ -159,9 +175,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
   else args.push('--ui-ip', LOOPBACK, '--ui-port', String(uiPort));
   const uiCodecEndpoint = uiPort === undefined ? undefined : options.uiCodecEndpoint;
   if (uiCodecEndpoint) args.push('--ui-codec-endpoint', uiCodecEndpoint);
-  if (options.dbFilename) args.push('--db-filename', options.dbFilename);
-  for (const [pragma, value] of Object.entries(options.sqlitePragmas ?? {}))
-    args.push('--sqlite-pragma', `${pragma}=${value}`);
+  if (options.dbFilename) {
+    args.push('--db-filename', options.dbFilename);
+    for (const [pragma, value] of Object.entries(options.sqlitePragmas ?? DEV_SERVER_SQLITE_PRAGMAS))
+      args.push('--sqlite-pragma', `${pragma}=${value}`);
+  }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES))
     args.push('--search-attribute', `${name}=${type}`);
   for (const [key, value] of Object.entries({ ...PROJECT_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
@@ -264,10 +282,12 @@ async function startWithSdkDownload(options: DevServerOptions, tried: string[]):
   const dynamicConfigArgs = Object.entries({ ...PROJECT_DYNAMIC_CONFIG, ...options.dynamicConfig }).flatMap(
     ([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`],
   );
-  const pragmaArgs = Object.entries(options.sqlitePragmas ?? {}).flatMap(([pragma, value]) => [
-    '--sqlite-pragma',
-    `${pragma}=${value}`,
-  ]);
+  const pragmaArgs = options.dbFilename
+    ? Object.entries(options.sqlitePragmas ?? DEV_SERVER_SQLITE_PRAGMAS).flatMap(([pragma, value]) => [
+        '--sqlite-pragma',
+        `${pragma}=${value}`,
+      ])
+    : [];
   try {
     const testEnv = await progress.track('Downloading the Temporal CLI with the SDK and starting it', () =>
       TestWorkflowEnvironment.createLocal({

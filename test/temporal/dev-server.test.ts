@@ -3,7 +3,7 @@
  * its state on its SQLite file across a restart, and its Web UI answers. (That workflows, activities and
  * crashed workers behave is Temporal's to test; the project's own crash tests cover its workflows.)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDevServer } from '../../worker/temporal-server';
@@ -56,6 +56,49 @@ describe('the dev server', () => {
           );
           expect(listed).toEqual([[workflowId, 'COMPLETED']]);
           expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before restart!');
+        } finally {
+          await close();
+        }
+      } finally {
+        await after.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('journals its SQLite file ahead of writes, and a SIGKILLed server loses nothing it had answered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'smoke-wal-'));
+    const dbFilename = join(dir, 'temporal.db');
+    const taskQueue = uniqueTaskQueue('wal');
+    const workflowId = `${taskQueue}-wf`;
+    try {
+      const before = await startDevServer({ dbFilename, headless: true });
+      try {
+        // DEV_SERVER_SQLITE_PRAGMAS: the write-ahead log sits beside the file while the server runs.
+        expect(existsSync(`${dbFilename}-wal`)).toBe(true);
+        const { client, close } = await connectClient(before.address);
+        try {
+          const result = await withWorker(
+            { taskQueue, workflowsPath, activities },
+            () => client.workflow.execute(echo, { taskQueue, workflowId, args: ['before the kill'] }),
+            before.address,
+          );
+          expect(result).toBe('Hello, before the kill!');
+        } finally {
+          await close();
+        }
+        // A crash, not a shutdown: no checkpoint, no clean close of the file.
+        process.kill(before.pid!, 'SIGKILL');
+      } finally {
+        await before.stop();
+      }
+
+      const after = await startDevServer({ dbFilename, headless: true });
+      try {
+        const { client, close } = await connectClient(after.address);
+        try {
+          expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before the kill!');
         } finally {
           await close();
         }
