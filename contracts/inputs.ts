@@ -145,19 +145,6 @@ export function workspaceRootProblem(root: string, home?: string): string | unde
   return undefined;
 }
 
-/** An absolute path that is not a system folder. */
-export const workspacePath = text
-  .refine((path) => path.startsWith('/'), {
-    error: 'is not an absolute path (the workspace must be absolute, e.g. /home/me/project)',
-  })
-  .superRefine((path, ctx) => {
-    if (!path.startsWith('/')) return;
-    const message = systemFolderProblem(path);
-    if (message !== undefined) ctx.addIssue({ code: 'custom', input: path, message });
-  });
-
-const mapping = mappingOf(z.unknown(), 'values');
-
 interface RawIssue {
   readonly input?: unknown;
 }
@@ -169,138 +156,164 @@ function object<S extends z.ZodRawShape>(shape: S, noun = 'a mapping') {
   });
 }
 
-const modelRetry = object({
-  initial_interval_seconds: seconds,
-  backoff_coefficient: z.number().min(1, { error: 'is out of range (≥ 1)' }),
-  max_interval_seconds: seconds,
-  max_attempts: wholeNumber(1).optional(),
-  max_retry_seconds: seconds.optional(),
-});
+/**
+ * The input schemas, built on first use and kept. A workflow evaluates this module in a sandbox of its own, so
+ * schemas built at load would cost every workflow their construction (~3 ms and ~300 KB here, bench/load.ts)
+ * whether it checks an input or not; only a lead run and a subagent started by a client check theirs.
+ */
+let built: { leadRunInputSchema: z.ZodType; subagentInputSchema: z.ZodType } | undefined;
+function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z.ZodType } {
+  if (built) return built;
+  /** An absolute path that is not a system folder. */
+  const workspacePath = text
+    .refine((path) => path.startsWith('/'), {
+      error: 'is not an absolute path (the workspace must be absolute, e.g. /home/me/project)',
+    })
+    .superRefine((path, ctx) => {
+      if (!path.startsWith('/')) return;
+      const message = systemFolderProblem(path);
+      if (message !== undefined) ctx.addIssue({ code: 'custom', input: path, message });
+    });
 
-const modelSettings = object({
-  name: text,
-  provider: oneOf(MODEL_PROVIDERS),
-  model: text,
-  base_url: httpUrl.optional(),
-  api_key_env: text.optional(),
-  temperature: temperature.optional(),
-  max_tokens: wholeNumber(1).optional(),
-  request_timeout_seconds: seconds.optional(),
-  script_file: text.optional(),
-  retry: modelRetry.optional(),
-});
+  const mapping = mappingOf(z.unknown(), 'values');
 
-const tokenBudget = object({
-  enabled: bool,
-  max_tokens: wholeNumber(1),
-  warn_threshold: fraction,
-  hard_threshold: positiveNumber,
-});
+  const modelRetry = object({
+    initial_interval_seconds: seconds,
+    backoff_coefficient: z.number().min(1, { error: 'is out of range (≥ 1)' }),
+    max_interval_seconds: seconds,
+    max_attempts: wholeNumber(1).optional(),
+    max_retry_seconds: seconds.optional(),
+  });
 
-const loopDetection = object({
-  enabled: bool,
-  warn_threshold: wholeNumber(1),
-  hard_limit: wholeNumber(1),
-  window_size: wholeNumber(1),
-  tool_freq_warn: wholeNumber(1),
-  tool_freq_hard_limit: wholeNumber(1),
-  tool_freq_overrides: mappingOf(
-    object({ warn: wholeNumber(1), hard_limit: wholeNumber(1) }),
-    'per-tool thresholds',
-  ),
-});
+  const modelSettings = object({
+    name: text,
+    provider: oneOf(MODEL_PROVIDERS),
+    model: text,
+    base_url: httpUrl.optional(),
+    api_key_env: text.optional(),
+    temperature: temperature.optional(),
+    max_tokens: wholeNumber(1).optional(),
+    request_timeout_seconds: seconds.optional(),
+    script_file: text.optional(),
+    retry: modelRetry.optional(),
+  });
 
-const sandbox = object({
-  allow_host_bash: bool,
-  kind: oneOf(SANDBOX_KINDS).optional(),
-  bash_timeout_seconds: seconds,
-  output_cap_chars: wholeNumber(1),
-});
+  const tokenBudget = object({
+    enabled: bool,
+    max_tokens: wholeNumber(1),
+    warn_threshold: fraction,
+    hard_threshold: positiveNumber,
+  });
 
-const agent = object({
-  name: text,
-  description: text,
-  system_prompt: text,
-  tools: listOf(toolName, 'tool names'),
-  max_turns: wholeNumber(1),
-  timeout_seconds: seconds,
-  token_budget: tokenBudget,
-  model: modelSettings,
-});
+  const loopDetection = object({
+    enabled: bool,
+    warn_threshold: wholeNumber(1),
+    hard_limit: wholeNumber(1),
+    window_size: wholeNumber(1),
+    tool_freq_warn: wholeNumber(1),
+    tool_freq_hard_limit: wholeNumber(1),
+    tool_freq_overrides: mappingOf(
+      object({ warn: wholeNumber(1), hard_limit: wholeNumber(1) }),
+      'per-tool thresholds',
+    ),
+  });
 
-const limits = object({
-  max_concurrent: wholeNumber(1),
-  max_total_per_run: wholeNumber(1, 50),
-  max_depth: wholeNumber(0),
-  provider: oneOf(SUBAGENT_PROVIDERS),
-  fairness_key: text.optional(),
-  queue_timeout_seconds: seconds.optional(),
-});
+  const sandbox = object({
+    allow_host_bash: bool,
+    kind: oneOf(SANDBOX_KINDS).optional(),
+    bash_timeout_seconds: seconds,
+    output_cap_chars: wholeNumber(1),
+  });
 
-const summarization = object({
-  trigger_tokens: wholeNumber(1),
-  keep_messages: wholeNumber(1),
-  summary_prompt: text.optional(),
-  model: modelSettings.optional(),
-});
-
-const ledger = listOf(object({ id: z.string(), run_id: z.string() }), 'ledger entries');
-
-const transcriptRef = object({ key: text, count: wholeNumber(0), chars: wholeNumber(0) });
-
-/** Written by the workflow itself when it continues as new: its shape only (older carries differ). */
-const carry = object({
-  turns: wholeNumber(0).optional(),
-  continued: wholeNumber(0).optional(),
-  guard_states: mapping.optional(),
-  transcript: mapping.optional(),
-});
-
-export const leadRunInputSchema = object(
-  {
-    prompt: text,
-    run_id: text.optional(),
-    model: modelSettings,
-    tools: listOf(toolName, 'tool names'),
-    agents: listOf(agent, 'agents'),
-    workspace: workspacePath,
-    sandbox,
-    loop_detection: loopDetection,
-    token_budget: tokenBudget,
-    max_turns: wholeNumber(1),
-    timeout_seconds: seconds.optional(),
-    summarization: summarization.optional(),
-    limits,
-    depth: wholeNumber(0),
-    ledger: ledger.optional(),
-    carry: carry.optional(),
-    admitted_at: text.optional(),
-  },
-  'a lead run input',
-);
-
-export const subagentInputSchema = object(
-  {
-    run_id: text,
-    task_id: text,
+  const agent = object({
+    name: text,
     description: text,
-    prompt: text,
-    subagent_type: text,
-    agent,
-    loop_detection: loopDetection,
-    workspace: workspacePath,
-    sandbox,
-    depth: wholeNumber(0),
-    fork_messages: listOf(mapping, 'messages').optional(),
-    fork_from: transcriptRef.optional(),
-    delegation: object({ agents: listOf(agent, 'agents'), limits, ledger: ledger.optional() }).optional(),
-    summarization: summarization.optional(),
+    system_prompt: text,
+    tools: listOf(toolName, 'tool names'),
+    max_turns: wholeNumber(1),
+    timeout_seconds: seconds,
+    token_budget: tokenBudget,
+    model: modelSettings,
+  });
+
+  const limits = object({
+    max_concurrent: wholeNumber(1),
+    max_total_per_run: wholeNumber(1, 50),
+    max_depth: wholeNumber(0),
+    provider: oneOf(SUBAGENT_PROVIDERS),
     fairness_key: text.optional(),
-    admitted_at: text.optional(),
-    carry: carry.optional(),
-  },
-  'a subagent input',
-);
+    queue_timeout_seconds: seconds.optional(),
+  });
+
+  const summarization = object({
+    trigger_tokens: wholeNumber(1),
+    keep_messages: wholeNumber(1),
+    summary_prompt: text.optional(),
+    model: modelSettings.optional(),
+  });
+
+  const ledger = listOf(object({ id: z.string(), run_id: z.string() }), 'ledger entries');
+
+  const transcriptRef = object({ key: text, count: wholeNumber(0), chars: wholeNumber(0) });
+
+  /** Written by the workflow itself when it continues as new: its shape only (older carries differ). */
+  const carry = object({
+    turns: wholeNumber(0).optional(),
+    continued: wholeNumber(0).optional(),
+    guard_states: mapping.optional(),
+    transcript: mapping.optional(),
+  });
+
+  const leadRunInputSchema = object(
+    {
+      prompt: text,
+      run_id: text.optional(),
+      model: modelSettings,
+      tools: listOf(toolName, 'tool names'),
+      agents: listOf(agent, 'agents'),
+      workspace: workspacePath,
+      sandbox,
+      loop_detection: loopDetection,
+      token_budget: tokenBudget,
+      max_turns: wholeNumber(1),
+      timeout_seconds: seconds.optional(),
+      summarization: summarization.optional(),
+      limits,
+      depth: wholeNumber(0),
+      ledger: ledger.optional(),
+      carry: carry.optional(),
+      admitted_at: text.optional(),
+    },
+    'a lead run input',
+  );
+
+  const subagentInputSchema = object(
+    {
+      run_id: text,
+      task_id: text,
+      description: text,
+      prompt: text,
+      subagent_type: text,
+      agent,
+      loop_detection: loopDetection,
+      workspace: workspacePath,
+      sandbox,
+      depth: wholeNumber(0),
+      fork_messages: listOf(mapping, 'messages').optional(),
+      fork_from: transcriptRef.optional(),
+      delegation: object({ agents: listOf(agent, 'agents'), limits, ledger: ledger.optional() }).optional(),
+      summarization: summarization.optional(),
+      fairness_key: text.optional(),
+      first_report_after_ms: wholeNumber(0).optional(),
+      admitted_at: text.optional(),
+      carry: carry.optional(),
+    },
+    'a subagent input',
+  );
+
+  built = { leadRunInputSchema, subagentInputSchema };
+  return built;
+}
 
 /** A refused workflow input: every problem, one a line, `field: value what is wrong (what is accepted)`. */
 export class InvalidInputError extends ConfigError {
@@ -318,12 +331,12 @@ function problemsOf(schema: z.ZodType, input: unknown): string[] {
 
 /** Every problem of a lead run's input (none when it is valid). */
 export function leadRunInputProblems(input: unknown): string[] {
-  return problemsOf(leadRunInputSchema, input);
+  return problemsOf(inputSchemas().leadRunInputSchema, input);
 }
 
 /** Every problem of a subagent's input (none when it is valid). */
 export function subagentInputProblems(input: unknown): string[] {
-  return problemsOf(subagentInputSchema, input);
+  return problemsOf(inputSchemas().subagentInputSchema, input);
 }
 
 function heading(what: string, count: number): string {
@@ -360,7 +373,12 @@ export function failOnInvalidLeadRunInput(input: unknown): void {
   failWorkflow('lead run input', () => leadRunInputProblems(input));
 }
 
-/** A workflow's first act: a refused input fails the run at once (ApplicationFailure, non-retryable). */
+/**
+ * A workflow's first act: a refused input fails the run at once (ApplicationFailure, non-retryable). Only a
+ * subagent started by a client is checked: a child's input is built by its parent's own code from the parent's
+ * input, checked when the parent started, and the task's arguments, checked by the task tool.
+ */
 export function failOnInvalidSubagentInput(input: unknown): void {
+  if (workflowInfo().parent) return;
   failWorkflow('subagent input', () => subagentInputProblems(input));
 }

@@ -84,6 +84,11 @@ export interface SubagentInput {
   /** Its turn at admission: the lead's `fairness_key`, else the lead run's id (absent: the run id). */
   fairness_key?: string;
   /**
+   * Its first progress report to the parent waits until it has run this long (at a turn's end): a child done
+   * sooner reports only its result. Absent (children started before this existed): after its first turn.
+   */
+  first_report_after_ms?: number;
+  /**
    * Set when it continues as new holding its slot: when its wall clock started (the server's start, or the
    * grant when it waited in the queue).
    */

@@ -21,6 +21,24 @@ export const GO_INSTALL_TARGET = `${TEMPORAL_CLI_MODULE}@${GO_BUILD.version}`;
 /** Packages `go install -v` names in a build with an empty Go build cache (measured: 1,297; fewer when warm). */
 const COLD_BUILD_PACKAGES = 1300;
 
+/**
+ * A `go build -v` (or `go install -v`)'s stderr as progress: `-v` names each package as it is compiled, the
+ * one sign of progress a Go build gives, and the modules it downloads first.
+ */
+export function goBuildProgress(wait: WaitHandle, coldBuildPackages: number): (line: string) => void {
+  let downloaded = 0;
+  let compiled = 0;
+  return (line) => {
+    if (line.startsWith('go: downloading ')) {
+      downloaded += 1;
+      wait.update(`${downloaded} modules downloaded: ${line.slice('go: downloading '.length)}`);
+    } else if (!line.startsWith('go: ')) {
+      compiled += 1;
+      wait.update(`${compiled}/~${coldBuildPackages} packages compiled: ${line}`);
+    }
+  };
+}
+
 export interface GoBuild {
   go: string;
   /** The cache folder of the Go build; the binary lands in it as `temporal`. */
@@ -37,22 +55,11 @@ export async function buildWithGo(options: GoBuild): Promise<{ path: string; ver
   // Built beside the cache entry, moved into place once checked: a killed build leaves no half binary there.
   const gobin = mkdtempSync(join(dir, partialName('go-build')));
   try {
-    let downloaded = 0;
-    let compiled = 0;
     wait.update(`go install ${GO_INSTALL_TARGET}`);
     const build = await runTool(go, ['install', '-v', GO_INSTALL_TARGET], {
       env: { ...env, GOBIN: gobin },
       timeoutMs: 30 * 60_000,
-      // `-v` names each package as it is compiled: the one sign of progress a Go build gives.
-      onStderrLine: (line) => {
-        if (line.startsWith('go: downloading ')) {
-          downloaded += 1;
-          wait.update(`${downloaded} modules downloaded: ${line.slice('go: downloading '.length)}`);
-        } else if (!line.startsWith('go: ')) {
-          compiled += 1;
-          wait.update(`${compiled}/~${COLD_BUILD_PACKAGES} packages compiled: ${line}`);
-        }
-      },
+      onStderrLine: goBuildProgress(wait, COLD_BUILD_PACKAGES),
     });
     if (build.code !== 0) {
       throw new CliRouteError(

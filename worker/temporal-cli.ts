@@ -65,7 +65,8 @@ export function cliCacheDir(env: NodeJS.ProcessEnv = process.env, build: CliBuil
   return join(cacheRoot(env), 'temporal-cli', build.version);
 }
 
-function isExecutable(path: string): boolean {
+/** A file this process may run. */
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;

@@ -22,9 +22,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
-  accessSync,
   chownSync,
-  constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -41,8 +39,9 @@ import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { connectChecked } from './server-probe';
 import { lastLine, partialName, removeStalePartials, runTool } from './temporal-cli-builds';
-import { cacheRoot, whichSync } from './temporal-cli';
-import { freePort, PROJECT_DYNAMIC_CONFIG, type TemporalServer } from './temporal-server';
+import { goBuildProgress } from './temporal-cli-go';
+import { cacheRoot, isExecutable, whichSync } from './temporal-cli';
+import { freePort, keepOutputTail, PROJECT_DYNAMIC_CONFIG, type TemporalServer } from './temporal-server';
 import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
 
 /** The Temporal server library version deploy/temporal-postgres builds against (its go.mod). */
@@ -144,15 +143,6 @@ interface Child {
   process: ChildProcess;
   output: string[];
   exited: Promise<void>;
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** `postgres://user:password@host:port` → a connection. */
@@ -336,8 +326,6 @@ async function goBuild(go: string, sourceDir: string, dir: string, env: NodeJS.P
   // Built beside the cache entry, moved into place once it runs: a killed build leaves no half binary there.
   const partial = mkdtempSync(join(dir, partialName('go-build')));
   try {
-    let downloaded = 0;
-    let compiled = 0;
     const output = join(partial, BINARY);
     wait.update(`go build in ${sourceDir}`);
     // `-C`: build the module of that folder (its go.sum pins every dependency).
@@ -345,16 +333,7 @@ async function goBuild(go: string, sourceDir: string, dir: string, env: NodeJS.P
     const build = await runTool(go, args, {
       env,
       timeoutMs: 30 * 60_000,
-      // `-v` names each package as it is compiled: the one sign of progress a Go build gives.
-      onStderrLine: (line) => {
-        if (line.startsWith('go: downloading ')) {
-          downloaded += 1;
-          wait.update(`${downloaded} modules downloaded: ${line.slice('go: downloading '.length)}`);
-        } else if (!line.startsWith('go: ')) {
-          compiled += 1;
-          wait.update(`${compiled}/~${COLD_BUILD_PACKAGES} packages compiled: ${line}`);
-        }
-      },
+      onStderrLine: goBuildProgress(wait, COLD_BUILD_PACKAGES),
     });
     if (build.code !== 0) {
       throw new Error(
@@ -383,13 +362,7 @@ function spawnKept(
   options: { env: NodeJS.ProcessEnv; cwd?: string; uid?: number; gid?: number },
 ): Child {
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString('utf8'));
-    if (output.length > 200) output.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  const output = keepOutputTail(child);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
     child.once('error', (err) => {

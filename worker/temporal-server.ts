@@ -187,13 +187,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
   }
 
   const child = spawn(cli.path, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) => {
-    output.push(chunk.toString('utf8'));
-    if (output.length > 200) output.shift();
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  const output = keepOutputTail(child);
   // A server left behind by a parent that exits normally would hold its ports and its SQLite lock.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
@@ -219,6 +213,18 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
     log,
   );
   return { address, namespace, uiUrl, uiCodecEndpoint, source: cli.source, pid: child.pid, stop };
+}
+
+/** The last chunks a server process wrote (stdout and stderr), shown only when it fails to start. */
+export function keepOutputTail(child: ChildProcess, chunks = 200): string[] {
+  const output: string[] = [];
+  const keep = (chunk: Buffer) => {
+    output.push(chunk.toString('utf8'));
+    if (output.length > chunks) output.shift();
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return output;
 }
 
 async function waitUntilServing(

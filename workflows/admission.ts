@@ -46,6 +46,12 @@ import {
 /** How often the owners of held slots are checked, while any are held. */
 export const ADMISSION_SWEEP_INTERVAL_MS = 10_000;
 
+/**
+ * Owners a sweep describes at most (one describe each), those checked longest ago first: with hundreds of
+ * slots held, describing every holder every 10 s was a load of its own on the server (bench/load.ts).
+ */
+export const ADMISSION_SWEEP_BATCH = 16;
+
 /** Declarations kept for the state query (the newest last). */
 const MAX_WORKER_DECLARATIONS = 16;
 
@@ -246,12 +252,32 @@ export class Slots {
     this.settings = declaration.settings;
   }
 
+  /** When each owner's slot was last found open by a sweep (not carried: after continue-as-new, its grant). */
+  private readonly checked = new Map<string, number>();
+
   /**
-   * The owners a sweep checks: those holding a slot (at most `max_running` to describe). A queued owner that
-   * closed is found when its grant cannot reach it, or its request times out.
+   * The owners a sweep checks: those holding a slot for a sweep interval or more, the ones checked longest ago
+   * first, at most ADMISSION_SWEEP_BATCH. A queued owner that closed is found when its grant cannot reach it,
+   * or its request times out.
    */
-  owners(): string[] {
-    return [...new Set(this.running.map((holder) => holder.owner))];
+  owners(now: number): string[] {
+    const since = new Map<string, number>();
+    for (const holder of this.running) {
+      const at = this.checked.get(holder.owner) ?? Date.parse(holder.since);
+      since.set(holder.owner, Math.min(since.get(holder.owner) ?? Infinity, at));
+    }
+    return [...since]
+      .filter(([, at]) => now - at >= ADMISSION_SWEEP_INTERVAL_MS)
+      .sort((a, b) => a[1] - b[1])
+      .slice(0, ADMISSION_SWEEP_BATCH)
+      .map(([owner]) => owner);
+  }
+
+  /** After a sweep: these owners were found open now. */
+  checkedOpen(owners: readonly string[], now: number): void {
+    for (const owner of owners) this.checked.set(owner, now);
+    const holding = new Set(this.running.map((holder) => holder.owner));
+    for (const owner of [...this.checked.keys()]) if (!holding.has(owner)) this.checked.delete(owner);
   }
 
   /** Gives back every slot and request of owners that have closed, then grants what now fits. */
@@ -379,11 +405,13 @@ function wantsContinueAsNew(historyEvents = ADMISSION_HISTORY_EVENTS): boolean {
 }
 
 async function sweep(slots: Slots): Promise<void> {
-  const owners = slots.owners();
+  const owners = slots.owners(Date.now());
   if (owners.length === 0) return;
   try {
     const closed = await admissionClosedOwners(owners);
-    slots.reclaim(closed, Date.now());
+    const now = Date.now();
+    slots.reclaim(closed, now);
+    slots.checkedOpen(owners, now);
   } catch (err) {
     // The next sweep tries again; nothing is given back on a guess.
     log.warn('admission sweep failed', { error: err instanceof Error ? err.message : String(err) });

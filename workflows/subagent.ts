@@ -40,7 +40,7 @@ function slotLabel(input: SubagentInput): string {
   return label.length > 120 ? `${label.slice(0, 119)}…` : label;
 }
 
-/** A child reports progress to its parent after its first turn, then at most this often (history stays small). */
+/** A child reports progress to its parent at most this often (history stays small). */
 export const PROGRESS_REPORT_INTERVAL_MS = 15_000;
 
 /** Sends `task_running` snapshots to the parent workflow, when there is one. */
@@ -48,9 +48,14 @@ function progressReporter(input: SubagentInput): LoopPlugins['onTurn'] {
   const parent = workflowInfo().parent;
   if (!parent) return undefined;
   const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
+  // The first report waits for the child to have run a while (from the input: older children report after
+  // their first turn, and replay as they ran): most short children then send the parent nothing but a result.
+  const firstAfterMs = input.first_report_after_ms ?? 0;
+  const startedMs = workflowInfo().runStartTime.getTime();
   let lastReport: number | undefined;
   return (state) => {
     const now = Date.now();
+    if (lastReport === undefined && now - startedMs < firstAfterMs) return;
     if (lastReport !== undefined && now - lastReport < PROGRESS_REPORT_INTERVAL_MS) return;
     lastReport = now;
     // A parent that has finished cannot take the report; the child's own result is what counts.

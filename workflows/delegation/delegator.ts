@@ -65,6 +65,13 @@ import { buildTaskToolSpec, parseTaskArgs } from './task-tool';
 /** Characters of the "work already delegated" block shown to the model each turn. */
 export const LEDGER_PROMPT_BUDGET_CHARS = 4000;
 
+/**
+ * A child's first progress report waits until it has run this long (then at a turn's end): a child done sooner
+ * sends its parent only its result, one signal and up to one parent task fewer (bench/load.ts); a model turn
+ * of a real provider takes seconds, so a long child still shows its turns in the live tree early.
+ */
+export const FIRST_PROGRESS_REPORT_MS = 5_000;
+
 export interface DelegatorOptions {
   /** The lead run every entry belongs to (only its entries count toward the per-run total). */
   runId: string;
@@ -233,6 +240,7 @@ export class Delegator {
       ...(this.options.summarization && { summarization: this.options.summarization }),
       // Its turn at admission: the run's (or its tenant's), at every depth.
       fairness_key: limits.fairness_key ?? runId,
+      first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
     };
     // The hard backstop covers the child's own clock and a wait for a slot before it starts.
     const queueTimeoutSeconds = limits.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS;

@@ -7,7 +7,7 @@ import {
   type SlotRequest,
   type WorkerDeclaration,
 } from '../../../contracts/admission';
-import { Slots, type AdmissionCarry } from '../../../workflows/admission';
+import { ADMISSION_SWEEP_BATCH, Slots, type AdmissionCarry } from '../../../workflows/admission';
 
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -290,7 +290,8 @@ describe('Slots: reclaiming the slots of closed owners', () => {
     slots.acquire(req('a', { owner: 'X' }), T0);
     slots.acquire(req('b', { owner: 'X' }), T0);
     slots.acquire(req('c', { owner: 'Y' }), T0);
-    expect(slots.owners().sort()).toEqual(['X']);
+    expect(slots.owners(T0 + 9_999)).toEqual([]);
+    expect(slots.owners(T0 + 10_000).sort()).toEqual(['X']);
   });
 
   it('frees every slot and queue place of a closed owner and grants the next waiter', () => {
@@ -307,8 +308,20 @@ describe('Slots: reclaiming the slots of closed owners', () => {
     ]);
     expect(runningSlots(slots)).toEqual(['y1', 'y2']);
     expect(slots.queued).toEqual([]);
-    expect(slots.owners()).toEqual(['ownerY']);
+    expect(slots.owners(T0 + 20_000)).toEqual(['ownerY']);
     expect(slots.counters).toMatchObject({ reclaimed: 2, released: 0 });
+  });
+
+  it('checks at most a batch of owners a sweep, those checked longest ago first', () => {
+    const { slots } = semaphore({ max_running: 40 });
+    for (let i = 0; i < 40; i++) slots.acquire(req(`s${i}`, { owner: `o${i}` }), T0 + i);
+    const first = slots.owners(T0 + 20_000);
+    expect(first).toEqual(Array.from({ length: ADMISSION_SWEEP_BATCH }, (_, i) => `o${i}`));
+    slots.checkedOpen(first, T0 + 20_000);
+    // The next sweep goes on where this one stopped; the owners just found open wait their turn.
+    expect(slots.owners(T0 + 30_000)).toEqual(
+      Array.from({ length: ADMISSION_SWEEP_BATCH }, (_, i) => `o${i + ADMISSION_SWEEP_BATCH}`),
+    );
   });
 
   it('leaves the slots of owners still open alone', () => {
@@ -334,7 +347,7 @@ describe('Slots: reclaiming the slots of closed owners', () => {
     expect(heard()).toEqual([{ owner: 'ownerY', answer: { slot: 'y2', outcome: 'granted' } }]);
     expect(runningSlots(slots)).toEqual(['y1', 'y2']);
     expect(slots.queued).toEqual([]);
-    expect(slots.owners()).toEqual(['ownerY']);
+    expect(slots.owners(T0 + 20_000)).toEqual(['ownerY']);
     expect(slots.counters.reclaimed).toBe(1);
   });
 });
