@@ -57,6 +57,12 @@ export interface ModelCallInput {
   agent_name: string;
   /** The messages after `transcript_ref` (the whole transcript when there is none). */
   messages: ChatMessage[];
+  /**
+   * Built-in tools the model is shown, by name: the activity builds their specs (calls scheduled before this
+   * existed carry every spec in `tools`).
+   */
+  builtin_tools?: string[];
+  /** Specs shown after the built-in ones (the task tool), or every spec of an older call. */
   tools: ToolSpec[];
   /** The stored prefix of the transcript (see contracts/transcript.ts); resolved by the activity. */
   transcript_ref?: TranscriptRef;

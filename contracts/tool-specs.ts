@@ -1,11 +1,15 @@
 /**
  * The built-in tools as the model sees them, and the zod schemas their arguments are validated with. The
  * JSON schema shown to the model is generated from the zod schema, so what the model is told and what the
- * tool activity accepts cannot drift apart. The specs are plain data, safe to pass to a model activity.
+ * tool activity accepts cannot drift apart. The specs are plain data. The model activity builds them from the
+ * tool names a workflow sends (ModelCallInput.builtin_tools): no workflow builds a schema, which would cost
+ * each workflow its own (a workflow evaluates its modules in a sandbox of its own).
  */
 import { z } from 'zod';
-import type { ToolCall, ToolSpec } from './messages';
-import { BUILTIN_TOOL_NAMES, type BuiltinToolName } from './tools';
+import type { ToolSpec } from './messages';
+import { IDEMPOTENT_TOOLS, isBuiltinToolName, type BuiltinToolName } from './tools';
+
+export { isBuiltinToolName, isIdempotentCall } from './tools';
 
 export const bashArgsSchema = z.strictObject({
   command: z.string().min(1).describe('The bash command line to run, e.g. "npm test 2>&1 | tail -n 40".'),
@@ -75,13 +79,8 @@ function parametersOf(schema: z.ZodType): Record<string, unknown> {
   return parameters;
 }
 
-function spec(
-  name: BuiltinToolName,
-  description: string,
-  idempotent: boolean,
-  args: z.ZodType,
-): BuiltinToolSpec {
-  return { name, description, parameters: parametersOf(args), idempotent };
+function spec(name: BuiltinToolName, description: string, args: z.ZodType): BuiltinToolSpec {
+  return { name, description, parameters: parametersOf(args), idempotent: IDEMPOTENT_TOOLS[name] };
 }
 
 export const BUILTIN_TOOL_SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpec>> = {
@@ -92,28 +91,24 @@ export const BUILTIN_TOOL_SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpe
       'one it can write, system folders are read-only and there is no network. Every call is a fresh shell: ' +
       'the current directory, variables and anything written outside the workspace do not carry over. A ' +
       'command that runs past its time limit is killed; long output is cut in the middle.',
-    false,
     bashArgsSchema,
   ),
   ls: spec(
     'ls',
     'List a directory of the workspace: one entry a line, sorted, hidden entries included; directories end ' +
       'with "/", symbolic links with "@". Not recursive.',
-    true,
     lsArgsSchema,
   ),
   read_file: spec(
     'read_file',
     'Read a text file of the workspace. Lines are shown numbered like `cat -n` (number, tab, text); use ' +
       'start_line and end_line to read part of a long file. The numbers are not part of the file.',
-    true,
     readFileArgsSchema,
   ),
   write_file: spec(
     'write_file',
     'Create or overwrite a file of the workspace with the given content (or append to it), creating missing ' +
       'folders. To change part of an existing file, prefer str_replace.',
-    true,
     writeFileArgsSchema,
   ),
   str_replace: spec(
@@ -121,14 +116,9 @@ export const BUILTIN_TOOL_SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpe
     'Edit a file of the workspace by replacing old_str with new_str. old_str must match the file exactly ' +
       '(whitespace and indentation included) and occur exactly once, unless replace_all is true; read the ' +
       'file first and include enough surrounding lines to make it unique.',
-    false,
     strReplaceArgsSchema,
   ),
 };
-
-export function isBuiltinToolName(name: string): name is BuiltinToolName {
-  return (BUILTIN_TOOL_NAMES as readonly string[]).includes(name);
-}
 
 /** The specs shown to the model for these tool names, in their order; names that are not built-in are skipped. */
 export function builtinToolSpecs(names: readonly string[]): ToolSpec[] {
@@ -136,21 +126,4 @@ export function builtinToolSpecs(names: readonly string[]): ToolSpec[] {
     const { description, parameters } = BUILTIN_TOOL_SPECS[name];
     return { name, description, parameters };
   });
-}
-
-/**
- * Whether this call may be retried blindly after a crash. `write_file` with `append: true` is the exception to
- * its tool's flag: appending twice is not the state appending once leaves.
- */
-export function isIdempotentCall(call: ToolCall): boolean {
-  if (!isBuiltinToolName(call.name)) return false;
-  if (!BUILTIN_TOOL_SPECS[call.name].idempotent) return false;
-  if (call.name !== 'write_file') return true;
-  try {
-    const args: unknown = JSON.parse(call.args);
-    return !(typeof args === 'object' && args !== null && (args as { append?: unknown }).append === true);
-  } catch {
-    // Arguments that are not JSON are refused before anything is written, so a retry is harmless.
-    return true;
-  }
 }

@@ -3,6 +3,39 @@ import type { ToolCall } from './messages';
 export const BUILTIN_TOOL_NAMES = ['bash', 'ls', 'read_file', 'write_file', 'str_replace'] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
 
+/**
+ * Running the same call twice leaves the same state: safe to retry after a crash without asking. (Here, not
+ * beside the specs' schemas: workflows read it, and import nothing that builds a schema.)
+ */
+export const IDEMPOTENT_TOOLS: Readonly<Record<BuiltinToolName, boolean>> = {
+  bash: false,
+  ls: true,
+  read_file: true,
+  write_file: true,
+  str_replace: false,
+};
+
+export function isBuiltinToolName(name: string): name is BuiltinToolName {
+  return (BUILTIN_TOOL_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * Whether this call may be retried blindly after a crash. `write_file` with `append: true` is the exception to
+ * its tool's flag: appending twice is not the state appending once leaves.
+ */
+export function isIdempotentCall(call: ToolCall): boolean {
+  if (!isBuiltinToolName(call.name)) return false;
+  if (!IDEMPOTENT_TOOLS[call.name]) return false;
+  if (call.name !== 'write_file') return true;
+  try {
+    const args: unknown = JSON.parse(call.args);
+    return !(typeof args === 'object' && args !== null && (args as { append?: unknown }).append === true);
+  } catch {
+    // Arguments that are not JSON are refused before anything is written, so a retry is harmless.
+    return true;
+  }
+}
+
 /** Delegation is a tool the lead's loop handles itself (a child workflow), never a tool activity. */
 export const TASK_TOOL_NAME = 'task';
 

@@ -19,7 +19,7 @@ import type { ModelErrorFallback, ModelSettings } from '../contracts/model';
 import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentStep } from '../contracts/steps';
 import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
-import { isIdempotentCall } from '../contracts/tool-specs';
+import { isIdempotentCall } from '../contracts/tools';
 import type { SandboxSettings } from '../contracts/tools';
 import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
@@ -40,7 +40,8 @@ export interface AgentLoopState extends Omit<LoopCarry, 'continued'> {
 export interface AgentLoopConfig {
   agentName: string;
   model: ModelSettings;
-  /** What the model is shown. */
+  /** What the model is shown: these built-in tools (the model activity builds their specs), then `toolSpecs`. */
+  builtinTools: string[];
   toolSpecs: ToolSpec[];
   /** What the tool activity may run (visibility is not authority: it checks again). */
   allowedTools: string[];
@@ -238,7 +239,8 @@ export async function runAgentLoop(
     }
   };
 
-  const toolsKey = sha256Hex(JSON.stringify(config.toolSpecs));
+  // Only specs built here (the task tool) travel and are stored by key: built-in tools go by name.
+  const toolsKey = config.toolSpecs.length > 0 ? sha256Hex(JSON.stringify(config.toolSpecs)) : undefined;
   let toolsStored = false;
   for (;;) {
     // Only awaited when due: the model call is scheduled in the same activation as before (replay).
@@ -254,12 +256,13 @@ export async function runAgentLoop(
       ...(transcript.stored && { transcript_ref: transcript.stored }),
       ...(transcript.fork_from && { fork_from: transcript.fork_from }),
       ...(context && { system_context: context }),
+      builtin_tools: config.builtinTools,
       // The specs go by key once an earlier call of this execution stored them.
       tools: toolsStored ? [] : config.toolSpecs,
-      tools_key: toolsKey,
+      ...(toolsKey !== undefined && { tools_key: toolsKey }),
       turn_index: state.turns,
     });
-    if (response.tools_stored === toolsKey) toolsStored = true;
+    if (toolsKey !== undefined && response.tools_stored === toolsKey) toolsStored = true;
     state.turns += 1;
     state.model_name = response.model_name;
     // What was sent is stored now: the next call sends the reference and only what comes after it.

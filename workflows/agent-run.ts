@@ -20,7 +20,8 @@ import type { ModelSettings } from '../contracts/model';
 import { subagentProgressSignal } from '../contracts/queries';
 import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
 import type { SummarizationRuntime } from '../contracts/summarization';
-import { builtinToolSpecs } from '../contracts/tool-specs';
+import type { ToolSpec } from '../contracts/messages';
+import { isBuiltinToolName } from '../contracts/tools';
 import type { SandboxSettings } from '../contracts/tools';
 import { runAgentLoop, type AgentLoopState, type LoopEnd, type LoopPlugins } from './agent-loop';
 import { historyWantsContinueAsNew } from './continue-as-new';
@@ -146,7 +147,8 @@ export type AgentRunEnd =
  */
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   const { context, agent, state, delegator } = options;
-  const toolSpecs = builtinToolSpecs(agent.tools);
+  const builtinTools = agent.tools.filter(isBuiltinToolName);
+  const toolSpecs: ToolSpec[] = [];
   // At the depth cap the tool stays visible and its calls are refused with an explanation.
   if (delegator?.canDelegate) toolSpecs.push(delegator.toolSpec());
   if (delegator) {
@@ -162,6 +164,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   const config = {
     agentName: agent.name,
     model: agent.model,
+    builtinTools,
     toolSpecs,
     allowedTools: agent.tools,
     guards: defaultGuards({

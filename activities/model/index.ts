@@ -25,15 +25,17 @@ import {
   withSystemContext,
 } from '../transcripts';
 import { whileHeartbeating } from '../activity-context';
+import { builtinToolSpecs } from '../../contracts/tool-specs';
 import { callOpenAIModel } from './openai';
 import { warmUpOpenAIProvider } from './openai-warm-up';
 import { callScriptedModel, scriptedModelName } from './scripted';
 
 export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
   // Reading a long chain from an object store takes time: heartbeat through it (a 3 s heartbeat timeout).
-  const [transcript, tools] = await whileHeartbeating(() =>
+  const [transcript, sentTools] = await whileHeartbeating(() =>
     Promise.all([fullTranscript(input), toolSpecsOf(input)]),
   );
+  const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools];
   const result = await callProvider({
     model: input.model,
     agent_name: input.agent_name,
