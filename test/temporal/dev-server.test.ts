@@ -13,6 +13,20 @@ import { echo } from '../fixtures/smoke/workflows';
 
 const workflowsPath = require.resolve('../fixtures/smoke/workflows');
 
+/** Runs the echo workflow to completion on `address` with a worker of its own; its result. */
+async function echoOn(address: string, taskQueue: string, workflowId: string, name: string): Promise<string> {
+  const { client, close } = await connectClient(address);
+  try {
+    return await withWorker(
+      { taskQueue, workflowsPath, activities },
+      () => client.workflow.execute(echo, { taskQueue, workflowId, args: [name] }),
+      address,
+    );
+  } finally {
+    await close();
+  }
+}
+
 describe('the dev server', () => {
   it('still lists a workflow completed before the dev server restarted on the same SQLite file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'smoke-sqlite-'));
@@ -22,17 +36,9 @@ describe('the dev server', () => {
     try {
       const before = await startDevServer({ dbFilename, headless: true });
       try {
-        const { client, close } = await connectClient(before.address);
-        try {
-          const result = await withWorker(
-            { taskQueue, workflowsPath, activities },
-            () => client.workflow.execute(echo, { taskQueue, workflowId, args: ['before restart'] }),
-            before.address,
-          );
-          expect(result).toBe('Hello, before restart!');
-        } finally {
-          await close();
-        }
+        expect(await echoOn(before.address, taskQueue, workflowId, 'before restart')).toBe(
+          'Hello, before restart!',
+        );
       } finally {
         await before.stop();
       }
@@ -77,17 +83,9 @@ describe('the dev server', () => {
       try {
         // DEV_SERVER_SQLITE_PRAGMAS: the write-ahead log sits beside the file while the server runs.
         expect(existsSync(`${dbFilename}-wal`)).toBe(true);
-        const { client, close } = await connectClient(before.address);
-        try {
-          const result = await withWorker(
-            { taskQueue, workflowsPath, activities },
-            () => client.workflow.execute(echo, { taskQueue, workflowId, args: ['before the kill'] }),
-            before.address,
-          );
-          expect(result).toBe('Hello, before the kill!');
-        } finally {
-          await close();
-        }
+        expect(await echoOn(before.address, taskQueue, workflowId, 'before the kill')).toBe(
+          'Hello, before the kill!',
+        );
         // A crash, not a shutdown: no checkpoint, no clean close of the file.
         process.kill(before.pid!, 'SIGKILL');
       } finally {
