@@ -89,4 +89,44 @@ describe('lead runs in flight (lead_runtime)', () => {
       { runAdmission: ONE_RUN },
     );
   });
+
+  it('withdraws a queued run that is cancelled: it ends cancelled and leaves no place in the queue', async () => {
+    const client = testClient();
+    const taskQueue = uniqueTaskQueue('lead-admission-cancel');
+    await withProjectWorker(
+      taskQueue,
+      async () => {
+        const start = (id: string, input: LeadRunInput) =>
+          client.workflow.start(leadRunWorkflow, {
+            taskQueue,
+            workflowId: `${taskQueue}-${id}`,
+            args: [{ ...input, run_id: `${taskQueue}-${id}` }],
+          });
+        const first = await start('first', slowLead(3000));
+        await waitFor('the first run to hold the one slot', async () => {
+          return (await first.query(leadStatusQuery)).state === 'running';
+        });
+        const second = await start('second', slowLead(0));
+        await waitFor('the second run to wait in the queue', async () => {
+          return (await second.query(leadStatusQuery)).state === 'queued';
+        });
+        await second.cancel();
+        expect(await second.result()).toMatchObject({
+          status: 'cancelled',
+          error: 'Run cancelled by user',
+          turns: 0,
+        });
+        const admission = client.workflow.getHandle(admissionWorkflowId(taskQueue, 'runs'));
+        await waitFor('the request to leave the queue', async () => {
+          return (await admission.query(admissionStateQuery)).queued.length === 0;
+        });
+        expect((await first.result()).status).toBe('completed');
+        const state = await admission.query(admissionStateQuery);
+        expect(state.running).toEqual([]);
+        // A withdrawn request held no slot: only the first run's release counts.
+        expect(state.counters).toMatchObject({ granted: 1, queued: 1, released: 1 });
+      },
+      { runAdmission: ONE_RUN },
+    );
+  });
 });
