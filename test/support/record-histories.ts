@@ -140,6 +140,29 @@ export const SCENARIOS: Record<string, Scenario> = {
       ],
     },
   },
+  // A lead that takes its slot in the lead-run pool first (lead_runtime) and delegates two built-in-tool
+  // children, which send the model their tools by name and report progress only after 5 s.
+  'lead-run-slot': {
+    workflow: 'leadRunWorkflow',
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: ['a', 'b'].map((id) => task(id)), usage },
+            { content: 'Combined.', usage },
+          ],
+        },
+        {
+          ...childAnswers,
+          turns: [
+            { tool_calls: [{ ...ls, id: 'ls_1' }], usage },
+            { content: 'Part done.', usage },
+          ],
+        },
+      ],
+    },
+  },
   'lead-limit-capped': {
     workflow: 'leadRunWorkflow',
     script: {
