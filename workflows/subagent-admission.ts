@@ -1,9 +1,9 @@
 /**
  * A subagent's first step (and a lead run's, from its own pool): an execution slot from its task queue's
- * admission workflow. The request is a signal
- * sent by a local activity (within the subagent's first workflow task, so it costs no task of its own); the
- * answer comes by signal. A queued request waits as workflow state (no worker slot, no thread) and tells the
- * parent it is queued, then admitted. The slot goes back when the subagent ends (`releaseSlot`).
+ * admission workflow. The request is a signal sent by a local activity (within the workflow's first task, so it
+ * costs no task of its own); the answer comes by signal. A queued request waits as workflow state (no worker
+ * slot, no thread) and tells the parent, if any, it is queued, then admitted. The slot goes back when the
+ * subagent or the run ends (`releaseSlot`).
  */
 import {
   CancellationScope,
