@@ -19,7 +19,7 @@ import {
   untilShutdownSignal,
 } from '../worker/shutdown';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
-import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
+import { bundleProjectWorkflows, createProjectWorker, workerTuning } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
@@ -131,6 +131,7 @@ async function openSession(
         workflowBundleCode: await bundle,
         admission: config.subagent_runtime,
         runAdmission: config.lead_runtime,
+        tuning: workerTuning(config.worker),
         say,
       });
       return runWorkerWhile(worker, body, say);

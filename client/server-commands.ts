@@ -38,6 +38,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       sandbox: config.sandbox,
       admission: config.subagent_runtime,
       runAdmission: config.lead_runtime,
+      worker: config.worker,
       say,
     });
     return 0;

@@ -18,7 +18,7 @@ import type { SandboxSettings } from '../contracts/tools';
 import { loadConfig } from './config';
 import { installRuntime, logLevelFromEnv } from './runtime';
 import { runWorkerUntilSignal } from './shutdown';
-import { createProjectWorker, withdrawAdmission } from './worker';
+import { createProjectWorker, withdrawAdmission, workerTuning, type WorkerSettings } from './worker';
 
 export interface WorkerService {
   connection: NativeConnection;
@@ -34,6 +34,8 @@ export interface WorkerService {
   admission: AdmissionSettings;
   /** `lead_runtime`: declared to the task queue's lead-run admission workflow when the worker starts. */
   runAdmission: AdmissionSettings;
+  /** The `worker:` section (the workflow cache's bound). */
+  worker?: WorkerSettings;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -61,6 +63,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
     workflowBundlePath: service.workflowBundlePath,
     admission: service.admission,
     runAdmission: service.runAdmission,
+    tuning: workerTuning(service.worker),
     say: service.say,
   });
   const sandbox = await describeSandbox(service.sandbox);
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
       sandbox: config.sandbox,
       admission: config.subagent_runtime,
       runAdmission: config.lead_runtime,
+      worker: config.worker,
       say: (line) => process.stderr.write(`${line}\n`),
     });
   } finally {

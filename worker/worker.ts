@@ -94,6 +94,19 @@ export const RECOVERY_TUNING = {
   maxHeartbeatThrottleInterval: '1 second',
 } as const satisfies Partial<WorkerOptions>;
 
+/** The config's `worker:` section. */
+export interface WorkerSettings {
+  /** The SDK's maxCachedWorkflows: bounds the workflows kept in memory (0: none), at the cost of replays. */
+  max_cached_workflows?: number;
+}
+
+/** The Worker options the `worker:` section sets (nothing: the SDK's defaults). */
+export function workerTuning(settings: WorkerSettings = {}): Partial<WorkerOptions> {
+  return settings.max_cached_workflows === undefined
+    ? {}
+    : { maxCachedWorkflows: settings.max_cached_workflows };
+}
+
 const admissions = new WeakMap<Worker, WorkerAdmission[]>();
 
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {

@@ -43,8 +43,9 @@ async function takeRunSlot(
   try {
     const admission = await admit(request, undefined, onQueued);
     if (!admission.admitted) return { refused: admission.error };
-    // The run's wall clock counts from the grant when it waited in the queue, as a subagent's does.
-    return { admittedAt: (admission.queued ? new Date() : workflowInfo().startTime).toISOString() };
+    // The run's wall clock counts from the grant: the wait for a slot, short or long, is not the run's own time
+    // (a run has no execution timeout for it to run into, unlike a subagent's backstop).
+    return { admittedAt: new Date().toISOString() };
   } catch (err) {
     if (!isCancellation(err)) throw err;
     return { refused: 'Run cancelled by user', cancelled: true };

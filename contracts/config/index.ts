@@ -174,6 +174,21 @@ const sandbox = section('sandbox', {
   },
 );
 
+// A worker's own tuning (read when it starts). Absent keys keep the SDK's defaults.
+const worker = section('worker', {
+  // Workflows kept in the worker's cache (the SDK's maxCachedWorkflows; 0: none, else at least 2).
+  max_cached_workflows: wholeNumber(0).optional(),
+}).superRefine((settings, ctx) => {
+  if (settings.max_cached_workflows === 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['max_cached_workflows'],
+      input: 1,
+      message: 'is too small for a cache (0 turns it off; a cache holds at least 2)',
+    });
+  }
+});
+
 const workspace = section('workspace', {
   root: text.default('./workspace'),
   sample_dir: text.optional(),
@@ -189,6 +204,7 @@ const sections = {
   lead: lead.prefault({}),
   sandbox: sandbox.prefault({}),
   temporal: temporalSection,
+  worker: worker.prefault({}),
   workspace: workspace.prefault({}),
   payloads: payloadsSection,
 };

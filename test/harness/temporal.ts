@@ -5,7 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { AdmissionSettings } from '../../contracts/admission';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
-import { createProjectWorker } from '../../worker/worker';
+import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
 import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
 
 // Worker state changes at INFO would bury the test output; warnings and errors still show.
@@ -105,6 +105,8 @@ export async function withProjectWorker<T>(
     runAdmission?: AdmissionSettings;
     say?: (line: string) => void;
     server?: { address: string; namespace: string };
+    /** Worker options over the project's (e.g. a small workflow cache). */
+    tuning?: ProjectWorkerOptions['tuning'];
   } = {},
 ): Promise<T> {
   quietRuntime();
@@ -117,6 +119,7 @@ export async function withProjectWorker<T>(
       workflowBundlePath: testWorkflowBundle(),
       ...(worker.admission && { admission: worker.admission }),
       ...(worker.runAdmission && { runAdmission: worker.runAdmission }),
+      ...(worker.tuning && { tuning: worker.tuning }),
       ...(worker.say && { say: worker.say }),
     });
     return await projectWorker.runUntil(body());

@@ -14,7 +14,8 @@ import {
 import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { fanOutLeadInput, leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { workerTuning } from '../../worker/worker';
 
 const testClient = useTestClient();
 
@@ -128,5 +129,30 @@ describe('lead runs in flight (lead_runtime)', () => {
       },
       { runAdmission: ONE_RUN },
     );
+  });
+});
+
+describe('a worker with a small workflow cache (worker.max_cached_workflows)', () => {
+  it('completes a run of three delegations though its workflows are evicted and replayed between tasks', async () => {
+    const client = testClient();
+    const taskQueue = uniqueTaskQueue('small-cache');
+    const input = fanOutLeadInput(['a', 'b', 'c'], 300);
+    const result = await withProjectWorker(
+      taskQueue,
+      () =>
+        client.workflow.execute(leadRunWorkflow, {
+          taskQueue,
+          workflowId: `${taskQueue}-lead`,
+          args: [{ ...input, run_id: `${taskQueue}-lead` }],
+        }),
+      // Two workflows in memory for a lead, three subagents and two admission workflows.
+      { tuning: workerTuning({ max_cached_workflows: 2 }) },
+    );
+    expect(result.status).toBe('completed');
+    expect(result.ledger.map((entry) => [entry.id, entry.status])).toEqual([
+      ['a', 'completed'],
+      ['b', 'completed'],
+      ['c', 'completed'],
+    ]);
   });
 });

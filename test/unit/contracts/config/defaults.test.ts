@@ -90,6 +90,7 @@ describe('the configuration with nothing written', () => {
       'lead',
       'sandbox',
       'temporal',
+      'worker',
       'workspace',
       'payloads',
     ]);

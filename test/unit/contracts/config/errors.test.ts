@@ -10,6 +10,16 @@ describe('config problems', () => {
     ]);
   });
 
+  it('refuses a workflow cache of one (0 turns it off, a cache holds at least 2)', () => {
+    expect(problemsOf({ worker: { max_cached_workflows: 1 } })).toEqual([
+      'worker.max_cached_workflows: 1 is too small for a cache (0 turns it off; a cache holds at least 2)',
+    ]);
+    expect(parseConfig({ worker: { max_cached_workflows: 200 } }).config.worker).toEqual({
+      max_cached_workflows: 200,
+    });
+    expect(parseConfig({}).config.worker).toEqual({});
+  });
+
   it('ignores an unknown top-level section with one warning, not an error', () => {
     const { config, warnings } = parseConfig({ memory: { enabled: true }, title: { max_words: 6 } });
     expect(config.subagents.enabled).toBe(true);
