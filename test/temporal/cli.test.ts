@@ -121,7 +121,11 @@ it('`npm start -- --once` runs the demo, prints the completed tree and the Web U
     command: npm,
     base: [],
   });
-  expect(run.code).toBe(0);
+  // On a failure, what it said: the exit code alone tells nothing.
+  expect({ code: run.code, stderr: run.code === 0 ? '' : run.stderr.slice(-3000) }).toEqual({
+    code: 0,
+    stderr: '',
+  });
   expect(run.stdout).toMatch(/^lead {2}completed · 2 turns/m);
   expect(run.stdout).toMatch(/├─ ✓ general-purpose {2}Find items to reorder/);
   expect(run.stdout).toMatch(/└─ ✓ general-purpose {2}Rank suppliers by lead time/);

@@ -39,6 +39,28 @@ function slowLead(delayMs: number): LeadRunInput {
   });
 }
 
+/**
+ * On a worker with one run slot: a first run that answers after `firstMs` holds it, a second waits in the
+ * queue; `start` starts more.
+ */
+async function oneRunningOneQueued(taskQueue: string, firstMs: number) {
+  const start = (id: string, input: LeadRunInput) =>
+    testClient().workflow.start(leadRunWorkflow, {
+      taskQueue,
+      workflowId: `${taskQueue}-${id}`,
+      args: [{ ...input, run_id: `${taskQueue}-${id}` }],
+    });
+  const first = await start('first', slowLead(firstMs));
+  await waitFor('the first run to hold the one slot', async () => {
+    return (await first.query(leadStatusQuery)).state === 'running';
+  });
+  const second = await start('second', slowLead(0));
+  await waitFor('the second run to wait in the queue', async () => {
+    return (await second.query(leadStatusQuery)).state === 'queued';
+  });
+  return { start, first, second };
+}
+
 describe('lead runs in flight (lead_runtime)', () => {
   it('queues a run past max_running, refuses one past max_queued, and runs the queued one when a slot frees', async () => {
     const client = testClient();
@@ -46,20 +68,7 @@ describe('lead runs in flight (lead_runtime)', () => {
     await withProjectWorker(
       taskQueue,
       async () => {
-        const start = (id: string, input: LeadRunInput) =>
-          client.workflow.start(leadRunWorkflow, {
-            taskQueue,
-            workflowId: `${taskQueue}-${id}`,
-            args: [{ ...input, run_id: `${taskQueue}-${id}` }],
-          });
-        const first = await start('first', slowLead(4000));
-        await waitFor('the first run to hold the one slot', async () => {
-          return (await first.query(leadStatusQuery)).state === 'running';
-        });
-        const second = await start('second', slowLead(0));
-        await waitFor('the second run to wait in the queue', async () => {
-          return (await second.query(leadStatusQuery)).state === 'queued';
-        });
+        const { start, first, second } = await oneRunningOneQueued(taskQueue, 4000);
         const waiting = await second.query(leadStatusQuery);
         expect(waiting.admission).toEqual({ running: 1, queued: 1, since: expect.any(String) });
 
@@ -97,20 +106,7 @@ describe('lead runs in flight (lead_runtime)', () => {
     await withProjectWorker(
       taskQueue,
       async () => {
-        const start = (id: string, input: LeadRunInput) =>
-          client.workflow.start(leadRunWorkflow, {
-            taskQueue,
-            workflowId: `${taskQueue}-${id}`,
-            args: [{ ...input, run_id: `${taskQueue}-${id}` }],
-          });
-        const first = await start('first', slowLead(3000));
-        await waitFor('the first run to hold the one slot', async () => {
-          return (await first.query(leadStatusQuery)).state === 'running';
-        });
-        const second = await start('second', slowLead(0));
-        await waitFor('the second run to wait in the queue', async () => {
-          return (await second.query(leadStatusQuery)).state === 'queued';
-        });
+        const { first, second } = await oneRunningOneQueued(taskQueue, 3000);
         await second.cancel();
         expect(await second.result()).toMatchObject({
           status: 'cancelled',
