@@ -5,8 +5,9 @@
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE
  * (temporal.toml). Env besides: TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO),
  * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise), SUBAGENTS_CONFIG (a
- * config file whose `subagent_runtime` and `sandbox` the worker runs with; the defaults otherwise).
- * Both print the start lines (`worker ready: …`, the bash sandbox, admission) on stdout once the worker polls, log
+ * config file whose `subagent_runtime`, `lead_runtime`, `worker` and `sandbox` the worker runs with; the
+ * defaults otherwise).
+ * Both print the start lines (`worker ready: …`, the bash sandbox, both admission bounds) on stdout once the worker polls, log
  * to stderr, and exit 0 after a clean shutdown on SIGINT or SIGTERM.
  */
 import { loadClientConnectConfig } from '@temporalio/envconfig';
