@@ -6,7 +6,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDevServer } from '../../worker/temporal-server';
+import type { Client } from '@temporalio/client';
+import { startDevServer, type TemporalServer } from '../../worker/temporal-server';
 import { connectClient, uniqueTaskQueue, waitFor, withWorker } from '../harness/temporal';
 import * as activities from '../fixtures/smoke/activities';
 import { echo } from '../fixtures/smoke/workflows';
@@ -14,16 +15,29 @@ import { echo } from '../fixtures/smoke/workflows';
 const workflowsPath = require.resolve('../fixtures/smoke/workflows');
 
 /** Runs the echo workflow to completion on `address` with a worker of its own; its result. */
-async function echoOn(address: string, taskQueue: string, workflowId: string, name: string): Promise<string> {
-  const { client, close } = await connectClient(address);
+function echoOn(client: Client, address: string, taskQueue: string, workflowId: string, name: string) {
+  return withWorker(
+    { taskQueue, workflowsPath, activities },
+    () => client.workflow.execute(echo, { taskQueue, workflowId, args: [name] }),
+    address,
+  );
+}
+
+/** A dev server on `dbFilename` while `body` runs with a client of it; both always closed. */
+async function withServerOn<T>(
+  dbFilename: string,
+  body: (server: TemporalServer, client: Client) => Promise<T>,
+): Promise<T> {
+  const server = await startDevServer({ dbFilename, headless: true });
   try {
-    return await withWorker(
-      { taskQueue, workflowsPath, activities },
-      () => client.workflow.execute(echo, { taskQueue, workflowId, args: [name] }),
-      address,
-    );
+    const { client, close } = await connectClient(server.address);
+    try {
+      return await body(server, client);
+    } finally {
+      await close();
+    }
   } finally {
-    await close();
+    await server.stop();
   }
 }
 
@@ -34,40 +48,29 @@ describe('the dev server', () => {
     const taskQueue = uniqueTaskQueue('restart');
     const workflowId = `${taskQueue}-wf`;
     try {
-      const before = await startDevServer({ dbFilename, headless: true });
-      try {
-        expect(await echoOn(before.address, taskQueue, workflowId, 'before restart')).toBe(
+      await withServerOn(dbFilename, async (before, client) => {
+        expect(await echoOn(client, before.address, taskQueue, workflowId, 'before restart')).toBe(
           'Hello, before restart!',
         );
-      } finally {
-        await before.stop();
-      }
+      });
 
-      const after = await startDevServer({ dbFilename, headless: true });
-      try {
-        const { client, close } = await connectClient(after.address);
-        try {
-          // Listing reads the visibility store, which may trail a moment behind: wait for it, bounded.
-          let listed: [string, string][] = [];
-          await waitFor(
-            'the workflow to be listed',
-            async () => {
-              listed = [];
-              for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-                listed.push([execution.workflowId, execution.status.name]);
-              }
-              return listed.length > 0;
-            },
-            10_000,
-          );
-          expect(listed).toEqual([[workflowId, 'COMPLETED']]);
-          expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before restart!');
-        } finally {
-          await close();
-        }
-      } finally {
-        await after.stop();
-      }
+      await withServerOn(dbFilename, async (_after, client) => {
+        // Listing reads the visibility store, which may trail a moment behind: wait for it, bounded.
+        let listed: [string, string][] = [];
+        await waitFor(
+          'the workflow to be listed',
+          async () => {
+            listed = [];
+            for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+              listed.push([execution.workflowId, execution.status.name]);
+            }
+            return listed.length > 0;
+          },
+          10_000,
+        );
+        expect(listed).toEqual([[workflowId, 'COMPLETED']]);
+        expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before restart!');
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -79,30 +82,19 @@ describe('the dev server', () => {
     const taskQueue = uniqueTaskQueue('wal');
     const workflowId = `${taskQueue}-wf`;
     try {
-      const before = await startDevServer({ dbFilename, headless: true });
-      try {
+      await withServerOn(dbFilename, async (before, client) => {
         // DEV_SERVER_SQLITE_PRAGMAS: the write-ahead log sits beside the file while the server runs.
         expect(existsSync(`${dbFilename}-wal`)).toBe(true);
-        expect(await echoOn(before.address, taskQueue, workflowId, 'before the kill')).toBe(
+        expect(await echoOn(client, before.address, taskQueue, workflowId, 'before the kill')).toBe(
           'Hello, before the kill!',
         );
         // A crash, not a shutdown: no checkpoint, no clean close of the file.
         process.kill(before.pid!, 'SIGKILL');
-      } finally {
-        await before.stop();
-      }
+      });
 
-      const after = await startDevServer({ dbFilename, headless: true });
-      try {
-        const { client, close } = await connectClient(after.address);
-        try {
-          expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before the kill!');
-        } finally {
-          await close();
-        }
-      } finally {
-        await after.stop();
-      }
+      await withServerOn(dbFilename, async (_after, client) => {
+        expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before the kill!');
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
