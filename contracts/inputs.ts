@@ -11,21 +11,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
-import {
-  bool,
-  ConfigError,
-  fraction,
-  httpUrl,
-  listOf,
-  mappingOf,
-  oneOf,
-  positiveNumber,
-  seconds,
-  temperature,
-  text,
-  toolName,
-  wholeNumber,
-} from './config/fields';
+import { ConfigError, listOf, mappingOf, oneOf, valueTypes, wholeNumber } from './config/value-types';
 import { SUBAGENT_PROVIDERS } from './lead';
 import { MODEL_PROVIDERS } from './model';
 import { SANDBOX_KINDS } from './tools';
@@ -157,13 +143,15 @@ function object<S extends z.ZodRawShape>(shape: S, noun = 'a mapping') {
 }
 
 /**
- * The input schemas, built on first use and kept. A workflow evaluates this module in a sandbox of its own, so
- * schemas built at load would cost every workflow their construction (~3 ms and ~300 KB here, bench/load.ts)
- * whether it checks an input or not; only a lead run and a subagent started by a client check theirs.
+ * The input schemas, built on first use and kept: only a lead run and a subagent started by a client check
+ * theirs (~3 ms and ~300 KB here, bench/load.ts). The worker shares this module between its workflows
+ * (worker/worker.ts, PRELOADED_MODULES), so one build serves them all; the schemas are pure, and `built` is
+ * not exported, so the sandbox does not freeze them (zod cannot use a frozen schema).
  */
 let built: { leadRunInputSchema: z.ZodType; subagentInputSchema: z.ZodType } | undefined;
 function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z.ZodType } {
   if (built) return built;
+  const { bool, fraction, httpUrl, positiveNumber, seconds, temperature, text, toolName } = valueTypes();
   /** An absolute path that is not a system folder. */
   const workspacePath = text
     .refine((path) => path.startsWith('/'), {

@@ -58,11 +58,13 @@ export interface ProjectWorkerOptions {
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
 /**
- * Modules evaluated once per worker and shared by every workflow it runs (the SDK deep-freezes them), rather
- * than evaluated again in each workflow's own module cache: zod, which the workflows' input checks use, is
- * ~400 modules.
+ * Modules evaluated once per worker and shared by every workflow it runs, rather than evaluated again in each
+ * workflow's own module cache (~10 ms and ~640 KB a workflow for the project's modules, ~400 modules for zod).
+ * The SDK deep-freezes what they export, so these modules keep no state of their own beyond pure caches, and
+ * export no zod schema a workflow uses (contracts/config/fields.ts, valueTypes()). test/shared-modules.test.ts
+ * holds them to that.
  */
-export const PRELOADED_MODULES = ['zod'];
+export const PRELOADED_MODULES = ['zod', WORKFLOWS_PATH];
 
 /**
  * Bundles the project's workflows (webpack: ~2 s here, longer on a busy machine, so it shows progress past
