@@ -15,6 +15,7 @@
  *     admission workflow), from visibility, over N.
  *
  * Flags: --runs 10,50,200 · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
+ * · --dynamic key=json (repeatable; a dev server dynamic config value beyond the project's own)
  * · --memory (SQLite in memory instead of a file on disk) · --postgres (a Temporal server on PostgreSQL,
  * worker/temporal-postgres.ts: a throwaway cluster, the server built with Go on first use) · --label text
  * (names the configuration in the output) · --json (one JSON object on stdout). TEMPORAL_ADDRESS uses a
@@ -199,6 +200,7 @@ interface Options {
   levels: number[];
   workers: number;
   pragmas: Record<string, string>;
+  dynamicConfig: Record<string, unknown>;
   memory: boolean;
   postgres: boolean;
   label: string;
@@ -212,6 +214,7 @@ function parseOptions(argv: string[]): Options {
       runs: { type: 'string', default: '10,50,200' },
       workers: { type: 'string', default: '1' },
       pragma: { type: 'string', multiple: true, default: [] },
+      dynamic: { type: 'string', multiple: true, default: [] },
       memory: { type: 'boolean', default: false },
       postgres: { type: 'boolean', default: false },
       label: { type: 'string', default: 'current' },
@@ -233,10 +236,17 @@ function parseOptions(argv: string[]): Options {
       throw new Error(`--pragma takes name=value (got ${JSON.stringify(entry)})`);
     pragmas[name] = value;
   }
+  const dynamicConfig: Record<string, unknown> = {};
+  for (const entry of values.dynamic) {
+    const at = entry.indexOf('=');
+    if (at < 1) throw new Error(`--dynamic takes key=json (got ${JSON.stringify(entry)})`);
+    dynamicConfig[entry.slice(0, at)] = JSON.parse(entry.slice(at + 1)) as unknown;
+  }
   return {
     levels,
     workers,
     pragmas,
+    dynamicConfig,
     memory: values.memory,
     postgres: values.postgres,
     label: values.label,
@@ -373,6 +383,7 @@ async function main(): Promise<void> {
           dbFilename: options.memory ? undefined : join(dir, 'temporal.db'),
           // None given: the dev server's own (DEV_SERVER_SQLITE_PRAGMAS).
           ...(Object.keys(options.pragmas).length > 0 && { sqlitePragmas: options.pragmas }),
+          dynamicConfig: options.dynamicConfig,
           log,
         }),
     bundleProjectWorkflows(),
