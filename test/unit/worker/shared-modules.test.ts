@@ -36,6 +36,10 @@ function bundledModules(): string[] {
   return [...seen].sort();
 }
 
+/** A module by its path (the bundle's list is known at run time only; jest's registry, so isolateModules holds). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- paths found at run time, in jest's registry
+const load = (path: string): unknown => require(path) as unknown;
+
 const sourceOf = (compiled: string): string => relative(distRoot, compiled).replace(/\.js$/, '.ts');
 
 /** Top-level `let`/`var` bindings and collections (mutable even when frozen) of one source file. */
@@ -94,7 +98,7 @@ describe('the workflow modules a worker shares', () => {
   });
 
   it('export no zod schema', () => {
-    const schemas = modules.flatMap((file) => zodSchemas(require(file), sourceOf(file)));
+    const schemas = modules.flatMap((file) => zodSchemas(load(file), sourceOf(file)));
     expect(schemas).toEqual([]);
   });
 
@@ -108,10 +112,10 @@ describe('the workflow modules a worker shares', () => {
     global.__zod_globalConfig = undefined;
     try {
       jest.isolateModules(() => {
-        const shared = [require('zod'), ...modules.map((file) => require(file))] as unknown[];
+        const shared = [load('zod'), ...modules.map(load)];
         for (const exported of shared) deepFreeze(exported);
         deepFreeze(global.__zod_globalConfig);
-        const inputs = require(
+        const inputs = load(
           join(distRoot, 'contracts', 'inputs.js'),
         ) as typeof import('../../../contracts/inputs');
 
