@@ -271,6 +271,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
       ledger: ledger.optional(),
       carry: carry.optional(),
       admitted_at: text.optional(),
+      asks_slot: z.literal(true).optional(),
     },
     'a lead run input',
   );
@@ -294,6 +295,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
       fairness_key: text.optional(),
       first_report_after_ms: wholeNumber(0).optional(),
       admitted_at: text.optional(),
+      asks_slot: z.literal(true).optional(),
       carry: carry.optional(),
     },
     'a subagent input',

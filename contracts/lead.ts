@@ -74,6 +74,12 @@ export interface LeadRunInput {
   carry?: LeadCarry;
   /** ISO 8601: when the run got its slot (`lead_runtime`); set when it continues as new, so it keeps it. */
   admitted_at?: string;
+  /**
+   * Set by every starter of this project: the run asks for its slot as its first step. Absent (an input from
+   * before it existed), the run's own history says whether it does (the `lead-admission` patch, which costs
+   * a marker and a search attribute update in every run that checks it).
+   */
+  asks_slot?: true;
 }
 
 /** What a lead run hands to its next execution when history grows long (continue-as-new). */

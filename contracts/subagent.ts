@@ -93,6 +93,12 @@ export interface SubagentInput {
    * grant when it waited in the queue).
    */
   admitted_at?: string;
+  /**
+   * Set by the parent: the subagent asks for its slot as its first step. Absent (an input from before it
+   * existed), its own history says whether it does (the `subagent-admission` patch, which costs a marker and
+   * a search attribute update in every child that checks it).
+   */
+  asks_slot?: true;
   /** Set by the subagent itself when it continues as new: where the previous execution left off. */
   carry?: LoopCarry;
 }

@@ -141,7 +141,9 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
   }));
 
   // Its slot first (a continued execution holds it already): before any model call.
-  const holdsSlot = input.admitted_at !== undefined || patched(LEAD_ADMISSION_PATCH);
+  // The input says so (the patch, checked only for inputs from before, would cost a marker and an upsert).
+  const holdsSlot =
+    input.asks_slot === true || input.admitted_at !== undefined || patched(LEAD_ADMISSION_PATCH);
   let admittedAt = input.admitted_at;
   if (holdsSlot && admittedAt === undefined) {
     const slot = await takeRunSlot(input, runId, (queued) => (queuedAt = queued));

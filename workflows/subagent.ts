@@ -145,7 +145,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   let finished = false;
   const { workflowId } = workflowInfo();
   // Its execution slot first (a continued execution holds it already): before any model call.
-  const holdsSlot = input.admitted_at !== undefined || patched(ADMISSION_PATCH);
+  // The input says so (the patch, checked only for inputs from before, would cost a marker and an upsert).
+  const holdsSlot = input.asks_slot === true || input.admitted_at !== undefined || patched(ADMISSION_PATCH);
   let admittedAt = input.admitted_at;
   setHandler(subagentStepsQuery, (afterSeq = 0) => recordsAfter(state.steps, afterSeq));
   setHandler(subagentProgressQuery, () => ({

@@ -37,5 +37,6 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
       queue_timeout_seconds: config.subagent_runtime.queue_timeout_seconds,
     },
     depth: 0,
+    asks_slot: true,
   };
 }

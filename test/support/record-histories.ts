@@ -163,6 +163,29 @@ export const SCENARIOS: Record<string, Scenario> = {
       ],
     },
   },
+  // The same run where the inputs say that each workflow asks for its slot (`asks_slot`): no patch check, so
+  // no patch marker and no search attribute update in the lead or its children.
+  'lead-slot-from-input': {
+    workflow: 'leadRunWorkflow',
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: ['a', 'b'].map((id) => task(id)), usage },
+            { content: 'Combined.', usage },
+          ],
+        },
+        {
+          ...childAnswers,
+          turns: [
+            { tool_calls: [{ ...ls, id: 'ls_1' }], usage },
+            { content: 'Part done.', usage },
+          ],
+        },
+      ],
+    },
+  },
   'lead-limit-capped': {
     workflow: 'leadRunWorkflow',
     script: {

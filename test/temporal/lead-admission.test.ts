@@ -128,6 +128,34 @@ describe('lead runs in flight (lead_runtime)', () => {
   });
 });
 
+describe('the slot a run and its subagents ask for', () => {
+  it('is asked for because their inputs say so: no patch marker, no search attribute update in their histories', async () => {
+    const client = testClient();
+    const taskQueue = uniqueTaskQueue('asks-slot');
+    const input = fanOutLeadInput(['a']);
+    expect(input.asks_slot).toBe(true);
+    const lead = `${taskQueue}-lead`;
+    const result = await withProjectWorker(taskQueue, () =>
+      client.workflow.execute(leadRunWorkflow, {
+        taskQueue,
+        workflowId: lead,
+        args: [{ ...input, run_id: lead }],
+      }),
+    );
+    expect(result.status).toBe('completed');
+    for (const workflowId of [lead, `${lead}/task/a`]) {
+      const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+      // Both took a slot: the request and the release are local activities (markers)...
+      expect(events.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(
+        true,
+      );
+      // ...and neither checked a patch, which records a marker and updates TemporalChangeVersion.
+      expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
+      expect(events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toEqual([]);
+    }
+  });
+});
+
 describe('a worker with a small workflow cache (worker.max_cached_workflows)', () => {
   it('completes a run of three delegations though its workflows are evicted and replayed between tasks', async () => {
     const client = testClient();

@@ -241,6 +241,7 @@ export class Delegator {
       // Its turn at admission: the run's (or its tenant's), at every depth.
       fairness_key: limits.fairness_key ?? runId,
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
+      asks_slot: true,
     };
     // The hard backstop covers the child's own clock and a wait for a slot before it starts.
     const queueTimeoutSeconds = limits.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS;
