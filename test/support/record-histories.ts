@@ -52,6 +52,29 @@ const childAnswers = {
   turns: [{ content: 'Part done.', usage }],
 };
 
+/** A lead delegating two children that list the workspace once each. */
+const leadRunSlot: Scenario = {
+  workflow: 'leadRunWorkflow',
+  script: {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          { tool_calls: ['a', 'b'].map((id) => task(id)), usage },
+          { content: 'Combined.', usage },
+        ],
+      },
+      {
+        ...childAnswers,
+        turns: [
+          { tool_calls: [{ ...ls, id: 'ls_1' }], usage },
+          { content: 'Part done.', usage },
+        ],
+      },
+    ],
+  },
+};
+
 export const SCENARIOS: Record<string, Scenario> = {
   'subagent-completed': {
     workflow: 'subagentWorkflow',
@@ -142,50 +165,10 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
   // A lead that takes its slot in the lead-run pool first (lead_runtime) and delegates two built-in-tool
   // children, which send the model their tools by name and report progress only after 5 s.
-  'lead-run-slot': {
-    workflow: 'leadRunWorkflow',
-    script: {
-      scripts: [
-        {
-          agent: 'lead',
-          turns: [
-            { tool_calls: ['a', 'b'].map((id) => task(id)), usage },
-            { content: 'Combined.', usage },
-          ],
-        },
-        {
-          ...childAnswers,
-          turns: [
-            { tool_calls: [{ ...ls, id: 'ls_1' }], usage },
-            { content: 'Part done.', usage },
-          ],
-        },
-      ],
-    },
-  },
+  'lead-run-slot': leadRunSlot,
   // The same run where the inputs say that each workflow asks for its slot (`asks_slot`): no patch check, so
   // no patch marker and no search attribute update in the lead or its children.
-  'lead-slot-from-input': {
-    workflow: 'leadRunWorkflow',
-    script: {
-      scripts: [
-        {
-          agent: 'lead',
-          turns: [
-            { tool_calls: ['a', 'b'].map((id) => task(id)), usage },
-            { content: 'Combined.', usage },
-          ],
-        },
-        {
-          ...childAnswers,
-          turns: [
-            { tool_calls: [{ ...ls, id: 'ls_1' }], usage },
-            { content: 'Part done.', usage },
-          ],
-        },
-      ],
-    },
-  },
+  'lead-slot-from-input': leadRunSlot,
   'lead-limit-capped': {
     workflow: 'leadRunWorkflow',
     script: {
