@@ -2,3 +2,4 @@
 export { leadRunWorkflow } from './lead-run';
 export { subagentWorkflow } from './subagent';
 export { admissionWorkflow } from './admission';
+export { batchWorkflow } from './batch';

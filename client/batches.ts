@@ -1,0 +1,186 @@
+/**
+ * Durable batches from a client: build a batch's input from the config, start it (`batch-<time>-<id>`, or the
+ * id given), follow its status by pages, read its results (each item's last attempt, from that child's own
+ * history: the batch keeps none of them), cancel it.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import {
+  BATCH_STATUS_PAGE_MAX,
+  batchStatusQuery,
+  DEFAULT_BATCH_LIMITS,
+  type BatchInput,
+  type BatchItem,
+  type BatchItemView,
+  type BatchLimits,
+  type BatchResult,
+  type BatchStatus,
+} from '../contracts/batch';
+import type { Config } from '../contracts/config';
+import { resolveAgent, resolveSummarization } from '../contracts/config/agents';
+import type { TokenUsage } from '../contracts/messages';
+import type { SubagentStopReason } from '../contracts/status';
+import type { SubagentResult } from '../contracts/subagent';
+import { runSearchAttributes } from '../contracts/search-attributes';
+import type * as workflows from '../workflows';
+import { checkWorkspaceFolder } from './api';
+
+const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
+type BatchWorkflow = typeof workflows.batchWorkflow;
+type SubagentWorkflow = typeof workflows.subagentWorkflow;
+
+/** A new batch id: sortable by time, unique across machines. */
+export function newBatchId(now = new Date()): string {
+  return `batch-${now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
+}
+
+export interface BatchRequest {
+  description: string;
+  /** An agent the config knows (`general-purpose`, `bash`, or one of its own). */
+  subagent_type: string;
+  items: BatchItem[];
+  workspace: string;
+  limits?: Partial<BatchLimits>;
+  /** The lead run it belongs to (default: the batch's own id, set by the workflow). */
+  run_id?: string;
+  fairness_key?: string;
+}
+
+/** The batch's workflow input, its agent and settings resolved from the config as a `task` child's are. */
+export function buildBatchInput(config: Config, request: BatchRequest): BatchInput {
+  const agent = resolveAgent(config, request.subagent_type);
+  const summarization = resolveSummarization(config);
+  return {
+    ...(request.run_id !== undefined && { run_id: request.run_id }),
+    description: request.description,
+    subagent_type: agent.name,
+    agent,
+    items: request.items,
+    limits: { ...DEFAULT_BATCH_LIMITS, ...request.limits },
+    loop_detection: config.loop_detection,
+    workspace: request.workspace,
+    sandbox: config.sandbox,
+    ...(summarization && { summarization }),
+    depth: 1,
+    ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
+  };
+}
+
+/** One line of `batch results`: an item's outcome, its last attempt's answer. */
+export interface BatchItemResult {
+  key: string;
+  status: 'completed' | 'failed' | 'cancelled' | 'pending' | 'waiting' | 'running';
+  stop_reason?: SubagentStopReason;
+  result?: string;
+  error?: string;
+  attempts: number;
+  token_usage?: TokenUsage;
+  accepted?: boolean;
+}
+
+export class BatchHandle {
+  constructor(
+    readonly batchId: string,
+    private readonly client: Client,
+    private readonly handle: WorkflowHandle<BatchWorkflow>,
+  ) {}
+
+  result(): Promise<BatchResult> {
+    return this.handle.result();
+  }
+
+  /** Counts, and a page of items in item order (at most BATCH_STATUS_PAGE_MAX). */
+  status(page: { offset?: number; limit?: number } = {}): Promise<BatchStatus> {
+    return this.handle.query(batchStatusQuery, page);
+  }
+
+  /** Every item's state, page by page. */
+  async items(): Promise<BatchItemView[]> {
+    const views: BatchItemView[] = [];
+    for (;;) {
+      const page = await this.status({ offset: views.length, limit: BATCH_STATUS_PAGE_MAX });
+      views.push(...page.items);
+      if (page.items.length === 0 || views.length >= page.total) return views;
+    }
+  }
+
+  /**
+   * Each item's outcome in key order: a finished item's answer comes from its last attempt's child (its
+   * result stays in that child's history). Items not finished yet are listed with their state.
+   */
+  async *results(): AsyncGenerator<BatchItemResult> {
+    const views = (await this.items()).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const view of views) {
+      const base: BatchItemResult = {
+        key: view.key,
+        status: view.state,
+        attempts: view.attempts,
+        ...(view.stop_reason && { stop_reason: view.stop_reason }),
+        ...(view.error !== undefined && { error: view.error }),
+        ...(view.accepted !== undefined && { accepted: view.accepted }),
+      };
+      const finished = view.state === 'completed' || view.state === 'failed';
+      if (!finished || view.workflow_id === undefined) {
+        yield base;
+        continue;
+      }
+      const child: SubagentResult = await this.client.workflow
+        .getHandle<SubagentWorkflow>(view.workflow_id)
+        .result()
+        .catch((err: unknown) => ({
+          status: 'failed' as const,
+          error: err instanceof Error ? err.message : String(err),
+          turns: 0,
+        }));
+      yield {
+        ...base,
+        ...(child.result !== undefined && { result: child.result }),
+        ...(base.error === undefined && child.error !== undefined && { error: child.error }),
+        ...(child.token_usage && { token_usage: child.token_usage }),
+      };
+    }
+  }
+
+  /** Cancels the running items, leaves the finished ones; the batch ends `cancelled` with its counts. */
+  async cancel(): Promise<void> {
+    await this.handle.cancel();
+  }
+}
+
+export class BatchesClient {
+  constructor(readonly client: Client) {}
+
+  /**
+   * Starts a batch (workflow id = batch id). Nothing starts when its input is refused. The same id started
+   * again returns the batch already there, running or finished: a retried start never runs a batch twice.
+   */
+  async start(input: BatchInput, options: { taskQueue: string; batchId?: string }): Promise<BatchHandle> {
+    const batchId = options.batchId ?? newBatchId();
+    checkWorkspaceFolder(input.workspace);
+    try {
+      await this.client.workflow.start<BatchWorkflow>(BATCH_WORKFLOW, {
+        taskQueue: options.taskQueue,
+        workflowId: batchId,
+        args: [input],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        staticSummary: `batch: ${input.subagent_type}: ${input.description} (${input.items.length} items)`,
+        typedSearchAttributes: runSearchAttributes(input.run_id ?? batchId, 'batch', input.depth - 1),
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    return this.get(batchId);
+  }
+
+  get(batchId: string): BatchHandle {
+    return new BatchHandle(batchId, this.client, this.client.workflow.getHandle<BatchWorkflow>(batchId));
+  }
+}

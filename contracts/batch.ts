@@ -1,0 +1,145 @@
+/**
+ * Durable batches: many independent items, each analysed by its own subagent (`batchWorkflow`). The batch asks
+ * the task queue's admission for each item's slot itself and starts the item's child holding it, so
+ * `max_running_items` bounds the children executing and `max_live_items` the items started or waiting for a
+ * slot. An item refused at admission goes back to the queue without spending an attempt; an item that ran and
+ * failed (or failed its acceptance criteria) is retried after backoff, never while an earlier attempt is open.
+ * The batch's own state is counters and one compact record per item; results stay in the items' histories.
+ * Pure: the workflow bundle imports this file.
+ */
+import { defineQuery } from '@temporalio/workflow';
+import type { LoopDetectionSettings, ResolvedAgent } from './subagent';
+import type { SubagentStopReason } from './status';
+import type { SummarizationRuntime } from './summarization';
+import type { SandboxSettings } from './tools';
+
+/** One item: its key (unique in the batch, part of its children's ids) and what its subagent is asked. */
+export interface BatchItem {
+  key: string;
+  prompt: string;
+  acceptance_criteria?: string[];
+}
+
+export interface BatchLimits {
+  /** Items whose subagent executes at once (each holds an admission slot). */
+  max_running_items: number;
+  /** Items started or waiting for a slot (running ≤ live). */
+  max_live_items: number;
+  /** Attempts an item may spend (a run that failed, or failed its criteria); admission refusals spend none. */
+  max_attempts: number;
+  /** Before attempt n+1: this many seconds × 2^(n−1); also the wait before asking again after a refusal. */
+  retry_backoff_seconds: number;
+}
+
+export const DEFAULT_BATCH_LIMITS: BatchLimits = {
+  max_running_items: 3,
+  max_live_items: 6,
+  max_attempts: 2,
+  retry_backoff_seconds: 5,
+};
+
+export interface BatchInput {
+  /** The lead run it belongs to (absent: the batch's own id, for a batch a client started). */
+  run_id?: string;
+  description: string;
+  subagent_type: string;
+  agent: ResolvedAgent;
+  items: BatchItem[];
+  limits: BatchLimits;
+  loop_detection: LoopDetectionSettings;
+  workspace: string;
+  sandbox: SandboxSettings;
+  summarization?: SummarizationRuntime;
+  /** Depth of its items' subagents (the lead's children: 1). */
+  depth: number;
+  /** The items' turn at admission (default: the run id). */
+  fairness_key?: string;
+  /** Continue as new past this many events (default BATCH_HISTORY_EVENTS; lower in tests). */
+  history_events?: number;
+  /** Set by the batch itself when it continues as new. */
+  carry?: BatchCarry;
+}
+
+/** Where an item stands. `waiting`: its slot was asked for (queued at admission, or granted and not started). */
+export type BatchItemState = 'pending' | 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
+export const BATCH_TERMINAL_STATES: readonly BatchItemState[] = ['completed', 'failed', 'cancelled'];
+
+/** What the batch keeps of each item between executions: compact, whatever the result's size. */
+export interface BatchItemRecord {
+  state: 'pending' | 'completed' | 'failed' | 'cancelled';
+  /** Attempts spent (runs that started and ended). The last one's child holds the result. */
+  attempts: number;
+  /** Admission refusals (no attempt spent). */
+  refusals?: number;
+  stop_reason?: SubagentStopReason;
+  /** ≤ 300 characters. */
+  error?: string;
+  /** The acceptance verdict of the last attempt, when the item had criteria. */
+  accepted?: boolean;
+  /** When it may be asked for again (epoch ms; a retry's backoff). */
+  not_before?: number;
+}
+
+export interface BatchCounters {
+  completed: number;
+  failed: number;
+  cancelled: number;
+  /** Attempts started across all items. */
+  attempts: number;
+  /** Admission refusals, each put back in the queue. */
+  requeued: number;
+}
+
+export interface BatchCarry {
+  records: BatchItemRecord[];
+  counters: BatchCounters;
+  continued: number;
+  started_at: string;
+}
+
+export type BatchStatusName = 'running' | 'completed' | 'cancelled';
+
+export interface BatchItemView {
+  key: string;
+  state: BatchItemState;
+  attempts: number;
+  /** The child of its last (or current) attempt, when one started. */
+  workflow_id?: string;
+  stop_reason?: SubagentStopReason;
+  error?: string;
+  accepted?: boolean;
+}
+
+export interface BatchStatus {
+  batch_id: string;
+  status: BatchStatusName;
+  description: string;
+  subagent_type: string;
+  total: number;
+  counts: Record<BatchItemState, number>;
+  counters: BatchCounters;
+  limits: BatchLimits;
+  started_at: string;
+  /** The page asked for (`offset`, at most `limit` items, in item order). */
+  items: BatchItemView[];
+}
+
+export interface BatchResult {
+  batch_id: string;
+  status: 'completed' | 'cancelled';
+  total: number;
+  counts: Record<BatchItemState, number>;
+  counters: BatchCounters;
+}
+
+/** Items a status page holds at most. */
+export const BATCH_STATUS_PAGE_MAX = 200;
+
+export const batchStatusQuery = defineQuery<BatchStatus, [page?: { offset?: number; limit?: number }]>(
+  'batch_status',
+);
+
+/** The child of one attempt of one item. */
+export function batchItemWorkflowId(batchId: string, key: string, attempt: number): string {
+  return `${batchId}/item/${key}/${attempt}`;
+}
