@@ -13,6 +13,7 @@ import { doctorCommand } from './doctor';
 import { UsageError } from './flags';
 import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
 import { runCommand, startCommand } from './run-command';
+import { scheduleCommand } from './schedule-command';
 import { devServerCommand, ensureTemporalCommand, workerCommand } from './server-commands';
 
 const USAGE = `Usage: subagents <command> [options]
@@ -36,6 +37,19 @@ Commands:
   events <run-id> [--follow] [--after N]
                             the run's task_* events (--follow: until the run ends)
   cancel <run-id>           cancel the run and its running subagents
+  schedule create <name> (--every 6h | --cron "0 2 * * *") [--overlap skip] "<prompt>"
+                            a lead run on the prompt, started by the server on that schedule (each run its own
+                            run id); run's flags apply (--config, --provider, --model, --workspace: default
+                            workspace.root/<name>, shared by every run); --every under 60s is refused
+                            (SUBAGENTS_SCHEDULE_MIN_SECONDS sets another minimum); --overlap: skip (default),
+                            buffer_one, buffer_all, cancel_other, terminate_other, allow_all
+  schedule list             this project's schedules
+  schedule describe <name>  its timing, state, next runs and recent runs with how each went
+  schedule pause <name> [--note TEXT], schedule unpause <name>
+                            stop taking runs (a running one goes on), and start again
+  schedule trigger <name> [--overlap P]
+                            one run now, paused or not (by the schedule's overlap policy unless --overlap)
+  schedule delete <name>    remove the schedule (runs it started go on to their end)
   ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
   doctor                    what this machine has and lacks (Node, Temporal CLI, models, server), with fixes
 
@@ -67,6 +81,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   ledger: ledgerCommand,
   events: eventsCommand,
   cancel: cancelCommand,
+  schedule: (args) => scheduleCommand(args),
   'ensure-temporal': ensureTemporalCommand,
   doctor: (args) => doctorCommand(args),
 };
