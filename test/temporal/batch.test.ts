@@ -4,6 +4,8 @@
  * at once, puts an item refused at admission back without spending an attempt, and its results come from the
  * items' last attempts, in key order.
  */
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -12,7 +14,13 @@ import { tempDir, writeScript } from '../../bench/support/subagent-input';
 import { BatchesClient, buildBatchInput, type BatchItemResult } from '../../client/batches';
 import type { BatchItem, BatchLimits } from '../../contracts/batch';
 import { parseConfig } from '../../contracts/config';
-import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
+import {
+  startProjectWorkerProcess,
+  uniqueTaskQueue,
+  useTestClient,
+  waitFor,
+  withProjectWorker,
+} from '../harness/temporal';
 
 const testClient = useTestClient();
 
@@ -330,5 +338,41 @@ describe('batches (batchWorkflow)', () => {
       ['c2', 'cancelled', 1],
       ...keys.slice(3).map((key) => [key, 'cancelled', 0]),
     ]);
+  });
+
+  it('finishes after its worker is SIGKILLed mid-batch: each item once, never more than 3 at once', async () => {
+    const client = testClient();
+    const taskQueue = uniqueTaskQueue('batch-crash');
+    const keys = Array.from({ length: 20 }, (_, i) => `s${String(i).padStart(2, '0')}`);
+    const input = batchInput(
+      keys.map((key) => ({ key, prompt: `Check ${key}.` })),
+      { max_running_items: 3, max_live_items: 4 },
+      {
+        scripts: [
+          { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.', delay_ms: 300 }] },
+        ],
+      },
+    );
+    const workers: ChildProcess[] = [];
+    try {
+      // A worker of its own process (its admission: 3 running, the default), so it can be killed.
+      workers.push(await startProjectWorkerProcess(taskQueue));
+      const batch = await new BatchesClient(client).start(input, { taskQueue });
+      await waitFor('five items done', async () => (await batch.status({ limit: 0 })).counts.completed >= 5);
+      workers[0].kill('SIGKILL');
+      await once(workers[0], 'exit');
+      workers.push(await startProjectWorkerProcess(taskQueue));
+      const end = await batch.result();
+      expect(end).toMatchObject({ status: 'completed', counts: { completed: 20, failed: 0 } });
+      const spans = await itemSpans(client, batch.batchId, end.counters.attempts);
+      // The counters match the children: one attempt per item, each a child of its own.
+      expect(end.counters.attempts).toBe(20);
+      expect(spans.map((span) => span.workflowId).sort()).toEqual(
+        keys.map((key) => `${batch.batchId}/item/${key}/1`),
+      );
+      expect(mostAtOnce(spans)).toBeLessThanOrEqual(3);
+    } finally {
+      for (const worker of workers) worker.kill('SIGKILL');
+    }
   });
 });
