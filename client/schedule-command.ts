@@ -130,10 +130,15 @@ function scheduleLines(view: ScheduleView): string[] {
           `  lead run: ${JSON.stringify(view.action.prompt.slice(0, 200))}`,
           `  workspace: ${view.action.workspace}`,
         ]
-      : [`  action: workflow ${view.action.workflow_type}`];
+      : view.action.kind === 'batch'
+        ? [
+            `  batch: ${view.action.items} items, ${view.action.subagent_type}: ${view.action.description}`,
+            `  workspace: ${view.action.workspace}`,
+          ]
+        : [`  action: workflow ${view.action.workflow_type}`];
   const runs = view.recent_runs.map(
     (run) =>
-      `    ${run.run_id}  ${run.workflow_status}${run.outcome && run.outcome !== run.workflow_status ? ` (lead run ${run.outcome})` : ''}`,
+      `    ${run.run_id}  ${run.workflow_status}${run.outcome && run.outcome !== run.workflow_status ? ` (${view.action.kind === 'batch' ? 'batch' : 'lead run'} ${run.outcome})` : ''}`,
   );
   return [
     `Schedule ${view.name} (${view.schedule_id}): ${describeTiming(view.timing)}, overlap ${view.overlap}, ` +

@@ -19,6 +19,7 @@ import {
   type ScheduleSpec,
   type ScheduleSummary,
 } from '@temporalio/client';
+import type { BatchInput } from '../contracts/batch';
 import { assertLeadRunInput } from '../contracts/inputs';
 import type { LeadRunInput, LeadRunStatus } from '../contracts/lead';
 import { runSearchAttributes } from '../contracts/search-attributes';
@@ -27,6 +28,8 @@ import { checkWorkspaceFolder } from './api';
 
 const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
 type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
+const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
+type BatchWorkflow = typeof workflows.batchWorkflow;
 
 /** Every schedule of this project has an id with this prefix: `list` shows these only. */
 export const SCHEDULE_ID_PREFIX = 'subagents-schedule/';
@@ -109,7 +112,15 @@ export interface LeadScheduleAction {
   kind: 'lead';
   input: LeadRunInput;
 }
-export type ScheduleAction = LeadScheduleAction;
+/**
+ * A durable batch on `input` (client/batches.ts `buildBatchInput`): each occurrence is a batch whose id is its
+ * workflow id (`schedule-<name>-<nominal time>`), its items the same each time.
+ */
+export interface BatchScheduleAction {
+  kind: 'batch';
+  input: BatchInput;
+}
+export type ScheduleAction = LeadScheduleAction | BatchScheduleAction;
 
 export interface CreateScheduleRequest {
   name: string;
@@ -134,7 +145,10 @@ export interface ScheduleView {
   name: string;
   schedule_id: string;
   /** `lead`, or the workflow type of an action this version does not know. */
-  action: { kind: 'lead'; prompt: string; workspace: string } | { kind: 'other'; workflow_type: string };
+  action:
+    | { kind: 'lead'; prompt: string; workspace: string }
+    | { kind: 'batch'; description: string; subagent_type: string; items: number; workspace: string }
+    | { kind: 'other'; workflow_type: string };
   task_queue: string;
   /** Undefined for a schedule made elsewhere (its spec is not kept in the memo). */
   timing?: ScheduleTiming;
@@ -160,15 +174,18 @@ export interface ScheduleRunView {
   started_at: string;
   /** The workflow's state: running, completed, failed, cancelled, terminated, timed_out, … */
   workflow_status: string;
-  /** A completed workflow's lead run status (a lead run that failed completes its workflow too). */
-  outcome?: LeadRunStatus;
+  /**
+   * A completed workflow's own status: a lead run's (a lead run that failed completes its workflow too), or a
+   * batch's (`completed`, `cancelled`).
+   */
+  outcome?: LeadRunStatus | 'cancelled';
 }
 
 /** A schedule as `list` shows it: its state and last occurrence, without asking each run how it went. */
 export interface ScheduleListEntry {
   name: string;
   schedule_id: string;
-  action_kind: 'lead' | 'other';
+  action_kind: 'lead' | 'batch' | 'other';
   timing?: ScheduleTiming;
   paused: boolean;
   note?: string;
@@ -197,6 +214,13 @@ function isLeadAction(action: ScheduleDescription['action'] | ScheduleSummary['a
   return action?.workflowType === LEAD_RUN_WORKFLOW;
 }
 
+function actionKind(
+  action: ScheduleDescription['action'] | ScheduleSummary['action'],
+): 'lead' | 'batch' | 'other' {
+  if (isLeadAction(action)) return 'lead';
+  return action?.workflowType === BATCH_WORKFLOW ? 'batch' : 'other';
+}
+
 function readMemo(memo: Record<string, unknown> | undefined): ScheduleMemo | undefined {
   const value = memo?.[MEMO_KEY];
   return typeof value === 'object' && value !== null ? (value as ScheduleMemo) : undefined;
@@ -205,6 +229,42 @@ function readMemo(memo: Record<string, unknown> | undefined): ScheduleMemo | und
 /** The name in a schedule id of this project's, else undefined. */
 function nameOf(id: string): string | undefined {
   return id.startsWith(SCHEDULE_ID_PREFIX) ? id.slice(SCHEDULE_ID_PREFIX.length) : undefined;
+}
+
+/** The server's start of a lead run occurrence. */
+function leadAction(name: string, action: LeadScheduleAction, taskQueue: string) {
+  const { prompt } = action.input;
+  return {
+    type: 'startWorkflow' as const,
+    workflowType: LEAD_RUN_WORKFLOW,
+    workflowId: occurrenceIdBase(name),
+    taskQueue,
+    args: [action.input] satisfies Parameters<LeadRunWorkflow>,
+    staticSummary: `lead (schedule ${name}): ${shortened(prompt, PROMPT_SUMMARY_CHARS)}`,
+    staticDetails: shortened(prompt, PROMPT_DETAILS_MAX_CHARS, ` (${prompt.length} characters in all)`),
+    // LeadRunId is the occurrence's workflow id, which the server makes when it starts it: it cannot be
+    // set here. Each occurrence carries TemporalScheduledById (this schedule's id) instead; its
+    // delegations carry LeadRunId as usual.
+    typedSearchAttributes: runSearchAttributes('', 'lead', action.input.depth).filter(
+      (pair) => pair.key.name !== 'LeadRunId',
+    ),
+  };
+}
+
+/** The server's start of a batch occurrence: the batch's id is its workflow id, as its items' run id. */
+function batchAction(name: string, action: BatchScheduleAction, taskQueue: string) {
+  const { input } = action;
+  return {
+    type: 'startWorkflow' as const,
+    workflowType: BATCH_WORKFLOW,
+    workflowId: occurrenceIdBase(name),
+    taskQueue,
+    args: [input] satisfies Parameters<BatchWorkflow>,
+    staticSummary: `batch (schedule ${name}): ${input.subagent_type}: ${shortened(input.description, PROMPT_SUMMARY_CHARS)} (${input.items.length} items)`,
+    typedSearchAttributes: runSearchAttributes('', 'batch', input.depth - 1).filter(
+      (pair) => pair.key.name !== 'LeadRunId',
+    ),
+  };
 }
 
 export class SubagentsSchedules {
@@ -224,31 +284,19 @@ export class SubagentsSchedules {
     const spec = scheduleSpec(timing);
     if (action.input.run_id !== undefined)
       throw new InvalidScheduleError(
-        'a scheduled lead input has no run_id: each occurrence gets its own (its workflow id)',
+        `a scheduled ${action.kind} input has no run_id: each occurrence gets its own (its workflow id)`,
       );
-    assertLeadRunInput(action.input);
+    if (action.kind === 'lead') assertLeadRunInput(action.input);
     checkWorkspaceFolder(action.input.workspace);
-    const { prompt } = action.input;
     const memo: ScheduleMemo = { name, action: action.kind, timing };
     try {
       await this.client.schedule.create({
         scheduleId: scheduleId(name),
         spec,
-        action: {
-          type: 'startWorkflow',
-          workflowType: LEAD_RUN_WORKFLOW,
-          workflowId: occurrenceIdBase(name),
-          taskQueue: request.taskQueue,
-          args: [action.input] satisfies Parameters<LeadRunWorkflow>,
-          staticSummary: `lead (schedule ${name}): ${shortened(prompt, PROMPT_SUMMARY_CHARS)}`,
-          staticDetails: shortened(prompt, PROMPT_DETAILS_MAX_CHARS, ` (${prompt.length} characters in all)`),
-          // LeadRunId is the occurrence's workflow id, which the server makes when it starts it: it cannot be
-          // set here. Each occurrence carries TemporalScheduledById (this schedule's id) instead; its
-          // delegations carry LeadRunId as usual.
-          typedSearchAttributes: runSearchAttributes('', 'lead', action.input.depth).filter(
-            (pair) => pair.key.name !== 'LeadRunId',
-          ),
-        },
+        action:
+          action.kind === 'lead'
+            ? leadAction(name, action, request.taskQueue)
+            : batchAction(name, action, request.taskQueue),
         policies: { overlap: toServerPolicy(request.overlap ?? 'skip') },
         memo: { [MEMO_KEY]: memo },
       });
@@ -276,7 +324,7 @@ export class SubagentsSchedules {
       entries.push({
         name,
         schedule_id: summary.scheduleId,
-        action_kind: isLeadAction(summary.action) ? 'lead' : 'other',
+        action_kind: actionKind(summary.action),
         ...(memo && { timing: memo.timing }),
         paused: summary.state.paused,
         ...(summary.state.note && { note: summary.state.note }),
@@ -299,6 +347,15 @@ export class SubagentsSchedules {
     if (isLeadAction(action)) {
       const [input] = action.args as Parameters<LeadRunWorkflow>;
       actionView = { kind: 'lead', prompt: input.prompt, workspace: input.workspace };
+    } else if (actionKind(action) === 'batch') {
+      const [input] = action.args as Parameters<BatchWorkflow>;
+      actionView = {
+        kind: 'batch',
+        description: input.description,
+        subagent_type: input.subagent_type,
+        items: input.items.length,
+        workspace: input.workspace,
+      };
     } else {
       actionView = { kind: 'other', workflow_type: String(action.workflowType) };
     }
@@ -364,11 +421,12 @@ export class SubagentsSchedules {
       started_at: result.takenAt.toISOString(),
       workflow_status: 'unknown',
     };
-    const handle = this.client.workflow.getHandle<LeadRunWorkflow>(runId);
+    const handle = this.client.workflow.getHandle<LeadRunWorkflow | BatchWorkflow>(runId);
     try {
       const status = (await handle.describe()).status.name;
       view.workflow_status = status.toLowerCase();
-      if (status === 'COMPLETED') view.outcome = (await handle.result()).status;
+      if (status === 'COMPLETED')
+        view.outcome = ((await handle.result()) as { status: ScheduleRunView['outcome'] }).status;
     } catch (err) {
       // A run removed by the namespace's retention is still listed among the schedule's recent actions.
       if (!(err instanceof WorkflowNotFoundError)) throw err;

@@ -3,10 +3,12 @@
  * `subagents schedule …` as processes of their own (create, list, pause, trigger, delete, describe), overlap
  * SKIP through the client API, and the CLI's refusals.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { BatchesClient, buildBatchInput } from '../../client/batches';
+import { parseConfig } from '../../contracts/config';
 import type { LeadRunResult } from '../../contracts/lead';
 import { cliEnv, runCli, type Finished } from '../../bench/support/cli-process';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
@@ -279,5 +281,67 @@ describe('schedule create refuses, in one line with exit 2, before asking a serv
     expect(finished.code).toBe(2);
     expect(finished.stdout).toBe('');
     expect(oneLine(finished)).toMatch(message);
+  });
+});
+
+it('runs a batch on a schedule: each occurrence a batch of its own, its items run and its outcome shown', async () => {
+  const name = uniqueName('batch');
+  const taskQueue = uniqueTaskQueue('schedule-batch');
+  const dir = tempDir('schedule-batch');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const { config } = parseConfig({
+    models: [
+      {
+        name: 'scripted',
+        provider: 'scripted',
+        model: 'test',
+        script_file: writeScript(dir, {
+          scripts: [{ agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.' }] }],
+        }),
+      },
+    ],
+  });
+  const input = buildBatchInput(config, {
+    description: 'Nightly checks',
+    subagent_type: 'general-purpose',
+    items: ['a', 'b', 'c'].map((key) => ({ key, prompt: `Check ${key}.` })),
+    workspace,
+  });
+  await withProjectWorker(taskQueue, async () => {
+    await schedules().create({
+      name,
+      timing: { kind: 'every', seconds: 2 },
+      action: { kind: 'batch', input },
+      taskQueue,
+    });
+    try {
+      const view = await closedRuns(name, 2, 30_000);
+      expect(view.action).toEqual({
+        kind: 'batch',
+        description: 'Nightly checks',
+        subagent_type: 'general-purpose',
+        items: 3,
+        workspace,
+      });
+      const closed = view.recent_runs.filter((run) => run.workflow_status !== 'running');
+      expect(closed.slice(0, 2).map((run) => [run.workflow_status, run.outcome])).toEqual([
+        ['completed', 'completed'],
+        ['completed', 'completed'],
+      ]);
+      // Each occurrence is a batch of its own id, its items that batch's children.
+      for (const run of closed.slice(0, 2)) {
+        expect(run.run_id).toMatch(
+          new RegExp(`^schedule-${name}-\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$`),
+        );
+        const lines: string[] = [];
+        for await (const line of new BatchesClient(testClient()).get(run.run_id).results()) {
+          lines.push(`${line.key} ${line.status} ${line.result ?? ''}`);
+        }
+        expect(lines).toEqual(['a completed Checked.', 'b completed Checked.', 'c completed Checked.']);
+      }
+    } finally {
+      await schedules().delete(name);
+    }
   });
 });
