@@ -12,6 +12,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import * as activities from '../activities';
+import { createAcceptanceActivities } from '../activities/acceptance';
 import { createAdmissionActivities } from '../activities/admission';
 import { warmUpModelProviders } from '../activities/model';
 import {
@@ -144,7 +145,11 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       options.workflowBundleCode === undefined && options.workflowBundlePath
         ? { codePath: options.workflowBundlePath }
         : { code: options.workflowBundleCode ?? (await bundleProjectWorkflows()) },
-    activities: { ...activities, ...createAdmissionActivities(settings, identity) },
+    activities: {
+      ...activities,
+      ...createAdmissionActivities(settings, identity),
+      ...createAcceptanceActivities(),
+    },
     dataConverter,
     ...RECOVERY_TUNING,
     ...options.tuning,
