@@ -28,6 +28,8 @@ import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentResult } from '../contracts/subagent';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
+import { batchItemsProblems } from '../contracts/batch-items';
+import { InvalidInputError } from '../contracts/inputs';
 import { checkWorkspaceFolder } from './api';
 
 const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
@@ -159,11 +161,20 @@ export class BatchesClient {
   constructor(readonly client: Client) {}
 
   /**
-   * Starts a batch (workflow id = batch id). Nothing starts when its input is refused. The same id started
+   * Starts a batch (workflow id = batch id). Nothing starts when its input is refused (InvalidInputError names
+   * every problem: duplicate keys, a bad criterion, …). The same id started
    * again returns the batch already there, running or finished: a retried start never runs a batch twice.
    */
   async start(input: BatchInput, options: { taskQueue: string; batchId?: string }): Promise<BatchHandle> {
     const batchId = options.batchId ?? newBatchId();
+    const problems = batchItemsProblems(input.items);
+    if (input.limits.max_running_items > input.limits.max_live_items) {
+      problems.push(
+        `limits.max_running_items: ${input.limits.max_running_items} is above max_live_items ` +
+          `(${input.limits.max_live_items}): running items are live items`,
+      );
+    }
+    if (problems.length > 0) throw new InvalidInputError(problems, 'The batch input is refused:');
     checkWorkspaceFolder(input.workspace);
     try {
       await this.client.workflow.start<BatchWorkflow>(BATCH_WORKFLOW, {

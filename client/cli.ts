@@ -7,6 +7,7 @@ import { ConfigError } from '../contracts/config';
 import { CodecServerError } from '../worker/payloads/codec-server';
 import { installRuntime } from '../worker/runtime';
 import { TemporalCliNotFoundError } from '../worker/temporal-cli';
+import { BATCH_USAGE, batchCommand } from './batch-command';
 import { codecServerCommand } from './codec-server-command';
 import { ConnectionError } from './connection';
 import { doctorCommand } from './doctor';
@@ -37,6 +38,7 @@ Commands:
   events <run-id> [--follow] [--after N]
                             the run's task_* events (--follow: until the run ends)
   cancel <run-id>           cancel the run and its running subagents
+${BATCH_USAGE}
   schedule create <name> (--every 6h | --cron "0 2 * * *") [--overlap skip] "<prompt>"
                             a lead run on the prompt, started by the server on that schedule (each run its own
                             run id); run's flags apply (--config, --provider, --model, --workspace: default
@@ -81,6 +83,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   ledger: ledgerCommand,
   events: eventsCommand,
   cancel: cancelCommand,
+  batch: (args) => batchCommand(args),
   schedule: (args) => scheduleCommand(args),
   'ensure-temporal': ensureTemporalCommand,
   doctor: (args) => doctorCommand(args),

@@ -14,11 +14,8 @@ import type { SummarizationRuntime } from './summarization';
 import type { SandboxSettings } from './tools';
 
 /** One item: its key (unique in the batch, part of its children's ids) and what its subagent is asked. */
-export interface BatchItem {
-  key: string;
-  prompt: string;
-  acceptance_criteria?: string[];
-}
+export type { BatchItem } from './batch-items';
+import type { BatchItem } from './batch-items';
 
 export interface BatchLimits {
   /** Items whose subagent executes at once (each holds an admission slot). */

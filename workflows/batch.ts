@@ -25,6 +25,7 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { AcceptanceActivities } from '../activities/acceptance';
 import type { AdmissionActivities } from '../activities/admission';
 import {
   admissionAnswerSignal,
@@ -45,6 +46,8 @@ import {
   type BatchResult,
   type BatchStatus,
 } from '../contracts/batch';
+import { batchItemsProblems } from '../contracts/batch-items';
+import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
 import { subagentProgressSignal } from '../contracts/queries';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import {
@@ -67,14 +70,6 @@ const { acquireSlot, releaseSlot } = proxyLocalActivities<AdmissionActivities>({
   startToCloseTimeout: '20 seconds',
   retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
 });
-
-/** The acceptance check of an item's answer (activities/acceptance.ts). */
-interface AcceptanceActivities {
-  checkAcceptance(input: { criteria: string[]; answer: string; workspace: string }): Promise<{
-    passed: boolean;
-    checks: { criterion: string; passed: boolean; detail?: string }[];
-  }>;
-}
 
 const { checkAcceptance } = proxyActivities<AcceptanceActivities>({
   startToCloseTimeout: '1 minute',
@@ -99,10 +94,16 @@ function brief(text: string): string {
 
 export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   const { items, limits } = input;
+  const problems = input.carry ? [] : batchItemsProblems(items);
   if (limits.max_running_items > limits.max_live_items) {
+    problems.push(
+      `limits.max_running_items: ${limits.max_running_items} is above max_live_items (${limits.max_live_items})`,
+    );
+  }
+  if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(
-      `max_running_items (${limits.max_running_items}) is above max_live_items (${limits.max_live_items})`,
-      'InvalidWorkflowInput',
+      `The batch input is refused:\n  ${problems.join('\n  ')}`,
+      INVALID_INPUT_FAILURE_TYPE,
     );
   }
   const batchId = workflowInfo().workflowId;
@@ -298,6 +299,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     let error = result.error;
     if (result.status === 'completed' && item.acceptance_criteria?.length) {
       try {
+        // By an activity, even for the answer-only forms: a user's regex must not run in the workflow.
         const verdict = await checkAcceptance({
           criteria: item.acceptance_criteria,
           answer: result.result ?? '',

@@ -30,6 +30,7 @@ import {
   withProjectWorker,
 } from '../harness/temporal';
 import { fanOutLeadInput, tempDir } from '../../bench/support/subagent-input';
+import { mostAtOnce } from '../harness/spans';
 
 const testClient = useTestClient();
 
@@ -86,20 +87,6 @@ async function spans(client: Client, workflowIds: readonly string[]): Promise<Sp
       };
     }),
   );
-}
-
-/** The most spans open at one instant. */
-function mostAtOnce(all: readonly Span[]): number {
-  const edges = all.flatMap((span) => [
-    { at: span.start, delta: 1 },
-    { at: span.end, delta: -1 },
-  ]);
-  // At the same instant a close comes before an open: a slot handed on is not two running.
-  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let open = 0;
-  let most = 0;
-  for (const edge of edges) most = Math.max(most, (open += edge.delta));
-  return most;
 }
 
 async function events(handle: WorkflowHandle<typeof leadRunWorkflow>): Promise<TaskEvent[]> {

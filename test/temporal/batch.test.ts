@@ -6,13 +6,14 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { tempDir, writeScript } from '../../bench/support/subagent-input';
 import { BatchesClient, buildBatchInput, type BatchItemResult } from '../../client/batches';
-import type { BatchItem, BatchLimits } from '../../contracts/batch';
+import type { AdmissionSettings } from '../../contracts/admission';
+import type { BatchInput, BatchItem, BatchLimits } from '../../contracts/batch';
 import { parseConfig } from '../../contracts/config';
 import {
   startProjectWorkerProcess,
@@ -21,6 +22,7 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
+import { mostAtOnce } from '../harness/spans';
 
 const testClient = useTestClient();
 
@@ -73,27 +75,31 @@ async function listSpans(client: Client, batchId: string): Promise<Span[]> {
   return spans;
 }
 
-/** The most spans open at one instant. */
-function mostAtOnce(spans: readonly Span[]): number {
-  const edges = spans.flatMap((span) => [
-    { at: span.start, delta: 1 },
-    { at: span.end, delta: -1 },
-  ]);
-  // A close and a start at the same instant: the close first.
-  edges.sort((a, b) => a.at - b.at || a.delta - b.delta);
-  let open = 0;
-  let most = 0;
-  for (const edge of edges) {
-    open += edge.delta;
-    most = Math.max(most, open);
-  }
-  return most;
-}
-
 async function collect(results: AsyncGenerator<BatchItemResult>): Promise<BatchItemResult[]> {
   const all: BatchItemResult[] = [];
   for await (const line of results) all.push(line);
   return all;
+}
+
+/** Runs a batch to its end on a worker of its own (admission: 10 running unless told), then reads its results. */
+async function runBatch(taskQueue: string, input: BatchInput, admission: Partial<AdmissionSettings> = {}) {
+  return withProjectWorker(
+    taskQueue,
+    async () => {
+      const batch = await new BatchesClient(testClient()).start(input, { taskQueue });
+      const end = await batch.result();
+      return { end, lines: await collect(batch.results()), batchId: batch.batchId };
+    },
+    {
+      admission: {
+        max_running: 10,
+        max_queued: 64,
+        admission_policy: 'queue',
+        queue_timeout_seconds: 300,
+        ...admission,
+      },
+    },
+  );
 }
 
 describe('batches (batchWorkflow)', () => {
@@ -192,18 +198,7 @@ describe('batches (batchWorkflow)', () => {
         ],
       },
     );
-    const batches = new BatchesClient(client);
-    const { end, lines, batchId } = await withProjectWorker(
-      taskQueue,
-      async () => {
-        const batch = await batches.start(input, { taskQueue });
-        const end = await batch.result();
-        return { end, lines: await collect(batch.results()), batchId: batch.batchId };
-      },
-      {
-        admission: { max_running: 10, max_queued: 64, admission_policy: 'queue', queue_timeout_seconds: 300 },
-      },
-    );
+    const { end, lines, batchId } = await runBatch(taskQueue, input);
     expect(end).toMatchObject({ status: 'completed', counts: { completed: 2 }, counters: { attempts: 3 } });
     expect(lines).toEqual([
       { key: 'flaky', status: 'completed', attempts: 2, result: 'Found the marker.' },
@@ -220,7 +215,6 @@ describe('batches (batchWorkflow)', () => {
   });
 
   it('puts an item refused at admission back in the queue without spending an attempt', async () => {
-    const client = testClient();
     const taskQueue = uniqueTaskQueue('batch-refused');
     const input = batchInput(
       [
@@ -235,19 +229,11 @@ describe('batches (batchWorkflow)', () => {
         ],
       },
     );
-    const batches = new BatchesClient(client);
-    const { end, lines } = await withProjectWorker(
-      taskQueue,
-      async () => {
-        const batch = await batches.start(input, { taskQueue });
-        const end = await batch.result();
-        return { end, lines: await collect(batch.results()) };
-      },
-      // One slot for the whole task queue, and no queue: every request past it is refused at once.
-      {
-        admission: { max_running: 1, max_queued: 64, admission_policy: 'reject', queue_timeout_seconds: 300 },
-      },
-    );
+    // One slot for the whole task queue, and no queue: every request past it is refused at once.
+    const { end, lines } = await runBatch(taskQueue, input, {
+      max_running: 1,
+      admission_policy: 'reject',
+    });
     expect(end).toMatchObject({ status: 'completed', counts: { completed: 3 }, counters: { attempts: 3 } });
     expect(end.counters.requeued).toBeGreaterThanOrEqual(2);
     expect(lines.map((line) => [line.key, line.status, line.attempts])).toEqual([
@@ -269,18 +255,7 @@ describe('batches (batchWorkflow)', () => {
       ),
       history_events: 40,
     };
-    const batches = new BatchesClient(client);
-    const { end, lines, batchId } = await withProjectWorker(
-      taskQueue,
-      async () => {
-        const batch = await batches.start(input, { taskQueue });
-        const end = await batch.result();
-        return { end, lines: await collect(batch.results()), batchId: batch.batchId };
-      },
-      {
-        admission: { max_running: 10, max_queued: 64, admission_policy: 'queue', queue_timeout_seconds: 300 },
-      },
-    );
+    const { end, lines, batchId } = await runBatch(taskQueue, input);
     expect(end).toMatchObject({ status: 'completed', counts: { completed: 12 }, counters: { attempts: 12 } });
     expect(lines.map((line) => [line.key, line.status, line.result])).toEqual(
       keys.map((key) => [key, 'completed', 'Checked.']),
@@ -374,5 +349,82 @@ describe('batches (batchWorkflow)', () => {
     } finally {
       for (const worker of workers) worker.kill('SIGKILL');
     }
+  });
+
+  it('checks acceptance criteria: a failed check spends an attempt, the verdict stays beside the result', async () => {
+    const taskQueue = uniqueTaskQueue('batch-accept');
+    const input = batchInput(
+      [
+        {
+          key: 'ok',
+          prompt: 'Write the report.',
+          acceptance_criteria: ['contains: Done', 'file_contains: reports/ok.md :: ## Findings'],
+        },
+        { key: 'missing', prompt: 'Answer only.', acceptance_criteria: ['file_exists: reports/missing.md'] },
+        // A link in the workspace to a file outside it: the check does not follow it out.
+        { key: 'escape', prompt: 'Answer only.', acceptance_criteria: ['file_exists: outside'] },
+      ],
+      { max_running_items: 3, max_live_items: 3, max_attempts: 2, retry_backoff_seconds: 0.1 },
+      {
+        scripts: [
+          {
+            agent: 'general-purpose',
+            prompt_contains: 'Write the report',
+            turns: [
+              {
+                tool_calls: [
+                  {
+                    name: 'write_file',
+                    args: { path: 'reports/ok.md', content: '## Findings\nAll good.\n' },
+                  },
+                ],
+              },
+              { content: 'Done.' },
+            ],
+          },
+          { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Done.' }] },
+        ],
+      },
+    );
+    symlinkSync('/etc/hostname', join(input.workspace, 'outside'));
+    const { end, lines } = await runBatch(taskQueue, input);
+    expect(end).toMatchObject({
+      status: 'completed',
+      counts: { completed: 1, failed: 2 },
+      counters: { attempts: 5 },
+    });
+    expect(lines).toEqual([
+      {
+        key: 'escape',
+        status: 'failed',
+        attempts: 2,
+        accepted: false,
+        error: 'acceptance criteria not met: file_exists: outside',
+        result: 'Done.',
+      },
+      {
+        key: 'missing',
+        status: 'failed',
+        attempts: 2,
+        accepted: false,
+        error: 'acceptance criteria not met: file_exists: reports/missing.md',
+        result: 'Done.',
+      },
+      { key: 'ok', status: 'completed', attempts: 1, accepted: true, result: 'Done.' },
+    ]);
+  });
+
+  it('refuses items with duplicate keys, before anything starts', async () => {
+    const input = batchInput(
+      [
+        { key: 'a', prompt: 'x' },
+        { key: 'a', prompt: 'y' },
+      ],
+      {},
+      { scripts: [{ agent: 'general-purpose', turns: [{ content: 'x' }] }] },
+    );
+    await expect(new BatchesClient(testClient()).start(input, { taskQueue: 'never-used' })).rejects.toThrow(
+      'The batch input is refused:\n  items: duplicate keys: "a" ×2 (each key must be unique)',
+    );
   });
 });

@@ -1,0 +1,134 @@
+/**
+ * `subagents batch …` as a user runs it, on the real dev server: the README's worked example (the items file
+ * and scripted model in client/demo/batch) started with --wait, then status and results; and the refusals of a
+ * bad items file, each one clear line per problem, exit 2, nothing started and no workspace made.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cliEnv, ROOT, runCli } from '../../bench/support/cli-process';
+import { tempDir } from '../../bench/support/subagent-input';
+import { testAddress, testNamespace, uniqueTaskQueue, withProjectWorker } from '../harness/temporal';
+
+const EXAMPLE = join(ROOT, 'client', 'demo', 'batch');
+const server = () => ['--address', testAddress(), '--namespace', testNamespace()];
+
+it('runs the worked example: --wait to the end, then status and results in key order', async () => {
+  const taskQueue = uniqueTaskQueue('cli-batch');
+  const workspace = join(tempDir('cli-batch'), 'workspace');
+  const common = [...server(), '--task-queue', taskQueue];
+  await withProjectWorker(taskQueue, async () => {
+    const started = await runCli(
+      [
+        'batch',
+        'start',
+        '--items',
+        join(EXAMPLE, 'items.jsonl'),
+        '--type',
+        'general-purpose',
+        '--config',
+        join(EXAMPLE, 'config.yaml'),
+        '--workspace',
+        workspace,
+        '--wait',
+        '--json',
+        ...common,
+      ],
+      cliEnv(),
+    );
+    // req-005 asks for a verdict the model never gives: it fails its criteria twice, so the exit code is 1.
+    expect(started.code).toBe(1);
+    const end = JSON.parse(started.stdout) as {
+      batch_id: string;
+      status: string;
+      counts: Record<string, number>;
+    };
+    expect(end).toMatchObject({ status: 'completed', counts: { completed: 4, failed: 1 } });
+    expect(started.stderr).toContain(`batch ${end.batch_id}: 5 items · workspace ${workspace}`);
+    expect(started.stderr).toMatch(/4\/5 done · 0 running · 0 queued · 1 failed · [\d.]+ items\/s/);
+
+    const status = await runCli(['batch', 'status', end.batch_id, ...common], cliEnv());
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(
+      '  req-005  failed  attempts 2  acceptance criteria not met: contains: Verdict: testable',
+    );
+
+    const results = await runCli(['batch', 'results', end.batch_id, ...common], cliEnv());
+    expect(results.code).toBe(0);
+    const lines = results.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { key: string; status: string; attempts: number; result: string });
+    expect(lines.map((line) => [line.key, line.status, line.attempts])).toEqual([
+      ['req-001', 'completed', 1],
+      ['req-002', 'completed', 1],
+      ['req-003', 'completed', 1],
+      ['req-004', 'completed', 1],
+      ['req-005', 'failed', 2],
+    ]);
+    expect(lines[1].result).toBe(
+      'Verdict: not testable. "Fast" has no measure; state a time for a given load.',
+    );
+
+    const unknown = await runCli(['batch', 'status', 'no-such-batch', ...common], cliEnv());
+    expect({ code: unknown.code, stderr: unknown.stderr }).toEqual({
+      code: 2,
+      stderr: `subagents: batch status: no batch no-such-batch on ${testAddress()}\n`,
+    });
+  });
+});
+
+describe('batch start refuses a bad items file, each problem on a line of its own, and starts nothing', () => {
+  const cases: [string, string, string[]][] = [
+    [
+      'duplicate keys',
+      '{"key": "a", "prompt": "x"}\n{"key": "a", "prompt": "y"}\n{"key": "b", "prompt": "z"}\n{"key": "b", "prompt": "z"}\n',
+      ['ITEMS: duplicate keys: "a" ×2 (lines 1, 2), "b" ×2 (lines 3, 4) (each key must be unique)'],
+    ],
+    ['an empty key', '{"key": "", "prompt": "x"}\n', ['ITEMS:1: key: "" is empty (write some text)']],
+    [
+      '21 acceptance criteria',
+      `${JSON.stringify({ key: 'a', prompt: 'x', acceptance_criteria: Array.from({ length: 21 }, () => 'contains: ok') })}\n`,
+      ['ITEMS:1: acceptance_criteria: a list of 21 criteria is too long (at most 20)'],
+    ],
+  ];
+
+  it.each(cases)('%s', async (_, text, problems) => {
+    const dir = tempDir('cli-batch-bad');
+    const items = join(dir, 'items.jsonl');
+    writeFileSync(items, text);
+    const workspace = join(dir, 'workspace');
+    const refused = await runCli(
+      [
+        'batch',
+        'start',
+        '--items',
+        items,
+        '--type',
+        'general-purpose',
+        '--workspace',
+        workspace,
+        ...server(),
+      ],
+      cliEnv(),
+    );
+    const lines = problems.map((line) => `  ${line.replace('ITEMS', items)}`);
+    expect({ code: refused.code, stdout: refused.stdout, stderr: refused.stderr }).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `subagents: --items: ${problems.length} problem${problems.length === 1 ? '' : 's'}, no batch started:\n${lines.join('\n')}\n`,
+    });
+    expect(existsSync(workspace)).toBe(false);
+  });
+
+  it('a missing items file', async () => {
+    const missing = join(tempDir('cli-batch-missing'), 'nope.jsonl');
+    const refused = await runCli(
+      ['batch', 'start', '--items', missing, '--type', 'general-purpose', ...server()],
+      cliEnv(),
+    );
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({
+      code: 2,
+      stderr: `subagents: --items: ${JSON.stringify(missing)} does not exist\n`,
+    });
+  });
+});
