@@ -13,6 +13,9 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { admissionWorkflowId } from '../../contracts/admission';
+import { batchItemWorkflowId, type BatchItem, type BatchLimits } from '../../contracts/batch';
+import { parseConfig } from '../../contracts/config';
+import { buildBatchInput } from '../../client/batches';
 import { leadStatusQuery } from '../../contracts/lead';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -25,7 +28,9 @@ import { createProjectWorker } from '../../worker/worker';
 import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 
 interface Scenario {
-  workflow: 'subagentWorkflow' | 'leadRunWorkflow';
+  workflow: 'subagentWorkflow' | 'leadRunWorkflow' | 'batchWorkflow';
+  /** A batch's items and limits (its agent: `general-purpose`). */
+  batch?: { items: BatchItem[]; limits: Partial<BatchLimits> };
   script: ModelScriptFileInput;
   config?: Record<string, unknown>;
   agent?: string;
@@ -169,6 +174,43 @@ export const SCENARIOS: Record<string, Scenario> = {
   // The same run where the inputs say that each workflow asks for its slot (`asks_slot`): no patch check, so
   // no patch marker and no search attribute update in the lead or its children.
   'lead-slot-from-input': leadRunSlot,
+  // A batch of four items, two at a time: one fails its first attempt (it leaves a marker, then the model
+  // errs) and passes its second, one is checked against acceptance criteria (an activity), all complete.
+  'batch-retried': {
+    workflow: 'batchWorkflow',
+    batch: {
+      items: [
+        { key: 'flaky', prompt: 'Check the flaky part.' },
+        { key: 'checked', prompt: 'Check the checked part.', acceptance_criteria: ['contains: Checked'] },
+        { key: 'plain-1', prompt: 'Check part one.' },
+        { key: 'plain-2', prompt: 'Check part two.' },
+      ],
+      limits: { max_running_items: 2, max_live_items: 3, max_attempts: 2, retry_backoff_seconds: 0.2 },
+    },
+    script: {
+      scripts: [
+        {
+          agent: 'general-purpose',
+          prompt_contains: 'flaky',
+          turns: [
+            { tool_calls: [{ name: 'read_file', args: { path: 'marker.txt' }, id: 'r1' }], usage },
+            {
+              content: 'Checked after a retry.',
+              usage,
+              if_missing: {
+                text: 'SECOND',
+                turn: {
+                  tool_calls: [{ name: 'write_file', args: { path: 'marker.txt', content: 'SECOND' } }],
+                },
+              },
+            },
+            { error: { status: 400, message: 'the first attempt fails' } },
+          ],
+        },
+        { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.', usage }] },
+      ],
+    },
+  },
   'lead-limit-capped': {
     workflow: 'leadRunWorkflow',
     script: {
@@ -374,10 +416,19 @@ async function main(): Promise<void> {
         const scriptFile = writeScript(dir, scenario.script);
         const { config, agent } = scenario;
         const lead = scenario.workflow === 'leadRunWorkflow';
-        const input = lead
-          ? leadInput({ workspace, config, scriptFile })
-          : subagentInput({ workspace, agent, config, scriptFile });
-        const workflowId = lead ? `replay-${name}` : `replay-${name}/task/call_1`;
+        const batch = scenario.workflow === 'batchWorkflow';
+        const input = scenario.batch
+          ? buildBatchInput(
+              parseConfig({
+                models: [{ name: 'scripted', provider: 'scripted', model: 'test', script_file: scriptFile }],
+                ...config,
+              }).config,
+              { description: name, subagent_type: 'general-purpose', workspace, ...scenario.batch },
+            )
+          : lead
+            ? leadInput({ workspace, config, scriptFile })
+            : subagentInput({ workspace, agent, config, scriptFile });
+        const workflowId = lead || batch ? `replay-${name}` : `replay-${name}/task/call_1`;
         const handle = await client.workflow.start(scenario.workflow, {
           taskQueue,
           workflowId,
@@ -397,7 +448,9 @@ async function main(): Promise<void> {
         const recordings: [file: string, workflowId: string, runId?: string][] = [
           [`${name}.json`, workflowId],
         ];
-        const firstChild = result.ledger?.[0]?.workflow_id;
+        const firstChild =
+          result.ledger?.[0]?.workflow_id ??
+          (scenario.batch && batchItemWorkflowId(workflowId, scenario.batch.items[0].key, 1));
         if (firstChild) recordings.push([`${name}.first-child.json`, firstChild]);
         if (scenario.continueAsNewAfterEvents !== undefined) {
           recordings.push([`${name}.first-run.json`, workflowId, handle.firstExecutionRunId]);
