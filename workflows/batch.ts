@@ -159,7 +159,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   setHandler(admissionAnswerSignal, (answer: AdmissionAnswer) => {
     const i = bySlot.get(answer.slot);
     const entry = i === undefined ? undefined : live.get(i);
-    if (i === undefined || !entry || entry.phase === 'running' || entry.phase === 'granted') return;
+    // Only a request still waiting hears its answer: a second grant (the answer to asking again) must not
+    // start an attempt that has started, or has already ended.
+    if (i === undefined || !entry || (entry.phase !== 'asking' && entry.phase !== 'queued')) return;
     if (answer.outcome === 'granted') {
       entry.phase = 'granted';
       entry.grantedAt = new Date().toISOString();
