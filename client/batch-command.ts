@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseBatchItemsJsonl } from '../contracts/batch-items';
-import { DEFAULT_BATCH_LIMITS, type BatchStatus } from '../contracts/batch';
+import { DEFAULT_BATCH_LIMITS, type BatchInput, type BatchStatus } from '../contracts/batch';
+import type { Config } from '../contracts/config';
 import { resolveAgent } from '../contracts/config/agents';
 import { BatchesClient, buildBatchInput, newBatchId, type BatchHandle } from './batches';
 import { loadCommandConfig, requireServer } from './command-setup';
@@ -28,12 +29,6 @@ export const BATCH_USAGE = `  batch start --items FILE --type AGENT [--descripti
   batch cancel <batch-id>   cancel its running items; finished ones stay`;
 
 const START_FLAGS: FlagSpec = {
-  items: { type: 'string' },
-  type: { type: 'string' },
-  description: { type: 'string' },
-  'max-running-items': { type: 'string' },
-  'max-live-items': { type: 'string' },
-  'max-attempts': { type: 'string' },
   wait: { type: 'boolean' },
   provider: { type: 'string' },
   model: { type: 'string' },
@@ -84,44 +79,65 @@ function readItems(path: string) {
   return items;
 }
 
-async function startBatch(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, START_FLAGS, 'batch start');
-  if (positionals.length > 0)
-    throw new UsageError(`batch start: unexpected ${JSON.stringify(positionals[0])}`);
+/** The flags that describe a batch: `batch start`'s, and `schedule create`'s for a scheduled batch. */
+export const BATCH_FLAGS: FlagSpec = {
+  items: { type: 'string' },
+  type: { type: 'string' },
+  description: { type: 'string' },
+  'max-running-items': { type: 'string' },
+  'max-live-items': { type: 'string' },
+  'max-attempts': { type: 'string' },
+};
+
+/**
+ * A batch from the flags, every one of them checked (the items file whole, the agent, the limits) before
+ * anything is made; `build` then makes its input for a workspace.
+ */
+export function batchFromFlags(
+  command: string,
+  values: FlagValues,
+  config: Config,
+): { items: number; build: (workspace: string) => BatchInput } {
   const itemsPath = stringFlag(values, 'items');
   const type = stringFlag(values, 'type');
-  if (itemsPath === undefined) throw new UsageError('batch start: --items FILE is required (JSONL items)');
-  if (type === undefined)
-    throw new UsageError('batch start: --type AGENT is required (e.g. general-purpose)');
+  if (itemsPath === undefined) throw new UsageError(`${command}: --items FILE is required (JSONL items)`);
+  if (type === undefined) throw new UsageError(`${command}: --type AGENT is required (e.g. general-purpose)`);
   const items = readItems(resolve(itemsPath));
-  const config = loadCommandConfig(values);
   const limits = {
     ...optional('max_running_items', integerFlag(values, 'max-running-items', 1, 1000)),
     ...optional('max_live_items', integerFlag(values, 'max-live-items', 1, 10_000)),
     ...optional('max_attempts', integerFlag(values, 'max-attempts', 1, 10)),
   };
-  // Everything checked before the workspace folder is made: a refused batch leaves nothing behind.
   try {
     resolveAgent(config, type);
   } catch (err) {
-    throw new UsageError(`batch start: --type ${type}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(`${command}: --type ${type}: ${err instanceof Error ? err.message : String(err)}`);
   }
   const merged = { ...DEFAULT_BATCH_LIMITS, ...limits };
   if (merged.max_running_items > merged.max_live_items) {
     throw new UsageError(
-      `batch start: --max-running-items ${merged.max_running_items} is above --max-live-items ` +
+      `${command}: --max-running-items ${merged.max_running_items} is above --max-live-items ` +
         `${merged.max_live_items} (running items are live items)`,
     );
   }
+  const description = stringFlag(values, 'description') ?? `${items.length} items from ${itemsPath}`;
+  return {
+    items: items.length,
+    build: (workspace) =>
+      buildBatchInput(config, { description, subagent_type: type, items, workspace, limits }),
+  };
+}
+
+async function startBatch(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { ...BATCH_FLAGS, ...START_FLAGS }, 'batch start');
+  if (positionals.length > 0)
+    throw new UsageError(`batch start: unexpected ${JSON.stringify(positionals[0])}`);
+  const config = loadCommandConfig(values);
+  // Everything checked before the workspace folder is made: a refused batch leaves nothing behind.
+  const batchSpec = batchFromFlags('batch start', values, config);
   const batchId = newBatchId();
   const workspace = runWorkspace(config, values, batchId);
-  const input = buildBatchInput(config, {
-    description: stringFlag(values, 'description') ?? `${items.length} items from ${itemsPath}`,
-    subagent_type: type,
-    items,
-    workspace,
-    limits,
-  });
+  const input = batchSpec.build(workspace);
   const settings = await requireServer('batch start', config);
   const { client, connection } = await connectClient(settings);
   try {
@@ -130,12 +146,12 @@ async function startBatch(args: string[]): Promise<number> {
       batchId,
     });
     if (!values.wait) {
-      if (values.json) json({ batch_id: batch.batchId, items: items.length, workspace });
+      if (values.json) json({ batch_id: batch.batchId, items: batchSpec.items, workspace });
       else process.stdout.write(`${batch.batchId}\n`);
-      say(`batch ${batch.batchId}: ${items.length} items · workspace ${workspace}`);
+      say(`batch ${batch.batchId}: ${batchSpec.items} items · workspace ${workspace}`);
       return 0;
     }
-    say(`batch ${batch.batchId}: ${items.length} items · workspace ${workspace}`);
+    say(`batch ${batch.batchId}: ${batchSpec.items} items · workspace ${workspace}`);
     const stopLooking = sayWhenNoWorkerPolls({
       client,
       address: settings.address,

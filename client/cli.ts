@@ -45,6 +45,8 @@ ${BATCH_USAGE}
                             workspace.root/<name>, shared by every run); --every under 60s is refused
                             (SUBAGENTS_SCHEDULE_MIN_SECONDS sets another minimum); --overlap: skip (default),
                             buffer_one, buffer_all, cancel_other, terminate_other, allow_all
+  schedule create <name> (--every 6h | --cron "…") --items FILE --type AGENT
+                            a batch of those items on that schedule instead (batch start's flags apply)
   schedule list             this project's schedules
   schedule describe <name>  its timing, state, next runs and recent runs with how each went
   schedule pause <name> [--note TEXT], schedule unpause <name>

@@ -16,6 +16,7 @@ import {
   type FlagValues,
 } from './flags';
 import { readPromptFile } from './prompt-input';
+import { BATCH_FLAGS, batchFromFlags } from './batch-command';
 import { runWorkspace } from './run-command';
 import {
   InvalidScheduleError,
@@ -26,6 +27,7 @@ import {
   SubagentsSchedules,
   UnknownScheduleError,
   type OverlapPolicy,
+  type ScheduleAction,
   type ScheduleListEntry,
   type ScheduleTiming,
   type ScheduleView,
@@ -185,6 +187,7 @@ function leadInput(config: Config, values: FlagValues, name: string, positionals
 const CREATE_FLAGS: FlagSpec = {
   ...RUN_FLAGS,
   ...PROMPT_FLAGS,
+  ...BATCH_FLAGS,
   every: { type: 'string' },
   cron: { type: 'string' },
   overlap: { type: 'string' },
@@ -227,14 +230,23 @@ async function createCommand(args: string[], env: NodeJS.ProcessEnv): Promise<nu
   const timing = scheduleTiming(values, env);
   const overlap = overlapFlag(values) ?? 'skip';
   const config = loadCommandConfig(values, env);
-  const input = leadInput(config, values, name, prompt);
   const taskQueue = config.temporal.task_queue;
+  // With --items, each occurrence is a batch of those items (checked whole now); else a lead run.
+  let action: ScheduleAction;
+  if (stringFlag(values, 'items') !== undefined) {
+    if (prompt.length > 0 || stringFlag(values, 'prompt-file') !== undefined)
+      throw new UsageError(`${command}: give --items for a batch or a prompt for a lead run, not both`);
+    const batch = batchFromFlags(command, values, config);
+    action = { kind: 'batch', input: batch.build(runWorkspace(config, values, name)) };
+  } else {
+    action = { kind: 'lead', input: leadInput(config, values, name, prompt) };
+  }
   return withSchedules(command, name, config, env, async (schedules, address) => {
     const view = await schedules.create({
       name,
       timing,
       overlap,
-      action: { kind: 'lead', input },
+      action,
       taskQueue,
     });
     if (values.json === true) json(view);

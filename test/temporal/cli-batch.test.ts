@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cliEnv, ROOT, runCli } from '../../bench/support/cli-process';
 import { tempDir } from '../../bench/support/subagent-input';
-import { testAddress, testNamespace, uniqueTaskQueue, withProjectWorker } from '../harness/temporal';
+import { testAddress, testNamespace, uniqueTaskQueue, waitFor, withProjectWorker } from '../harness/temporal';
 
 const EXAMPLE = join(ROOT, 'client', 'demo', 'batch');
 const server = () => ['--address', testAddress(), '--namespace', testNamespace()];
@@ -130,5 +130,63 @@ describe('batch start refuses a bad items file, each problem on a line of its ow
       code: 2,
       stderr: `subagents: --items: ${JSON.stringify(missing)} does not exist\n`,
     });
+  });
+});
+
+it('schedules a batch from the command line: each occurrence a batch of the items; a prompt as well is refused', async () => {
+  const taskQueue = uniqueTaskQueue('cli-batch-schedule');
+  const name = `batch-${taskQueue.slice(-8)}`;
+  const workspace = join(tempDir('cli-batch-schedule'), 'workspace');
+  const env = cliEnv({ SUBAGENTS_SCHEDULE_MIN_SECONDS: '1' });
+  const common = [...server(), '--task-queue', taskQueue];
+  const items = ['--items', join(EXAMPLE, 'items.jsonl'), '--type', 'general-purpose'];
+  const both = await runCli(
+    ['schedule', 'create', name, '--every', '2s', ...items, ...common, 'Also a prompt.'],
+    env,
+  );
+  expect({ code: both.code, stderr: both.stderr }).toEqual({
+    code: 2,
+    stderr: 'subagents: schedule create: give --items for a batch or a prompt for a lead run, not both\n',
+  });
+  await withProjectWorker(taskQueue, async () => {
+    const created = await runCli(
+      [
+        'schedule',
+        'create',
+        name,
+        '--every',
+        '2s',
+        ...items,
+        '--config',
+        join(EXAMPLE, 'config.yaml'),
+        '--workspace',
+        workspace,
+        '--json',
+        ...common,
+      ],
+      env,
+    );
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({
+      action: { kind: 'batch', subagent_type: 'general-purpose', items: 5, workspace },
+    });
+    try {
+      let runs: { run_id: string; workflow_status: string; outcome?: string }[] = [];
+      await waitFor(
+        'one scheduled batch to close',
+        async () => {
+          const described = await runCli(['schedule', 'describe', name, '--json', ...common], env);
+          runs = (JSON.parse(described.stdout) as { recent_runs: typeof runs }).recent_runs;
+          return runs.some((run) => run.workflow_status === 'completed');
+        },
+        30_000,
+      );
+      const done = runs.find((run) => run.workflow_status === 'completed')!;
+      expect(done.outcome).toBe('completed');
+      const results = await runCli(['batch', 'results', done.run_id, ...common], env);
+      expect(results.stdout.trim().split('\n')).toHaveLength(5);
+    } finally {
+      await runCli(['schedule', 'delete', name, ...common], env);
+    }
   });
 });
