@@ -135,10 +135,10 @@ async function startBatch(args: string[]): Promise<number> {
   const config = loadCommandConfig(values);
   // Everything checked before the workspace folder is made: a refused batch leaves nothing behind.
   const batchSpec = batchFromFlags('batch start', values, config);
+  const settings = await requireServer('batch start', config);
   const batchId = newBatchId();
   const workspace = runWorkspace(config, values, batchId);
   const input = batchSpec.build(workspace);
-  const settings = await requireServer('batch start', config);
   const { client, connection } = await connectClient(settings);
   try {
     const batch = await new BatchesClient(client).start(input, {
