@@ -8,6 +8,8 @@ import type { LeadRunInput } from '../../contracts/lead';
 import { buildLeadRunInput } from '../../contracts/config/lead-input';
 import type { SubagentInput } from '../../contracts/subagent';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import { buildBatchInput } from '../../client/batches';
+import type { BatchInput, BatchItem, BatchLimits } from '../../contracts/batch';
 
 export function tempDir(label: string): string {
   return mkdtempSync(join(tmpdir(), `${label}-`));
@@ -115,4 +117,25 @@ export function fanOutLeadInput(ids: readonly string[], childMs = 0): LeadRunInp
     scriptFile: writeScript(dir, fanOutScript(ids, childMs)),
     config: { subagent_runtime: { max_running: width }, subagents: { max_total_per_run: width } },
   });
+}
+
+/**
+ * A batch's input over a scripted model, in a workspace of its own, as `batch start` builds one from a config
+ * (`general-purpose` items).
+ */
+export function scriptedBatchInput(
+  items: BatchItem[],
+  limits: Partial<BatchLimits>,
+  script: ModelScriptFileInput,
+  description = 'Check items',
+): BatchInput {
+  const dir = tempDir('batch');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const { config } = parseConfig({
+    models: [
+      { name: 'scripted', provider: 'scripted', model: 'test', script_file: writeScript(dir, script) },
+    ],
+  });
+  return buildBatchInput(config, { description, subagent_type: 'general-purpose', items, workspace, limits });
 }

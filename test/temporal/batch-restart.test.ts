@@ -2,12 +2,11 @@
  * A batch outlives its server: the dev server stopped mid-batch and started again on its SQLite file (the same
  * address), a new worker finishes the batch, every item once, the counters matching the children.
  */
-import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tempDir, writeScript } from '../../bench/support/subagent-input';
-import { BatchesClient, buildBatchInput } from '../../client/batches';
-import { parseConfig } from '../../contracts/config';
+import { scriptedBatchInput } from '../../bench/support/subagent-input';
+import { BatchesClient } from '../../client/batches';
 import { freePort, startDevServer, type TemporalServer } from '../../worker/temporal-server';
 import {
   connectClient,
@@ -44,31 +43,17 @@ it('finishes a batch after the dev server restarted on its SQLite file mid-batch
   const dbFilename = join(dir, 'temporal.db');
   const port = await freePort();
   const taskQueue = uniqueTaskQueue('batch-restart');
-  const scriptDir = tempDir('batch-restart');
-  const workspace = join(scriptDir, 'workspace');
-  mkdirSync(workspace);
-  const { config } = parseConfig({
-    models: [
-      {
-        name: 'scripted',
-        provider: 'scripted',
-        model: 'test',
-        script_file: writeScript(scriptDir, {
-          scripts: [
-            { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.', delay_ms: 200 }] },
-          ],
-        }),
-      },
-    ],
-  });
   const keys = Array.from({ length: 12 }, (_, i) => `r${String(i).padStart(2, '0')}`);
-  const input = buildBatchInput(config, {
-    description: 'Survive a restart',
-    subagent_type: 'general-purpose',
-    items: keys.map((key) => ({ key, prompt: `Check ${key}.` })),
-    workspace,
-    limits: { max_running_items: 2, max_live_items: 3 },
-  });
+  const input = scriptedBatchInput(
+    keys.map((key) => ({ key, prompt: `Check ${key}.` })),
+    { max_running_items: 2, max_live_items: 3 },
+    {
+      scripts: [
+        { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.', delay_ms: 200 }] },
+      ],
+    },
+    'Survive a restart',
+  );
   try {
     const batchId = await onServer(dbFilename, port, taskQueue, async (batches) => {
       const batch = await batches.start(input, { taskQueue });

@@ -6,15 +6,13 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { ModelScriptFileInput } from '../../activities/model/model-script';
-import { tempDir, writeScript } from '../../bench/support/subagent-input';
-import { BatchesClient, buildBatchInput, type BatchItemResult } from '../../client/batches';
+import { scriptedBatchInput } from '../../bench/support/subagent-input';
+import { BatchesClient, type BatchItemResult } from '../../client/batches';
 import type { AdmissionSettings } from '../../contracts/admission';
-import type { BatchInput, BatchItem, BatchLimits } from '../../contracts/batch';
-import { parseConfig } from '../../contracts/config';
+import type { BatchInput } from '../../contracts/batch';
 import {
   startProjectWorkerProcess,
   uniqueTaskQueue,
@@ -25,25 +23,6 @@ import {
 import { mostAtOnce } from '../harness/spans';
 
 const testClient = useTestClient();
-
-/** A batch's input over a scripted model, in a workspace of its own. */
-function batchInput(items: BatchItem[], limits: Partial<BatchLimits>, script: ModelScriptFileInput) {
-  const dir = tempDir('batch');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  const { config } = parseConfig({
-    models: [
-      { name: 'scripted', provider: 'scripted', model: 'test', script_file: writeScript(dir, script) },
-    ],
-  });
-  return buildBatchInput(config, {
-    description: 'Check items',
-    subagent_type: 'general-purpose',
-    items,
-    workspace,
-    limits,
-  });
-}
 
 interface Span {
   workflowId: string;
@@ -109,7 +88,7 @@ describe('batches (batchWorkflow)', () => {
     const keys = Array.from({ length: 40 }, (_, i) => `item-${String(i).padStart(2, '0')}`);
     // Shuffled: the results come back in key order whatever the items' order.
     const items = [...keys].reverse().map((key) => ({ key, prompt: `Check ${key}.` }));
-    const input = batchInput(
+    const input = scriptedBatchInput(
       items,
       { max_running_items: 3, max_live_items: 5 },
       {
@@ -168,7 +147,7 @@ describe('batches (batchWorkflow)', () => {
   it('retries an item that failed, the second attempt starting only after the first closed', async () => {
     const client = testClient();
     const taskQueue = uniqueTaskQueue('batch-retry');
-    const input = batchInput(
+    const input = scriptedBatchInput(
       [
         { key: 'flaky', prompt: 'Check the flaky part.' },
         { key: 'steady', prompt: 'Check the steady part.' },
@@ -216,7 +195,7 @@ describe('batches (batchWorkflow)', () => {
 
   it('puts an item refused at admission back in the queue without spending an attempt', async () => {
     const taskQueue = uniqueTaskQueue('batch-refused');
-    const input = batchInput(
+    const input = scriptedBatchInput(
       [
         { key: 'a', prompt: 'Check a.' },
         { key: 'b', prompt: 'Check b.' },
@@ -248,7 +227,7 @@ describe('batches (batchWorkflow)', () => {
     const taskQueue = uniqueTaskQueue('batch-continued');
     const keys = Array.from({ length: 12 }, (_, i) => `k${String(i).padStart(2, '0')}`);
     const input = {
-      ...batchInput(
+      ...scriptedBatchInput(
         keys.map((key) => ({ key, prompt: `Check ${key}.` })),
         { max_running_items: 2, max_live_items: 3 },
         { scripts: [{ agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.' }] }] },
@@ -274,7 +253,7 @@ describe('batches (batchWorkflow)', () => {
     const client = testClient();
     const taskQueue = uniqueTaskQueue('batch-cancel');
     const keys = Array.from({ length: 8 }, (_, i) => `c${i}`);
-    const input = batchInput(
+    const input = scriptedBatchInput(
       keys.map((key) => ({ key, prompt: key === 'c0' ? 'Quick one.' : `Slow ${key}.` })),
       { max_running_items: 2, max_live_items: 2 },
       {
@@ -319,7 +298,7 @@ describe('batches (batchWorkflow)', () => {
     const client = testClient();
     const taskQueue = uniqueTaskQueue('batch-crash');
     const keys = Array.from({ length: 20 }, (_, i) => `s${String(i).padStart(2, '0')}`);
-    const input = batchInput(
+    const input = scriptedBatchInput(
       keys.map((key) => ({ key, prompt: `Check ${key}.` })),
       { max_running_items: 3, max_live_items: 4 },
       {
@@ -353,7 +332,7 @@ describe('batches (batchWorkflow)', () => {
 
   it('checks acceptance criteria: a failed check spends an attempt, the verdict stays beside the result', async () => {
     const taskQueue = uniqueTaskQueue('batch-accept');
-    const input = batchInput(
+    const input = scriptedBatchInput(
       [
         {
           key: 'ok',
@@ -415,7 +394,7 @@ describe('batches (batchWorkflow)', () => {
   });
 
   it('refuses items with duplicate keys, before anything starts', async () => {
-    const input = batchInput(
+    const input = scriptedBatchInput(
       [
         { key: 'a', prompt: 'x' },
         { key: 'a', prompt: 'y' },

@@ -3,15 +3,14 @@
  * `subagents schedule …` as processes of their own (create, list, pause, trigger, delete, describe), overlap
  * SKIP through the client API, and the CLI's refusals.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { BatchesClient, buildBatchInput } from '../../client/batches';
-import { parseConfig } from '../../contracts/config';
+import { BatchesClient } from '../../client/batches';
 import type { LeadRunResult } from '../../contracts/lead';
 import { cliEnv, runCli, type Finished } from '../../bench/support/cli-process';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, scriptedBatchInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 import {
   InvalidScheduleError,
   SubagentsSchedules,
@@ -287,27 +286,13 @@ describe('schedule create refuses, in one line with exit 2, before asking a serv
 it('runs a batch on a schedule: each occurrence a batch of its own, its items run and its outcome shown', async () => {
   const name = uniqueName('batch');
   const taskQueue = uniqueTaskQueue('schedule-batch');
-  const dir = tempDir('schedule-batch');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  const { config } = parseConfig({
-    models: [
-      {
-        name: 'scripted',
-        provider: 'scripted',
-        model: 'test',
-        script_file: writeScript(dir, {
-          scripts: [{ agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.' }] }],
-        }),
-      },
-    ],
-  });
-  const input = buildBatchInput(config, {
-    description: 'Nightly checks',
-    subagent_type: 'general-purpose',
-    items: ['a', 'b', 'c'].map((key) => ({ key, prompt: `Check ${key}.` })),
-    workspace,
-  });
+  const input = scriptedBatchInput(
+    ['a', 'b', 'c'].map((key) => ({ key, prompt: `Check ${key}.` })),
+    {},
+    { scripts: [{ agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.' }] }] },
+    'Nightly checks',
+  );
+  const { workspace } = input;
   await withProjectWorker(taskQueue, async () => {
     await schedules().create({
       name,
