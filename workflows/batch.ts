@@ -345,14 +345,15 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   // sooner than the one set: the timers a batch starts follow its deadlines, not how often the loop wakes.
   let alarmAt = Infinity;
   let alarm: CancellationScope | undefined;
-  const setAlarm = (at: number, now: number) => {
+  const setAlarm = (at: number, now: number, summary: string) => {
     if (!Number.isFinite(at) || at >= alarmAt) return;
     alarm?.cancel();
     const scope = new CancellationScope();
     alarm = scope;
     alarmAt = at;
     scope
-      .run(() => sleep(Math.max(1, at - now)))
+      // Named for the Web UI's timeline: what the batch waits for.
+      .run(() => sleep(Math.max(1, at - now), { summary }))
       .then(
         () => {
           if (alarm !== scope) return;
@@ -407,16 +408,20 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
       }
       if (draining && live.size === 0) break;
       changed = false;
-      const queuedSince = [...live.values()]
-        .filter((entry) => entry.phase === 'queued')
-        .map((e) => e.askedAt);
-      setAlarm(
-        Math.min(
-          ...later.map((i) => record(i).not_before ?? now),
-          ...queuedSince.map((at) => at + ASK_AGAIN_MS),
-        ),
-        now,
+      const deadlines = [
+        ...later.map((i) => ({ at: record(i).not_before ?? now, what: `backoff: item ${items[i].key}` })),
+        ...[...live]
+          .filter(([, entry]) => entry.phase === 'queued')
+          .map(([i, entry]) => ({
+            at: entry.askedAt + ASK_AGAIN_MS,
+            what: `admission: ask again for item ${items[i].key}`,
+          })),
+      ];
+      const next = deadlines.reduce<(typeof deadlines)[number] | undefined>(
+        (soonest, deadline) => (soonest === undefined || deadline.at < soonest.at ? deadline : soonest),
+        undefined,
       );
+      if (next) setAlarm(next.at, now, next.what);
       await condition(() => changed);
     }
   } catch (err) {

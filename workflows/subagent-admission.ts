@@ -84,6 +84,7 @@ export async function admit(
       const answered = await condition(
         () => heard !== undefined && (heard.outcome !== 'queued' || !queued),
         ADMISSION_RESEND_MS,
+        { summary: 'admission: waiting for a slot (asks again after a minute of silence)' },
       );
       if (!answered) {
         // Nothing for a minute: ask again (idempotent), in case the admission workflow was reset meanwhile.
