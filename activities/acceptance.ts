@@ -32,7 +32,10 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 type FileCriterion = Extract<Criterion, { form: 'file_exists' | 'file_contains' }>;
 
 /** The workspace as the file tools see it; undefined when it does not exist (then no file can be in it). */
-async function workspaceContext(workspace: string, signal: AbortSignal): Promise<ToolContext | undefined> {
+export async function workspaceContext(
+  workspace: string,
+  signal: AbortSignal,
+): Promise<ToolContext | undefined> {
   if (!path.isAbsolute(workspace)) {
     // The batch workflow's own mistake: a retry would make the same one.
     throw ApplicationFailure.nonRetryable(`workspace: "${workspace}" is not an absolute path`);
@@ -53,7 +56,7 @@ async function workspaceContext(workspace: string, signal: AbortSignal): Promise
 }
 
 /** Reads at most `max` bytes from the start of an open file. */
-async function readHead(handle: FileHandle, max: number): Promise<Buffer> {
+export async function readHead(handle: FileHandle, max: number): Promise<Buffer> {
   const buffer = Buffer.alloc(max);
   let filled = 0;
   while (filled < max) {

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseBatchItemsJsonl } from '../contracts/batch-items';
-import { DEFAULT_BATCH_LIMITS, type BatchInput, type BatchStatus } from '../contracts/batch';
+import type { BatchInput, BatchStatus } from '../contracts/batch';
+import { configBatchLimits } from '../contracts/config/lead-input';
 import type { Config } from '../contracts/config';
 import { resolveAgent } from '../contracts/config/agents';
 import { BatchesClient, buildBatchInput, newBatchId, type BatchHandle } from './batches';
@@ -113,11 +114,18 @@ export function batchFromFlags(
   } catch (err) {
     throw new UsageError(`${command}: --type ${type}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const merged = { ...DEFAULT_BATCH_LIMITS, ...limits };
+  const merged = { ...configBatchLimits(config), ...limits };
   if (merged.max_running_items > merged.max_live_items) {
     throw new UsageError(
       `${command}: --max-running-items ${merged.max_running_items} is above --max-live-items ` +
         `${merged.max_live_items} (running items are live items)`,
+    );
+  }
+  const maxItems = config.subagents.batch.max_items;
+  if (items.length > maxItems) {
+    throw new UsageError(
+      `${command}: ${itemsPath} has ${items.length} items, above the ${maxItems} a batch may hold ` +
+        '(subagents.batch.max_items)',
     );
   }
   const description = stringFlag(values, 'description') ?? `${items.length} items from ${itemsPath}`;

@@ -13,7 +13,6 @@ import {
 import {
   BATCH_STATUS_PAGE_MAX,
   batchStatusQuery,
-  DEFAULT_BATCH_LIMITS,
   type BatchInput,
   type BatchItem,
   type BatchItemView,
@@ -23,6 +22,7 @@ import {
 } from '../contracts/batch';
 import type { Config } from '../contracts/config';
 import { resolveAgent, resolveSummarization } from '../contracts/config/agents';
+import { configBatchLimits } from '../contracts/config/lead-input';
 import type { TokenUsage } from '../contracts/messages';
 import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentResult } from '../contracts/subagent';
@@ -66,7 +66,7 @@ export function buildBatchInput(config: Config, request: BatchRequest): BatchInp
     subagent_type: agent.name,
     agent,
     items: request.items,
-    limits: { ...DEFAULT_BATCH_LIMITS, ...request.limits },
+    limits: { ...configBatchLimits(config), ...request.limits },
     loop_detection: config.loop_detection,
     workspace: request.workspace,
     sandbox: config.sandbox,
@@ -120,35 +120,35 @@ export class BatchHandle {
    */
   async *results(): AsyncGenerator<BatchItemResult> {
     const views = (await this.items()).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    for (const view of views) {
-      const base: BatchItemResult = {
-        key: view.key,
-        status: view.state,
-        attempts: view.attempts,
-        ...(view.stop_reason && { stop_reason: view.stop_reason }),
-        ...(view.error !== undefined && { error: view.error }),
-        ...(view.accepted !== undefined && { accepted: view.accepted }),
-      };
-      const finished = view.state === 'completed' || view.state === 'failed';
-      if (!finished || view.workflow_id === undefined) {
-        yield base;
-        continue;
-      }
-      const child: SubagentResult = await this.client.workflow
-        .getHandle<SubagentWorkflow>(view.workflow_id)
-        .result()
-        .catch((err: unknown) => ({
-          status: 'failed' as const,
-          error: err instanceof Error ? err.message : String(err),
-          turns: 0,
-        }));
-      yield {
-        ...base,
-        ...(child.result !== undefined && { result: child.result }),
-        ...(base.error === undefined && child.error !== undefined && { error: child.error }),
-        ...(child.token_usage && { token_usage: child.token_usage }),
-      };
-    }
+    for (const view of views) yield await this.itemResult(view);
+  }
+
+  /** One item's outcome: for a finished item, its last attempt's answer, read from that child. */
+  async itemResult(view: BatchItemView): Promise<BatchItemResult> {
+    const base: BatchItemResult = {
+      key: view.key,
+      status: view.state,
+      attempts: view.attempts,
+      ...(view.stop_reason && { stop_reason: view.stop_reason }),
+      ...(view.error !== undefined && { error: view.error }),
+      ...(view.accepted !== undefined && { accepted: view.accepted }),
+    };
+    const finished = view.state === 'completed' || view.state === 'failed';
+    if (!finished || view.workflow_id === undefined) return base;
+    const child: SubagentResult = await this.client.workflow
+      .getHandle<SubagentWorkflow>(view.workflow_id)
+      .result()
+      .catch((err: unknown) => ({
+        status: 'failed' as const,
+        error: err instanceof Error ? err.message : String(err),
+        turns: 0,
+      }));
+    return {
+      ...base,
+      ...(child.result !== undefined && { result: child.result }),
+      ...(base.error === undefined && child.error !== undefined && { error: child.error }),
+      ...(child.token_usage && { token_usage: child.token_usage }),
+    };
   }
 
   /** Cancels the running items, leaves the finished ones; the batch ends `cancelled` with its counts. */

@@ -27,6 +27,13 @@ function eventLine(event: TaskEvent): string {
       return `${at} ${event.task_id} started: ${event.subagent_type} "${event.description}" (${event.model_name})`;
     case 'task_running':
       return `${at} ${event.task_id} running: turn ${event.turns}${event.token_usage ? `, ${event.token_usage.total_tokens} tokens` : ''}`;
+    case 'batch_started':
+      return `${at} ${event.task_id} batch started: ${event.items} items for ${event.subagent_type} "${event.description}" (${event.workflow_id})`;
+    case 'batch_finished': {
+      const { completed = 0, failed = 0, cancelled = 0, total } = event.counts;
+      const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';
+      return `${at} ${event.task_id} batch ${event.status}: ${completed} completed, ${failed} failed, ${cancelled} cancelled of ${total}${detail}`;
+    }
     default: {
       const capped = event.stop_reason ? ` (${event.stop_reason})` : '';
       if (event.admission_failure)

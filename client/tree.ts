@@ -278,7 +278,13 @@ export function foldTaskProgress(
   // No prototype: a task id such as `__proto__` stays an ordinary key.
   const next: Record<string, TaskProgress> = Object.assign(Object.create(null), progress);
   for (const event of events) {
-    if (event.type === 'task_started' || event.type === 'task_queued') continue;
+    if (
+      event.type === 'task_started' ||
+      event.type === 'task_queued' ||
+      event.type === 'batch_started' ||
+      event.type === 'batch_finished'
+    )
+      continue;
     next[event.task_id] = {
       turns: event.turns,
       ...(event.token_usage !== undefined && { token_usage: event.token_usage }),
@@ -295,6 +301,20 @@ interface ChildRow {
   details: Segment[];
 }
 
+/** A batch entry's items in words: `4 completed, 1 failed of 5 items` (`5 items` while none has ended). */
+export function batchCountsText(entry: LedgerEntry): string {
+  const { total, completed = 0, failed = 0, cancelled = 0 } = entry.batch ?? { total: 0 };
+  const ended = [
+    [completed, 'completed'],
+    [failed, 'failed'],
+    [cancelled, 'cancelled'],
+  ]
+    .filter(([count]) => (count as number) > 0)
+    .map(([count, word]) => `${groupThousands(count as number)} ${word}`);
+  const items = plural(total, 'item');
+  return ended.length === 0 ? items : `${ended.join(', ')} of ${items}`;
+}
+
 function childRow(entry: LedgerEntry, progress: TaskProgress | undefined, now: number): ChildRow {
   const running = entry.status === 'in_progress' || entry.status === 'queued';
   const tone = statusTone(entry.status, entry.stop_reason !== undefined);
@@ -306,17 +326,24 @@ function childRow(entry: LedgerEntry, progress: TaskProgress | undefined, now: n
   const started = entry.started_at === undefined ? created : Date.parse(entry.started_at);
   const ended = running ? now : Date.parse(entry.updated_at);
   const waited = started - created;
-  const rest = [
-    progress === undefined ? undefined : plural(progress.turns, 'turn'),
-    tokens(usage),
-    Number.isNaN(started) || Number.isNaN(ended) ? undefined : formatDuration(ended - started),
-    waited >= WAIT_SHOWN_MS ? `waited ${formatDuration(waited)}` : undefined,
-  ].filter((part): part is string => part !== undefined);
+  const duration = Number.isNaN(started) || Number.isNaN(ended) ? undefined : formatDuration(ended - started);
+  const batch = entry.kind === 'batch';
+  // A batch's items are followed in the batch itself: its row shows their counts.
+  const rest = (
+    batch
+      ? [batchCountsText(entry), duration]
+      : [
+          progress === undefined ? undefined : plural(progress.turns, 'turn'),
+          tokens(usage),
+          duration,
+          waited >= WAIT_SHOWN_MS ? `waited ${formatDuration(waited)}` : undefined,
+        ]
+  ).filter((part): part is string => part !== undefined);
   return {
     entry,
     tone,
     type: truncate(oneLine(entry.subagent_type), TYPE_MAX_WIDTH),
-    description: oneLine(entry.description),
+    description: `${batch ? 'batch: ' : ''}${oneLine(entry.description)}`,
     details: [
       { text: statusWord(entry.status) + capped(entry.stop_reason), tone },
       { text: rest.map((part) => SEPARATOR + part).join('') },
@@ -426,7 +453,7 @@ export function renderLedgerTable(ledger: readonly LedgerEntry[], options: Table
   const lines = [line([...columns(header).map((text) => ({ text })), { text: 'RESULT' }], width, false)];
   ledger.forEach((entry, index) => {
     const [id, type, status, stopReason, tokenCell] = columns(cells[index]);
-    const brief = firstLine(entry.result_brief);
+    const brief = entry.kind === 'batch' ? `batch: ${batchCountsText(entry)}` : firstLine(entry.result_brief);
     const error = firstLine(entry.error);
     const result = brief ?? (error === undefined ? '' : `error: ${error}`);
     const tone = statusTone(entry.status, entry.stop_reason !== undefined);
@@ -453,13 +480,21 @@ function usageLine(usage: LeadTokenUsage): string {
 }
 
 function delegationsLine(result: LeadRunResult): string {
-  const entries = result.ledger.filter((entry) => entry.run_id === result.run_id);
+  const own = result.ledger.filter((entry) => entry.run_id === result.run_id);
+  const entries = own.filter((entry) => entry.kind !== 'batch');
+  const batches = own.filter((entry) => entry.kind === 'batch');
   const counts = new Map<LedgerStatus, number>();
   for (const entry of entries) counts.set(entry.status, (counts.get(entry.status) ?? 0) + 1);
   const byStatus = [...counts].map(([status, count]) => `${count} ${statusWord(status)}`).join(', ');
+  const batchPart = batches
+    .map(
+      (entry) =>
+        `${SEPARATOR}batch ${oneLine(entry.id)} ${statusWord(entry.status)} (${batchCountsText(entry)})`,
+    )
+    .join('');
   return `${plural(result.turns, 'lead turn')}${SEPARATOR}${plural(entries.length, 'delegation')}${
     entries.length === 0 ? '' : ` (${byStatus})`
-  }`;
+  }${batchPart}`;
 }
 
 /** The run's outcome in words: status and stop reason explained, usage, the link, then the final answer. */

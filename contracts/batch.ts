@@ -9,7 +9,7 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { LoopDetectionSettings, ResolvedAgent } from './subagent';
-import type { SubagentStopReason } from './status';
+import { BATCH_ITEM_STATES, BATCH_STATUSES, type SubagentStopReason } from './status';
 import type { SummarizationRuntime } from './summarization';
 import type { SandboxSettings } from './tools';
 
@@ -58,7 +58,7 @@ export interface BatchInput {
 }
 
 /** Where an item stands. `waiting`: its slot was asked for (queued at admission, or granted and not started). */
-export type BatchItemState = 'pending' | 'waiting' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type BatchItemState = (typeof BATCH_ITEM_STATES)[number];
 export const BATCH_TERMINAL_STATES: readonly BatchItemState[] = ['completed', 'failed', 'cancelled'];
 
 /** What the batch keeps of each item between executions: compact, whatever the result's size. */
@@ -94,7 +94,7 @@ export interface BatchCarry {
   started_at: string;
 }
 
-export type BatchStatusName = 'running' | 'completed' | 'cancelled';
+export type BatchStatusName = (typeof BATCH_STATUSES)[number];
 
 export interface BatchItemView {
   key: string;
@@ -139,4 +139,69 @@ export const batchStatusQuery = defineQuery<BatchStatus, [page?: { offset?: numb
 /** The child of one attempt of one item. */
 export function batchItemWorkflowId(batchId: string, key: string, attempt: number): string {
   return `${batchId}/item/${key}/${attempt}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Batches a lead run starts (`batch_task`)
+
+/** Items one batch may hold unless the config says otherwise (`subagents.batch.max_items`). */
+export const DEFAULT_BATCH_MAX_ITEMS = 10_000;
+
+/** The lead's batch tools, offered only when the config enables batches (`subagents.batch.enabled`). */
+export const BATCH_TASK_TOOL_NAME = 'batch_task';
+export const BATCH_STATUS_TOOL_NAME = 'batch_status';
+export const READ_BATCH_RESULT_TOOL_NAME = 'read_batch_result';
+export const CANCEL_BATCH_TOOL_NAME = 'cancel_batch';
+export const BATCH_TOOL_NAMES = [
+  BATCH_TASK_TOOL_NAME,
+  BATCH_STATUS_TOOL_NAME,
+  READ_BATCH_RESULT_TOOL_NAME,
+  CANCEL_BATCH_TOOL_NAME,
+] as const;
+export type BatchToolName = (typeof BATCH_TOOL_NAMES)[number];
+
+export function isBatchToolName(name: string): name is BatchToolName {
+  return (BATCH_TOOL_NAMES as readonly string[]).includes(name);
+}
+
+/** What a lead run may do with batches (present in its input only when the config enables them). */
+export interface BatchToolSettings {
+  /** The ceiling for a batch the lead starts: the model may ask for less, never more. */
+  limits: BatchLimits;
+  max_items: number;
+}
+
+/** The batch a lead run's `batch_task` call starts: one id per call, so a retried call never starts two. */
+export function leadBatchWorkflowId(leadWorkflowId: string, id: string): string {
+  return `${leadWorkflowId}/batch/${id}`;
+}
+
+/** A workspace JSON Lines file of items, read for `batch_task` by an activity (workflows read no files). */
+export interface BatchItemsFileRequest {
+  workspace: string;
+  /** Relative to the workspace. */
+  path: string;
+  max_items: number;
+}
+
+export type BatchItemsFileAnswer = { items: BatchItem[] } | { problems: string[] };
+
+/** A page of a batch for the lead's model: its status (`batch_status`) or its answers (`read_batch_result`). */
+export interface BatchPageRequest {
+  /** The batch's workflow id. */
+  workflow_id: string;
+  /** The id the model knows it by (the ledger entry's). */
+  batch_id: string;
+  offset: number;
+  limit: number;
+  /** `read_batch_result`: the most characters of answers in the page. */
+  max_chars?: number;
+}
+
+export interface BatchPageAnswer {
+  /** What the model reads. */
+  text: string;
+  status: BatchStatusName;
+  total: number;
+  counts: Record<BatchItemState, number>;
 }

@@ -4,6 +4,7 @@
  * are DeerFlow's `task_*` events; snake_case on the wire.
  */
 import type { TokenUsage } from './messages';
+import type { LedgerBatchCounts } from './ledger';
 import type { SubagentStatus, SubagentStopReason } from './status';
 
 export const TERMINAL_TASK_EVENT_TYPES = [
@@ -14,11 +15,15 @@ export const TERMINAL_TASK_EVENT_TYPES = [
 ] as const;
 export type TerminalTaskEventType = (typeof TERMINAL_TASK_EVENT_TYPES)[number];
 
+/** A batch the run started with `batch_task`, and its end (its items are followed in the batch itself). */
+export const BATCH_EVENT_TYPES = ['batch_started', 'batch_finished'] as const;
+
 export const TASK_EVENT_TYPES = [
   'task_queued',
   'task_started',
   'task_running',
   ...TERMINAL_TASK_EVENT_TYPES,
+  ...BATCH_EVENT_TYPES,
 ] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
@@ -72,11 +77,37 @@ export interface TaskTerminalEvent extends TaskEventBase {
   turns: number;
 }
 
-export type TaskEvent = TaskQueuedEvent | TaskStartedEvent | TaskRunningEvent | TaskTerminalEvent;
+/** `batch_task` started a batch (`task_id`: its ledger entry's id). */
+export interface BatchStartedEvent extends TaskEventBase {
+  type: 'batch_started';
+  description: string;
+  /** Its items' agent. */
+  subagent_type: string;
+  workflow_id: string;
+  items: number;
+}
+
+/** The batch ended: every item in a terminal state (`cancelled`: the rest were cancelled), or it failed. */
+export interface BatchFinishedEvent extends TaskEventBase {
+  type: 'batch_finished';
+  status: 'completed' | 'cancelled' | 'failed';
+  counts: LedgerBatchCounts;
+  error?: string;
+}
+
+export type TaskEvent =
+  | TaskQueuedEvent
+  | TaskStartedEvent
+  | TaskRunningEvent
+  | TaskTerminalEvent
+  | BatchStartedEvent
+  | BatchFinishedEvent;
 
 /** An event before the log gives it its `seq`. */
 export type NewTaskEvent =
   | Omit<TaskQueuedEvent, 'seq'>
   | Omit<TaskStartedEvent, 'seq'>
   | Omit<TaskRunningEvent, 'seq'>
-  | Omit<TaskTerminalEvent, 'seq'>;
+  | Omit<TaskTerminalEvent, 'seq'>
+  | Omit<BatchStartedEvent, 'seq'>
+  | Omit<BatchFinishedEvent, 'seq'>;

@@ -233,6 +233,16 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     queue_timeout_seconds: seconds.optional(),
   });
 
+  const batch = object({
+    limits: object({
+      max_running_items: wholeNumber(1),
+      max_live_items: wholeNumber(1),
+      max_attempts: wholeNumber(1),
+      retry_backoff_seconds: seconds,
+    }),
+    max_items: wholeNumber(1),
+  });
+
   const summarization = object({
     trigger_tokens: wholeNumber(1),
     keep_messages: wholeNumber(1),
@@ -267,6 +277,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
       timeout_seconds: seconds.optional(),
       summarization: summarization.optional(),
       limits,
+      batch: batch.optional(),
       depth: wholeNumber(0),
       ledger: ledger.optional(),
       carry: carry.optional(),

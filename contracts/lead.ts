@@ -3,6 +3,7 @@
  * and watch it (no Node APIs: the workflow bundle imports this file). snake_case on the wire.
  */
 import { defineQuery } from '@temporalio/workflow';
+import type { BatchToolSettings } from './batch';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
 import type { JsonValue, LoopCarry } from './loop-carry';
@@ -63,6 +64,11 @@ export interface LeadRunInput {
   /** Compaction settings for the lead and every subagent; absent → off. */
   summarization?: SummarizationRuntime;
   limits: DelegationLimitSettings;
+  /**
+   * Durable batches: present when the config enables them (`subagents.batch.enabled`), then the lead is
+   * offered `batch_task` and the tools that follow a batch. The limits are the ceiling for its batches.
+   */
+  batch?: BatchToolSettings;
   /** 0 for a top-level lead; a lead started by a delegating child has the child's depth. */
   depth: number;
   /**

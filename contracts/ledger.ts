@@ -10,9 +10,25 @@ import type { LedgerStatus, SubagentStopReason } from './status';
 /** Characters of the task's description kept in an entry; the model is asked for 3–5 words anyway. */
 export const LEDGER_DESCRIPTION_MAX_CHARS = 200;
 
+/** A batch's items by outcome, as the batch last reported them. */
+export interface LedgerBatchCounts {
+  total: number;
+  completed?: number;
+  failed?: number;
+  cancelled?: number;
+}
+
 export interface LedgerEntry {
-  /** The tool_call_id of the `task` call. */
+  /** The tool_call_id of the `task` (or `batch_task`) call. */
   id: string;
+  /**
+   * `batch`: a `batch_task` call's batch (a `batchWorkflow`; `subagent_type` is its items' agent, `status` the
+   * batch's: `in_progress` until it ends, then `completed`, `cancelled` or `failed`). Absent: a `task` call.
+   * Batches do not count toward `max_total_per_run`.
+   */
+  kind?: 'batch';
+  /** A batch's item counts. */
+  batch?: LedgerBatchCounts;
   /** The lead run that delegated it: only the current run's entries count toward `max_total_per_run`. */
   run_id: string;
   description: string;

@@ -1,6 +1,6 @@
 /**
- * Statuses and stop reasons, as the seeds' cross-language contract (`subagent_status_contract.json`, v2)
- * spells them. `test/unit/status-contract.test.ts` pins these lists to the JSON fixture.
+ * Statuses and stop reasons, as the seeds' cross-language contract (`subagent_status_contract.json`) spells
+ * them: version 2's lists as the seeds have them, and version 3's additions for durable batches. `test/unit/status-contract.test.ts` pins these lists to the JSON fixture.
  */
 
 export const SUBAGENT_STATUSES = [
@@ -51,4 +51,18 @@ export const METADATA_KEYS = {
   admission_failure: 'subagent_admission_failure',
 } as const;
 
-export const STATUS_CONTRACT_VERSION = 2;
+/** A batch as a whole (`batch_status`'s `status`, a batch's result). */
+export const BATCH_STATUSES = ['running', 'completed', 'cancelled'] as const;
+/** Where one batch item stands; `waiting`: its slot asked for (queued at admission, or granted, not started). */
+export const BATCH_ITEM_STATES = [
+  'pending',
+  'waiting',
+  'running',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+/** A batch's ledger entry (`kind: batch`): running, then how it ended (`failed`: the batch workflow itself). */
+export const BATCH_LEDGER_STATUSES = ['in_progress', 'completed', 'cancelled', 'failed'] as const;
+
+export const STATUS_CONTRACT_VERSION = 3;

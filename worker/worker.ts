@@ -14,6 +14,7 @@ import {
 import * as activities from '../activities';
 import { createAcceptanceActivities } from '../activities/acceptance';
 import { createAdmissionActivities } from '../activities/admission';
+import { createBatchToolActivities } from '../activities/batch-tools';
 import { warmUpModelProviders } from '../activities/model';
 import {
   DEFAULT_ADMISSION_SETTINGS,
@@ -149,6 +150,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       ...activities,
       ...createAdmissionActivities(settings, identity),
       ...createAcceptanceActivities(),
+      ...createBatchToolActivities(),
     },
     dataConverter,
     ...RECOVERY_TUNING,

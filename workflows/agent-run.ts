@@ -13,6 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { subagentAdmissionSignal } from '../contracts/admission';
+import type { BatchToolSettings } from '../contracts/batch';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { TaskEvent } from '../contracts/events';
@@ -82,6 +83,8 @@ export interface DelegationSpec {
   limits: DelegationLimitSettings;
   ledger?: LedgerEntry[];
   events?: TaskEvent[];
+  /** Durable batches (`batch_task`), when the agent may start them. */
+  batch?: BatchToolSettings;
 }
 
 /** Delegation for one agent, run by the same code at every depth. */
@@ -101,6 +104,7 @@ export function createDelegator(
     transcript: () => state().transcript,
     ...(delegation.ledger && { ledger: delegation.ledger }),
     ...(delegation.events && { events: delegation.events }),
+    ...(delegation.batch && { batch: delegation.batch }),
     ...(context.summarization && { summarization: context.summarization }),
   });
 }
@@ -149,8 +153,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   const { context, agent, state, delegator } = options;
   const builtinTools = agent.tools.filter(isBuiltinToolName);
   const toolSpecs: ToolSpec[] = [];
-  // At the depth cap the tool stays visible and its calls are refused with an explanation.
-  if (delegator?.canDelegate) toolSpecs.push(delegator.toolSpec());
+  // At the depth cap the tools stay visible and their calls are refused with an explanation.
+  if (delegator) toolSpecs.push(...delegator.toolSpecs());
   if (delegator) {
     setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
     setHandler(subagentAdmissionSignal, (update) => delegator.recordAdmission(update));
@@ -190,7 +194,11 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     const clock =
       timeoutSeconds === undefined
         ? undefined
-        : clockScope.run(() => sleep(Math.max(0, clockEnd(startedAtMs, timeoutSeconds) - Date.now())));
+        : clockScope.run(() =>
+            sleep(Math.max(0, clockEnd(startedAtMs, timeoutSeconds) - Date.now()), {
+              summary: `wall clock: timeout_seconds ${timeoutSeconds}`,
+            }),
+          );
     const end = await (clock ? Promise.race([loop, clock.then(() => 'timed_out' as const)]) : loop);
     if (end !== 'timed_out') return end;
     // Graceful: running activities (they heartbeat) and children are cancelled, the partial text is kept.

@@ -3,7 +3,14 @@
  * every subagent (`runAgent`), with delegation plugged in. Its ledger and event log live in workflow state,
  * rebuilt from history on replay, and are read by queries.
  */
-import { continueAsNew, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  continueAsNew,
+  isCancellation,
+  patched,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   leadEventsQuery,
   leadLedgerQuery,
@@ -124,6 +131,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       limits: input.limits,
       ...(input.ledger && { ledger: input.ledger }),
       ...(input.carry && { events: input.carry.events }),
+      ...(input.batch && { batch: input.batch }),
     },
     () => state,
   );
@@ -190,6 +198,8 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     });
   }
   const { status, stopReason, error } = leadOutcome(end, input);
+  // A batch outlives the run's answer, not a cancel of the run.
+  if (end.kind === 'cancelled') await CancellationScope.nonCancellable(() => delegator.cancelBatches());
   finished = true;
   if (holdsSlot) await releaseSlot(workflowInfo().workflowId, 'runs');
   return {

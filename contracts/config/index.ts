@@ -30,6 +30,7 @@ import {
   wholeNumber,
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
+import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
@@ -96,6 +97,16 @@ const subagents = section('subagents', {
   }).prefault({}),
   agents: mappingOf(agentOverride, 'agent overrides').prefault({}),
   custom_agents: mappingOf(customAgent, 'custom agents').prefault({}),
+  // Durable batches: `enabled` offers the lead `batch_task`; the limits are the defaults of every batch (CLI,
+  // API, schedules) and the ceiling of the lead's.
+  batch: section('subagents.batch', {
+    enabled: bool.default(false),
+    max_running_items: wholeNumber(1).default(DEFAULT_BATCH_LIMITS.max_running_items),
+    max_live_items: wholeNumber(1).default(DEFAULT_BATCH_LIMITS.max_live_items),
+    max_attempts: wholeNumber(1, 10).default(DEFAULT_BATCH_LIMITS.max_attempts),
+    retry_backoff_seconds: seconds.default(DEFAULT_BATCH_LIMITS.retry_backoff_seconds),
+    max_items: wholeNumber(1).default(DEFAULT_BATCH_MAX_ITEMS),
+  }).prefault({}),
 });
 
 const subagentRuntime = section('subagent_runtime', {
@@ -285,6 +296,15 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
       ]);
     }
     checkModel(['subagents', 'agents', name, 'model'], override.model);
+  }
+
+  const batch = config.subagents.batch;
+  if (batch.max_running_items > batch.max_live_items) {
+    out.push([
+      ['subagents', 'batch', 'max_running_items'],
+      batch.max_running_items,
+      `is above max_live_items (${batch.max_live_items}): running items are live items`,
+    ]);
   }
 
   const loop = config.loop_detection;

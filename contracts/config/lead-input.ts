@@ -1,6 +1,7 @@
 /** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
 import { listAgents, resolveLeadModel, resolveLeadTokenBudget, resolveSummarization } from './agents';
 import type { Config } from './index';
+import type { BatchLimits, BatchToolSettings } from '../batch';
 import type { LeadRunInput } from '../lead';
 import { BUILTIN_TOOL_NAMES } from '../tools';
 
@@ -36,7 +37,18 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
       ...(config.lead.fairness_key !== undefined && { fairness_key: config.lead.fairness_key }),
       queue_timeout_seconds: config.subagent_runtime.queue_timeout_seconds,
     },
+    ...(subagents.enabled && subagents.batch.enabled && { batch: batchToolSettings(config) }),
     depth: 0,
     asks_slot: true,
   };
+}
+
+/** The config's batch limits: the defaults of every batch, the ceiling of a lead's. */
+export function configBatchLimits(config: Config): BatchLimits {
+  const { max_running_items, max_live_items, max_attempts, retry_backoff_seconds } = config.subagents.batch;
+  return { max_running_items, max_live_items, max_attempts, retry_backoff_seconds };
+}
+
+function batchToolSettings(config: Config): BatchToolSettings {
+  return { limits: configBatchLimits(config), max_items: config.subagents.batch.max_items };
 }

@@ -174,6 +174,39 @@ export const SCENARIOS: Record<string, Scenario> = {
   // The same run where the inputs say that each workflow asks for its slot (`asks_slot`): no patch check, so
   // no patch marker and no search attribute update in the lead or its children.
   'lead-slot-from-input': leadRunSlot,
+  // A lead that starts a durable batch (`batch_task`, three inline items), waits for it with `batch_status`,
+  // reads its answers and answers itself.
+  'lead-batch': {
+    workflow: 'leadRunWorkflow',
+    config: { subagents: { batch: { enabled: true, max_running_items: 2, max_live_items: 2 } } },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'batch_task',
+                  id: 'b1',
+                  args: {
+                    description: 'Check parts',
+                    subagent_type: 'general-purpose',
+                    items: ['p1', 'p2', 'p3'].map((key) => ({ key, prompt: `Check ${key}.` })),
+                  },
+                },
+              ],
+              usage,
+            },
+            { tool_calls: [{ name: 'batch_status', args: { batch_id: 'b1', wait_seconds: 120 } }], usage },
+            { tool_calls: [{ name: 'read_batch_result', args: { batch_id: 'b1' } }], usage },
+            { content: 'All parts checked.', usage },
+          ],
+        },
+        childAnswers,
+      ],
+    },
+  },
   // A batch of four items, two at a time: one fails its first attempt (it leaves a marker, then the model
   // errs) and passes its second, one is checked against acceptance criteria (an activity), all complete.
   'batch-retried': {

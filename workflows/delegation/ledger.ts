@@ -2,7 +2,11 @@
  * The delegation ledger as pure functions over plain JSON: each update returns a new array, so the lead
  * keeps it in workflow state, carries it across continue-as-new and answers queries with it as is.
  */
-import { LEDGER_DESCRIPTION_MAX_CHARS, type LedgerEntry } from '../../contracts/ledger';
+import {
+  LEDGER_DESCRIPTION_MAX_CHARS,
+  type LedgerBatchCounts,
+  type LedgerEntry,
+} from '../../contracts/ledger';
 import type { LeadTokenUsage } from '../../contracts/lead';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../../contracts/messages';
 import { STOP_REASON_LABELS, type LedgerStatus } from '../../contracts/status';
@@ -58,6 +62,40 @@ export function startEntry(ledger: readonly LedgerEntry[], start: EntryStart, no
     workflow_id: start.workflowId,
   };
   return [...ledger, entry];
+}
+
+/** Adds an `in_progress` entry for a batch a `batch_task` call started (unchanged when the id is there). */
+export function startBatchEntry(
+  ledger: readonly LedgerEntry[],
+  start: Omit<EntryStart, 'status'> & { items: number },
+  now: string,
+): LedgerEntry[] {
+  if (ledger.some((entry) => entry.id === start.id)) return [...ledger];
+  const [entry] = startEntry([], start, now);
+  return [...ledger, { ...entry, kind: 'batch', batch: { total: start.items } }];
+}
+
+/** How a batch ended: its status and counts, or the failure of its workflow. */
+export interface BatchEnd {
+  status: 'completed' | 'cancelled' | 'failed';
+  counts: LedgerBatchCounts;
+  error?: string;
+}
+
+/** Records a batch's end; an entry already terminal keeps its first outcome. */
+export function applyBatchEnd(
+  ledger: readonly LedgerEntry[],
+  id: string,
+  end: BatchEnd,
+  now: string,
+): LedgerEntry[] {
+  return replaceEntry(ledger, id, (entry) => ({
+    ...entry,
+    status: end.status,
+    batch: end.counts,
+    ...(end.error !== undefined && { error: truncateHeadTail(end.error, RESULT_BRIEF_MAX_CHARS) }),
+    updated_at: now,
+  }));
 }
 
 function replaceEntry(
@@ -130,9 +168,9 @@ export function applyResult(
   }));
 }
 
-/** Delegations made by this run: what `max_total_per_run` is checked against. */
+/** Delegations made by this run: what `max_total_per_run` is checked against (batches are not counted). */
 export function countForRun(ledger: readonly LedgerEntry[], runId: string): number {
-  return ledger.filter((entry) => entry.run_id === runId).length;
+  return ledger.filter((entry) => entry.run_id === runId && entry.kind !== 'batch').length;
 }
 
 /** This run's entries by status, with every status present. */
@@ -213,7 +251,21 @@ function shorten(flat: string, maxChars: number): string {
   return flat.length <= maxChars ? flat : oneLine(truncateHeadTail(flat, maxChars));
 }
 
-function entryLine({ entry, description, ...texts }: PreparedEntry, detailChars: number): string {
+/** A batch's line: its id for the batch tools, its counts, and what to do next. */
+function batchLine({ entry, description, ...texts }: PreparedEntry, detailChars: number): string {
+  const { total, completed = 0, failed = 0, cancelled = 0 } = entry.batch ?? { total: 0 };
+  const head = `- [${entry.status}] batch ${entry.id}: ${total} ${entry.subagent_type} items ${description}`;
+  if (entry.status === 'in_progress') {
+    return `${head} — still running; follow it with batch_status, read answers with read_batch_result.`;
+  }
+  const counts = `${completed} completed, ${failed} failed, ${cancelled} cancelled`;
+  const error = shorten(texts.error, detailChars);
+  return `${head} — ${counts}.${error !== '' ? ` Error: ${error}` : ''} Read answers with read_batch_result.`;
+}
+
+function entryLine(prepared: PreparedEntry, detailChars: number): string {
+  if (prepared.entry.kind === 'batch') return batchLine(prepared, detailChars);
+  const { entry, description, ...texts } = prepared;
   const capped = entry.stop_reason === undefined ? '' : `, capped: ${STOP_REASON_LABELS[entry.stop_reason]}`;
   const head = `- [${entry.status}${capped}] ${entry.subagent_type} ${description}`;
   const brief = shorten(texts.brief, detailChars);

@@ -436,3 +436,53 @@ describe('renderSummary', () => {
     expect(colored.map(uncolored)).toEqual(renderSummary(capped, { color: false }));
   });
 });
+
+describe('a batch the lead started', () => {
+  const running = entry('b1', {
+    status: 'in_progress',
+    kind: 'batch',
+    description: 'Review requirements',
+    workflow_id: 'run-1/batch/b1',
+    batch: { total: 40 },
+  });
+  const ended = {
+    ...running,
+    status: 'completed' as const,
+    updated_at: at(95),
+    batch: { total: 40, completed: 38, failed: 2, cancelled: 0 },
+  };
+
+  it('is one row in the tree: its items while it runs, their counts once it ended', () => {
+    const lines = (ledger: LedgerEntry[]) =>
+      renderTree(
+        { run_id: 'run-1', lead: { state: 'running', turns: 1, started_at_ms: T0 }, ledger, progress: {} },
+        { now: T0 + 30_000, color: false, width: 120 },
+      ).map(uncolored);
+    expect(lines([running]).join('\n')).toMatch(
+      /general-purpose {2}batch: Review requirements {2}running · 40 items · 30.0s/,
+    );
+    expect(lines([ended]).join('\n')).toMatch(
+      /✓ general-purpose {2}batch: Review requirements {2}completed · 38 completed, 2 failed of 40 items · 1m ?35(\.0)?s/,
+    );
+  });
+
+  it('shows its counts in the ledger table and in the summary, apart from the delegations', () => {
+    expect(renderLedgerTable([ended], { color: false, width: 100 })[1]).toMatch(
+      /^b1 +general-purpose +completed +- +- +batch: 38 completed, 2 failed of 40 items$/,
+    );
+    const summary = renderSummary(
+      {
+        run_id: 'run-1',
+        status: 'completed',
+        final_output: 'Done.',
+        ledger: [entry('a', { status: 'completed' }), ended],
+        token_usage: {},
+        turns: 3,
+      },
+      { color: false },
+    );
+    expect(summary).toContain(
+      'work    3 lead turns · 1 delegation (1 completed) · batch b1 completed (38 completed, 2 failed of 40 items)',
+    );
+  });
+});

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkWorkspaceFolder, workspaceFolderProblem } from '../../../client/api';
-import { defaultConfig } from '../../../contracts/config';
+import { defaultConfig, parseConfig } from '../../../contracts/config';
 import {
   assertLeadRunInput,
   InvalidInputError,
@@ -54,6 +54,25 @@ describe('workflow input schemas', () => {
     expect(leadRunInputProblems(input)).toEqual([]);
     expect(JSON.stringify(input)).toBe(before);
     expect(subagentInputProblems(subagentInput({ workspace: '/srv/project' }))).toEqual([]);
+  });
+
+  it('carry the batch settings only when the config enables batches', () => {
+    expect(lead().batch).toBeUndefined();
+    const config = parseConfig({
+      subagents: { batch: { enabled: true, max_running_items: 4, max_live_items: 8 } },
+    });
+    const input = buildLeadRunInput(config.config, { prompt: 'Do the work.', workspace: '/srv/project' });
+    expect(input.batch).toEqual({
+      limits: { max_running_items: 4, max_live_items: 8, max_attempts: 2, retry_backoff_seconds: 5 },
+      max_items: 10_000,
+    });
+    expect(leadRunInputProblems(input)).toEqual([]);
+    // No agent to start, no batch either.
+    const off = parseConfig({ subagents: { enabled: false, batch: { enabled: true } } });
+    expect(buildLeadRunInput(off.config, { prompt: 'x', workspace: '/srv/project' }).batch).toBeUndefined();
+    expect(() => parseConfig({ subagents: { batch: { max_running_items: 9, max_live_items: 3 } } })).toThrow(
+      /subagents\.batch\.max_running_items: 9 .*above max_live_items \(3\)/,
+    );
   });
 
   it.each(recordedInputs())('accept the input recorded in %s', (_file, type, input) => {

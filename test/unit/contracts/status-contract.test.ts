@@ -1,5 +1,9 @@
 import contract from '../../../contracts/subagent_status_contract.json';
+import { BATCH_EVENT_TYPES } from '../../../contracts/events';
 import {
+  BATCH_ITEM_STATES,
+  BATCH_LEDGER_STATUSES,
+  BATCH_STATUSES,
   LEDGER_STATUSES,
   METADATA_KEYS,
   RUN_STOP_REASONS,
@@ -8,12 +12,21 @@ import {
   SUBAGENT_STOP_REASONS,
 } from '../../../contracts/status';
 
-// The JSON fixture is the cross-process contract (version 2, as in the seeds); the TypeScript lists must
-// match it value for value and in order, so a change on either side fails here.
+// The JSON fixture is the cross-process contract (version 2 as in the seeds, plus version 3's batch lists);
+// the TypeScript lists must match it value for value and in order, so a change on either side fails here.
 describe('status contract', () => {
-  it('is version 2 on both sides', () => {
-    expect(contract.version).toBe(2);
+  it('is version 3 on both sides', () => {
+    expect(contract.version).toBe(3);
     expect(STATUS_CONTRACT_VERSION).toBe(contract.version);
+  });
+
+  it('lists the same batch statuses, item states, ledger statuses and events', () => {
+    expect([...BATCH_STATUSES]).toEqual(contract.batch_status);
+    expect([...BATCH_ITEM_STATES]).toEqual(contract.batch_item_state);
+    expect([...BATCH_EVENT_TYPES]).toEqual(contract.batch_event_type);
+    // A batch's ledger statuses are ledger statuses.
+    expect([...BATCH_LEDGER_STATUSES]).toEqual(contract.batch_ledger_status);
+    for (const status of BATCH_LEDGER_STATUSES) expect(LEDGER_STATUSES).toContain(status);
   });
 
   it('lists the same subagent statuses', () => {
@@ -39,6 +52,10 @@ describe('status contract', () => {
   it('has no section the TypeScript side does not pin', () => {
     expect(Object.keys(contract).sort()).toEqual(
       [
+        'batch_event_type',
+        'batch_item_state',
+        'batch_ledger_status',
+        'batch_status',
         'ledger_status',
         'metadata_keys',
         'run_stop_reason',

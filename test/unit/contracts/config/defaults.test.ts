@@ -15,6 +15,14 @@ describe('the configuration with nothing written', () => {
       token_budget: { enabled: true, warn_threshold: 0.7 },
       agents: {},
       custom_agents: {},
+      batch: {
+        enabled: false,
+        max_running_items: 3,
+        max_live_items: 6,
+        max_attempts: 2,
+        retry_backoff_seconds: 5,
+        max_items: 10_000,
+      },
     });
     expect(config.subagent_runtime).toEqual({
       max_running: 3,
