@@ -12,7 +12,7 @@ import { BatchesClient } from '../../client/batches';
 import { batchStatusQuery, leadBatchWorkflowId } from '../../contracts/batch';
 import { leadEventsQuery, leadLedgerQuery, type LeadRunInput } from '../../contracts/lead';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
-import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
+import { childStarts, uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 
 const testClient = useTestClient();
@@ -59,11 +59,6 @@ async function startLead(
     workflowId: `${taskQueue}-lead`,
     args: [input],
   });
-}
-
-async function childStarts(handle: WorkflowHandle): Promise<string[]> {
-  const events = (await handle.fetchHistory()).events ?? [];
-  return events.flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? []);
 }
 
 describe('the lead’s batch tools', () => {

@@ -12,7 +12,7 @@ import { leadRunWorkflow } from '../../workflows/lead-run';
 import { depthRefusalText, subagentResultText } from '../../contracts/delegation-result';
 import { SUBAGENT_LIMIT_NOTE } from '../../workflows/delegation/limits';
 import type { subagentWorkflow } from '../../workflows/subagent';
-import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
+import { childStarts, uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 
 const testClient = useTestClient();
@@ -47,11 +47,6 @@ async function startLead(
     workflowId: `${taskQueue}-lead`,
     args: [input],
   });
-}
-
-async function childStarts(handle: WorkflowHandle): Promise<string[]> {
-  const events = (await handle.fetchHistory()).events ?? [];
-  return events.flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? []);
 }
 
 describe('leadRunWorkflow', () => {

@@ -88,17 +88,19 @@ function refSchema(tool: BatchToolName) {
     .min(1, { error: 'is empty (the id batch_task answered with)' })
     .describe('The id batch_task answered with.');
   const offset = z.int().min(0).optional().describe('First item of the page, from 0 (default 0).');
+  const pageLimit = (byDefault: number) =>
+    z
+      .int()
+      .min(1)
+      .max(BATCH_STATUS_PAGE_LIMIT)
+      .optional()
+      .describe(`Items in the page (default ${byDefault}).`);
   switch (tool) {
     case BATCH_STATUS_TOOL_NAME:
       return z.strictObject({
         batch_id: batchId,
         offset,
-        limit: z
-          .int()
-          .min(1)
-          .max(BATCH_STATUS_PAGE_LIMIT)
-          .optional()
-          .describe('Items in the page (default 20).'),
+        limit: pageLimit(20),
         wait_seconds: z
           .int()
           .min(0)
@@ -110,12 +112,7 @@ function refSchema(tool: BatchToolName) {
       return z.strictObject({
         batch_id: batchId,
         offset,
-        limit: z
-          .int()
-          .min(1)
-          .max(BATCH_STATUS_PAGE_LIMIT)
-          .optional()
-          .describe('Items in the page (default 10).'),
+        limit: pageLimit(10),
         max_chars: z
           .int()
           .min(500)
