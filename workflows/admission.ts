@@ -55,6 +55,11 @@ export const ADMISSION_SWEEP_BATCH = 16;
 
 /** Executions recorded before the batch described every holder at each sweep, and replay so. */
 const BOUNDED_SWEEP_PATCH = 'admission-bounded-sweep';
+/**
+ * Histories recorded before a draining execution kept its new answers for the next one: it sent them, and
+ * under steady traffic the answers in flight never all arrived, so it never continued as new.
+ */
+const DEFERRED_ANSWERS_PATCH = 'admission-deferred-answers';
 
 /** Declarations kept for the state query (the newest last). */
 const MAX_WORKER_DECLARATIONS = 16;
@@ -80,6 +85,8 @@ export interface AdmissionCarry {
   counters: AdmissionCounters;
   workers: WorkerDeclaration[];
   last_grant_ms?: number;
+  /** Answers decided while the previous execution drained, sent by this one first. */
+  answers?: { owner: string; answer: AdmissionAnswer }[];
 }
 
 const { admissionClosedOwners } = proxyActivities<AdmissionActivities>({
@@ -349,7 +356,14 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   // Answers not yet delivered. The server drops a signal whose sender has closed, so the workflow continues as
   // new only once every answer it sent has arrived.
   const sending = new Set<Promise<void>>();
+  // While it drains to continue as new: the answers decided meanwhile, sent by the next execution (the slots'
+  // state already holds them), so that the answers in flight can all arrive even under steady traffic.
+  let deferred: { owner: string; answer: AdmissionAnswer }[] | undefined;
   const tell = (owner: string, answer: AdmissionAnswer): void => {
+    if (deferred) {
+      deferred.push({ owner, answer });
+      return;
+    }
     const sent = getExternalWorkflowHandle(owner)
       .signal(admissionAnswerSignal, answer)
       .catch(() => {
@@ -362,6 +376,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     sending.add(sent);
   };
   const slots: Slots = new Slots(input, tell);
+  for (const { owner, answer } of input.carry?.answers ?? []) tell(owner, answer);
   setHandler(admissionStateQuery, () => slots.state());
   setHandler(acquireSlotSignal, (request) => {
     const answer = slots.acquire(request, Date.now());
@@ -396,6 +411,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     if (armed === Infinity) await condition(predicate);
     else await condition(predicate, Math.max(1, armed - now));
   }
+  if (patched(DEFERRED_ANSWERS_PATCH)) deferred = [];
   await condition(() => sending.size === 0 && allHandlersFinished());
   const continueAsNew = makeContinueAsNewFunc<typeof admissionWorkflow>({
     workflowTaskTimeout: ADMISSION_WORKFLOW_TASK_TIMEOUT,
@@ -403,7 +419,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   return await continueAsNew({
     settings: slots.settings,
     ...(input.pool && { pool: input.pool }),
-    carry: slots.carry(),
+    carry: { ...slots.carry(), ...(deferred && deferred.length > 0 && { answers: deferred }) },
     ...(input.history_events !== undefined && { history_events: input.history_events }),
   });
 }

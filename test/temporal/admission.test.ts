@@ -10,8 +10,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import {
+  acquireSlotSignal,
   admissionStateQuery,
   admissionWorkflowId,
+  releaseSlotSignal,
   capacityFullText,
   queueTimeoutText,
   type AdmissionSettings,
@@ -336,6 +338,69 @@ describe('the admission workflow', () => {
     expect(state.counters).toMatchObject({ granted: 6, released: 6, queued: 5 });
     expect(state.running).toEqual([]);
     expect(state.queued).toEqual([]);
+  });
+});
+
+describe('the admission workflow under steady traffic', () => {
+  it('still continues as new: answers decided while it drains go to the next execution', async () => {
+    const taskQueue = uniqueTaskQueue('admission-steady');
+    const client = testClient();
+    const settings = admission({ max_running: 2, max_queued: 1000 });
+    const workflowId = admissionWorkflowId(taskQueue);
+    await client.workflow.start(admissionWorkflow, {
+      taskQueue,
+      workflowId,
+      args: [{ settings, history_events: 60 }],
+    });
+    const handle = client.workflow.getHandle(workflowId);
+    let sent = 0;
+    let trafficEnded = Infinity;
+    const state = await withProjectWorker(
+      taskQueue,
+      async () => {
+        // Two senders, each asking for a slot and giving back the one before, without pause: every workflow
+        // task has new requests, so answers are always in flight. The owners do not exist (an answer that
+        // cannot be delivered gives its slot back), which keeps the traffic going.
+        const until = Date.now() + 6_000;
+        await Promise.all(
+          [0, 1].map(async (sender) => {
+            for (let n = 0; Date.now() < until; n += 1) {
+              const slot = `steady-${sender}-${n}`;
+              await handle.signal(acquireSlotSignal, {
+                slot,
+                owner: `${slot}-owner`,
+                fairness_key: `k${sender}`,
+              });
+              if (n > 0) await handle.signal(releaseSlotSignal, { slot: `steady-${sender}-${n - 1}` });
+              sent += 1;
+            }
+          }),
+        );
+        trafficEnded = Date.now();
+        await waitFor('every request answered or given back', async () => {
+          const now = await handle.query(admissionStateQuery);
+          return now.running.length === 0 && now.queued.length === 0;
+        });
+        return handle.query(admissionStateQuery);
+      },
+      { admission: settings },
+    );
+    // Executions that continued as new while the traffic went on (before, one drained only once it stopped).
+    const during: number[] = [];
+    for await (const execution of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+      const closed = execution.closeTime?.getTime();
+      if (closed !== undefined && closed < trafficEnded) during.push(execution.historyLength);
+    }
+    console.log(
+      `admission under steady traffic: ${sent} requests; histories continued meanwhile: ${during.join(', ')}`,
+    );
+    expect(sent).toBeGreaterThan(40);
+    expect(during.length).toBeGreaterThanOrEqual(2);
+    // Nothing lost across them: every request was answered (granted, or queued and withdrawn by its release),
+    // and every slot granted came back.
+    expect(state.counters.granted).toBeGreaterThan(sent / 4);
+    expect(state.counters.granted + state.counters.queued).toBeGreaterThanOrEqual(sent);
+    expect(state.counters.released + state.counters.reclaimed).toBe(state.counters.granted);
   });
 });
 
