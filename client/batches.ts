@@ -25,12 +25,13 @@ import { resolveAgent, resolveSummarization } from '../contracts/config/agents';
 import { configBatchLimits } from '../contracts/config/lead-input';
 import type { TokenUsage } from '../contracts/messages';
 import type { SubagentStopReason } from '../contracts/status';
-import type { SubagentResult } from '../contracts/subagent';
+import { failedSubagentResult, type SubagentResult } from '../contracts/subagent';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
 import { InvalidInputError } from '../contracts/inputs';
 import { checkWorkspaceFolder } from './api';
+import { summaryLine } from '../contracts/text';
 
 const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
 type BatchWorkflow = typeof workflows.batchWorkflow;
@@ -138,11 +139,14 @@ export class BatchHandle {
     const child: SubagentResult = await this.client.workflow
       .getHandle<SubagentWorkflow>(view.workflow_id)
       .result()
-      .catch((err: unknown) => ({
-        status: 'failed' as const,
-        error: err instanceof Error ? err.message : String(err),
-        turns: 0,
-      }));
+      .catch(
+        (err: unknown): SubagentResult =>
+          failedSubagentResult(err) ?? {
+            status: 'failed',
+            error: err instanceof Error ? err.message : String(err),
+            turns: 0,
+          },
+      );
     return {
       ...base,
       ...(child.result !== undefined && { result: child.result }),
@@ -182,7 +186,9 @@ export class BatchesClient {
         workflowId: batchId,
         args: [input],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        staticSummary: `batch: ${input.subagent_type}: ${input.description} (${input.items.length} items)`,
+        staticSummary: summaryLine(
+          `batch: ${input.subagent_type}: ${input.description} (${input.items.length} items)`,
+        ),
         typedSearchAttributes: runSearchAttributes(input.run_id ?? batchId, 'batch', input.depth - 1),
       });
     } catch (err) {

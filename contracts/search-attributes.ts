@@ -1,27 +1,41 @@
 /**
  * Custom search attributes this project sets on its workflows, so the Web UI and `temporal workflow list`
- * can filter runs and delegations. The dev server registers them at start; a cluster operator registers them
- * once with `temporal operator search-attribute create`.
+ * can filter runs and delegations by who they are and how they went. The dev server registers them at start;
+ * a cluster operator registers them once with `temporal operator search-attribute create` (README).
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+
 export const SEARCH_ATTRIBUTES = {
   /** The lead run a workflow belongs to (the lead's own id on the lead). */
   LeadRunId: 'Keyword',
-  /** `lead`, `general-purpose`, `bash`, or a custom agent's name. */
+  /** `lead`, `general-purpose`, `bash`, `batch`, or a custom agent's name. */
   SubagentType: 'Keyword',
   /** 0 for the lead, parent's depth + 1 for a child. */
   DelegationDepth: 'Int',
+  /**
+   * How it stands: `running` from its start (`queued` while it waits for a slot), then its outcome
+   * (`completed`, `failed`, `cancelled`, `timed_out`; a batch: `completed` or `cancelled`).
+   */
+  SubagentStatus: 'Keyword',
+  /** Its stop reason when a guard or a limit stopped it (`token_capped`, …); absent otherwise. */
+  StopReason: 'Keyword',
+  /** Tokens it used, once it ended (the lead: its own and its subagents'); absent when none were reported. */
+  TotalTokens: 'Int',
 } as const;
 
 const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
 const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeType.KEYWORD);
 const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttributeType.INT);
+export const SUBAGENT_STATUS = defineSearchAttributeKey('SubagentStatus', SearchAttributeType.KEYWORD);
+export const STOP_REASON = defineSearchAttributeKey('StopReason', SearchAttributeType.KEYWORD);
+export const TOTAL_TOKENS = defineSearchAttributeKey('TotalTokens', SearchAttributeType.INT);
 
-/** The search attributes of a lead run (type `lead`, depth 0) or of one of its delegations. */
+/** The search attributes a lead run (type `lead`, depth 0) or one of its delegations starts with. */
 export function runSearchAttributes(runId: string, agentType: string, depth: number): SearchAttributePair[] {
   return [
     { key: LEAD_RUN_ID, value: runId },
     { key: SUBAGENT_TYPE, value: agentType },
     { key: DELEGATION_DEPTH, value: depth },
+    { key: SUBAGENT_STATUS, value: 'running' },
   ];
 }

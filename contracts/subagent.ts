@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import type { LedgerEntry } from './ledger';
 import type { LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
@@ -124,4 +125,24 @@ export interface SubagentResult {
    * it.
    */
   admission_failure?: true;
+}
+
+/**
+ * A subagent that failed ends its workflow as failed (red in every Temporal view) with this failure type, and
+ * its whole result as the failure's first detail: its parent, its batch and `batch results` read it from
+ * there, as they read a completed one's result.
+ */
+export const SUBAGENT_FAILED_TYPE = 'SubagentFailed';
+
+/** The result a failed subagent's failure carries, found on `err` or its causes (a child's, a client's). */
+export function failedSubagentResult(err: unknown): SubagentResult | undefined {
+  let at: unknown = err;
+  for (let depth = 0; depth < 4 && at instanceof Error; depth += 1) {
+    if (at instanceof ApplicationFailure && at.type === SUBAGENT_FAILED_TYPE) {
+      const [result] = at.details ?? [];
+      return typeof result === 'object' && result !== null ? (result as SubagentResult) : undefined;
+    }
+    at = at.cause;
+  }
+  return undefined;
 }

@@ -66,3 +66,19 @@ export function capText(text: string, maxChars: number): { text: string; truncat
   if (text.length <= maxChars) return { text, truncated: false };
   return { text: headOf(text, maxChars), truncated: true };
 }
+
+/** The longest static summary this project sets: it fits the Web UI's timeline (Temporal allows 400 bytes). */
+export const SUMMARY_MAX_CHARS = 96;
+/** The longest static details: well within the 20 KB Temporal allows. */
+export const DETAILS_MAX_CHARS = 4_000;
+
+/** A workflow's one-line summary for the Web UI: whitespace runs become spaces, cut with an ellipsis. */
+export function summaryLine(text: string, maxChars = SUMMARY_MAX_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= maxChars ? flat : `${capText(flat, maxChars - 1).text}…`;
+}
+
+/** A workflow's static details for the Web UI: the text, its head and tail when it is long. */
+export function detailsText(text: string): string {
+  return truncateHeadTail(text, DETAILS_MAX_CHARS);
+}

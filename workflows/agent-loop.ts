@@ -11,6 +11,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import type * as activities from '../activities';
 import type { LoopCarry } from '../contracts/loop-carry';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
@@ -25,6 +26,7 @@ import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from '
 import { sha256Hex } from './digest';
 import { runGuards, type Guard } from './guards';
 import { modelActivity } from './model-activity';
+import { callLine, showLiveState } from './outcome';
 import { buildStep } from './steps';
 
 /**
@@ -90,21 +92,29 @@ export type LoopEnd =
 // within it, and the attempt retried.
 const HEARTBEAT_TIMEOUT = '3 seconds';
 
-function toolActivities(sandbox: SandboxSettings) {
+type ExecuteToolCall = (typeof activities)['executeToolCall'];
+type ToolRun = (input: Parameters<ExecuteToolCall>[0], summary: string) => ReturnType<ExecuteToolCall>;
+
+function toolActivities(sandbox: SandboxSettings): { idempotent: ToolRun; once: ToolRun } {
+  // Idempotent calls (ls, read_file, a plain write_file) run as local activities: one marker event in
+  // history instead of six, no round trip through matching, and re-running one after a crash is harmless.
+  const local: LocalActivityOptions = {
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: '1 second', maximumAttempts: 3 },
+  };
+  // A tool that is not idempotent (bash, str_replace, an append) runs at most once, as a regular activity:
+  // after a crash the model is told it may or may not have run, the tool is not run again blindly.
+  const remote: ActivityOptions = {
+    startToCloseTimeout: `${sandbox.bash_timeout_seconds + 60} seconds`,
+    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    retry: { maximumAttempts: 1 },
+  };
+  const idempotent = proxyLocalActivities<typeof activities>(local).executeToolCall;
+  const once = proxyActivities<typeof activities>(remote).executeToolCall;
+  // Each call is named in the Web UI by its tool and arguments (metadata: replay does not compare it).
   return {
-    // Idempotent calls (ls, read_file, a plain write_file) run as local activities: one marker event in
-    // history instead of six, no round trip through matching, and re-running one after a crash is harmless.
-    idempotent: proxyLocalActivities<typeof activities>({
-      startToCloseTimeout: '2 minutes',
-      retry: { initialInterval: '1 second', maximumAttempts: 3 },
-    }).executeToolCall,
-    // A tool that is not idempotent (bash, str_replace, an append) runs at most once, as a regular activity:
-    // after a crash the model is told it may or may not have run, the tool is not run again blindly.
-    once: proxyActivities<typeof activities>({
-      startToCloseTimeout: `${sandbox.bash_timeout_seconds + 60} seconds`,
-      heartbeatTimeout: HEARTBEAT_TIMEOUT,
-      retry: { maximumAttempts: 1 },
-    }).executeToolCall,
+    idempotent: (input, summary) => idempotent.executeWithOptions({ ...local, summary }, [input]),
+    once: (input, summary) => once.executeWithOptions({ ...remote, summary }, [input]),
   };
 }
 
@@ -219,12 +229,15 @@ export async function runAgentLoop(
   const runTool = async (call: ToolCall): Promise<ToolMessage> => {
     const execute = isIdempotentCall(call) ? tools.idempotent : tools.once;
     try {
-      const result = await execute({
-        call,
-        workspace: config.workspace,
-        allowed_tools: config.allowedTools,
-        sandbox: config.sandbox,
-      });
+      const result = await execute(
+        {
+          call,
+          workspace: config.workspace,
+          allowed_tools: config.allowedTools,
+          sandbox: config.sandbox,
+        },
+        callLine(call.name, call.args),
+      );
       return {
         role: 'tool',
         tool_call_id: result.tool_call_id,
@@ -241,6 +254,7 @@ export async function runAgentLoop(
   // Only specs built here (the task tool) travel and are stored by key: built-in tools go by name.
   const toolsKey = config.toolSpecs.length > 0 ? sha256Hex(JSON.stringify(config.toolSpecs)) : undefined;
   let toolsStored = false;
+  let lastCall: string | undefined;
   for (;;) {
     // Only awaited when due: the model call is scheduled in the same activation as before (replay).
     if (needsCompaction(state, config.summarization)) await compact(state, config);
@@ -248,19 +262,29 @@ export async function runAgentLoop(
     const context = [state.summary && summaryBlock(state.summary), plugins.systemContext?.()]
       .filter((part): part is string => Boolean(part))
       .join('\n\n');
-    const response = await callModel({
-      model: config.model,
-      agent_name: config.agentName,
-      messages: transcript.tail,
-      ...(transcript.stored && { transcript_ref: transcript.stored }),
-      ...(transcript.fork_from && { fork_from: transcript.fork_from }),
-      ...(context && { system_context: context }),
-      builtin_tools: config.builtinTools,
-      // The specs go by key once an earlier call of this execution stored them.
-      tools: toolsStored ? [] : config.toolSpecs,
-      ...(toolsKey !== undefined && { tools_key: toolsKey }),
-      turn_index: state.turns,
+    showLiveState({
+      agent: config.agentName,
+      turns: state.turns,
+      ...(state.usage && { tokens: state.usage }),
+      doing: `waiting for ${config.model.name} (turn ${state.turns + 1})`,
+      ...(lastCall !== undefined && { lastCall }),
     });
+    const response = await callModel(
+      {
+        model: config.model,
+        agent_name: config.agentName,
+        messages: transcript.tail,
+        ...(transcript.stored && { transcript_ref: transcript.stored }),
+        ...(transcript.fork_from && { fork_from: transcript.fork_from }),
+        ...(context && { system_context: context }),
+        builtin_tools: config.builtinTools,
+        // The specs go by key once an earlier call of this execution stored them.
+        tools: toolsStored ? [] : config.toolSpecs,
+        ...(toolsKey !== undefined && { tools_key: toolsKey }),
+        turn_index: state.turns,
+      },
+      `${config.model.name} · ${config.agentName} turn ${state.turns + 1}`,
+    );
     if (toolsKey !== undefined && response.tools_stored === toolsKey) toolsStored = true;
     state.turns += 1;
     state.model_name = response.model_name;
@@ -300,6 +324,17 @@ export async function runAgentLoop(
       return capped ? { kind: 'delegation_capped', finishReason } : { kind: 'answered', finishReason };
     }
 
+    lastCall = callLine(calls[calls.length - 1].name, calls[calls.length - 1].args);
+    showLiveState({
+      agent: config.agentName,
+      turns: state.turns,
+      ...(state.usage && { tokens: state.usage }),
+      doing:
+        calls.length === 1
+          ? `running ${callLine(calls[0].name, calls[0].args)}`
+          : `running ${calls.length} tool calls: ${[...new Set(calls.map((call) => call.name))].join(', ')}`,
+      lastCall,
+    });
     const claimer = plugins.claimedCalls;
     const isClaimed = calls.map((call) => claimer?.claims(call) ?? false);
     const claimed = calls.filter((_, i) => isClaimed[i]);

@@ -51,11 +51,14 @@ import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
 import { subagentProgressSignal } from '../contracts/queries';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import {
+  failedSubagentResult,
   SUBAGENT_TIMEOUT_GRACE_SECONDS,
   type SubagentInput,
   type SubagentResult,
 } from '../contracts/subagent';
 import type { subagentWorkflow } from './subagent';
+import { reportOutcome } from './outcome';
+import { detailsText, summaryLine } from '../contracts/text';
 
 /** Events past which the batch continues as new (when the server has not suggested it sooner). */
 export const BATCH_HISTORY_EVENTS = 10_000;
@@ -276,14 +279,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
         workflowId: entry.slot,
         args: [child],
         workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS} seconds`,
-        staticSummary: `${input.subagent_type}: ${item.key} (attempt ${entry.attempt})`,
-        staticDetails: item.prompt,
-        memo: { batch_id: batchId, key: item.key, attempt: entry.attempt },
+        staticSummary: summaryLine(`${input.subagent_type}: ${item.key} (attempt ${entry.attempt})`),
+        staticDetails: detailsText(item.prompt),
+        memo: { batch_id: batchId, key: item.key, attempt: entry.attempt, model: agent.model.name },
         typedSearchAttributes: runSearchAttributes(runId, input.subagent_type, input.depth),
       });
       result = await handle.result();
     } catch (err) {
-      result = closedWithout(err, agent.timeout_seconds);
+      result = failedSubagentResult(err) ?? closedWithout(err, agent.timeout_seconds);
       // A child that ran none of its own code at the end kept its slot: give it back.
       if (result.status !== 'cancelled') await giveBack(entry.slot);
     }
@@ -442,6 +445,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
       );
     });
     finishedStatus = 'cancelled';
+    reportOutcome({ status: 'cancelled' });
     return result('cancelled');
   }
   if (terminal() < items.length) {
@@ -454,6 +458,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     return await continueAsNew<typeof batchWorkflow>({ ...input, carry });
   }
   finishedStatus = 'completed';
+  reportOutcome({ status: 'completed' });
   return result('completed');
 
   function result(status: 'completed' | 'cancelled'): BatchResult {

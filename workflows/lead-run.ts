@@ -28,6 +28,7 @@ import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { lastAssistantText } from './subagent-result';
 import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
+import { reportOutcome, reportState } from './outcome';
 
 /** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
 const LEAD_ADMISSION_PATCH = 'lead-admission';
@@ -154,9 +155,13 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     input.asks_slot === true || input.admitted_at !== undefined || patched(LEAD_ADMISSION_PATCH);
   let admittedAt = input.admitted_at;
   if (holdsSlot && admittedAt === undefined) {
-    const slot = await takeRunSlot(input, runId, (queued) => (queuedAt = queued));
+    const slot = await takeRunSlot(input, runId, (queued) => {
+      queuedAt = queued;
+      reportState(queued ? 'queued' : 'running');
+    });
     if ('refused' in slot) {
       finished = true;
+      reportOutcome({ status: slot.cancelled ? 'cancelled' : 'failed' });
       return {
         run_id: runId,
         status: slot.cancelled ? 'cancelled' : 'failed',
@@ -202,13 +207,19 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
   if (end.kind === 'cancelled') await CancellationScope.nonCancellable(() => delegator.cancelBatches());
   finished = true;
   if (holdsSlot) await releaseSlot(workflowInfo().workflowId, 'runs');
+  const tokenUsage = leadTokenUsage(delegator.ledger, runId, state.usage);
+  reportOutcome({
+    status,
+    ...(stopReason && { stopReason }),
+    ...(tokenUsage.total && { tokens: tokenUsage.total }),
+  });
   return {
     run_id: runId,
     status,
     ...(stopReason && { stop_reason: stopReason }),
     final_output: state.last_text ?? '',
     ledger: delegator.ledger,
-    token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
+    token_usage: tokenUsage,
     turns: state.turns,
     ...(error !== undefined && { error }),
   };

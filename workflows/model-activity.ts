@@ -4,7 +4,7 @@
  * thrown by the activity and retried here, with no attempt cap by default: the agent's wall-clock budget
  * (a timer the workflow races against the loop) is what ends a long outage. 400/401/404 come back as a result.
  */
-import { RetryState, TimeoutType, type Duration } from '@temporalio/common';
+import { RetryState, TimeoutType, type ActivityOptions, type Duration } from '@temporalio/common';
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -27,7 +27,8 @@ const MODEL_START_TO_CLOSE_TIMEOUT = '10 minutes';
 /** The failure type when the retry budget ran out while an attempt was still waiting for an answer. */
 export const MODEL_RETRY_TIMEOUT_TYPE = 'ModelRetryTimeout';
 
-export type CallModel = (input: ModelCallInput) => Promise<ModelCallResult>;
+/** A model call; `summary` names it in the Web UI (the model and the turn). */
+export type CallModel = (input: ModelCallInput, summary?: string) => Promise<ModelCallResult>;
 
 /**
  * `callModel`, proxied for `model`'s retry policy. With `max_retry_seconds` the activity gets that
@@ -35,17 +36,21 @@ export type CallModel = (input: ModelCallInput) => Promise<ModelCallResult>;
  */
 export function modelActivity(model: ModelSettings, heartbeatTimeout: Duration): CallModel {
   const retry = model.retry ?? DEFAULT_MODEL_RETRY;
-  const { callModel } = proxyActivities<typeof activities>({
+  const options: ActivityOptions = {
     startToCloseTimeout: MODEL_START_TO_CLOSE_TIMEOUT,
     heartbeatTimeout,
     ...(retry.max_retry_seconds !== undefined && {
       scheduleToCloseTimeout: secondsToMs(retry.max_retry_seconds),
     }),
     retry: modelRetryPolicy(retry),
-  });
-  return async (input) => {
+  };
+  const { callModel } = proxyActivities<typeof activities>(options);
+  return async (input, summary) => {
     try {
-      return await callModel(input);
+      // The summary is the call's metadata for the Web UI: replay does not compare it.
+      return await (summary === undefined
+        ? callModel(input)
+        : callModel.executeWithOptions({ ...options, summary }, [input]));
     } catch (err) {
       throw withProviderCause(err, model.name, retry);
     }

@@ -4,6 +4,7 @@
  * included); only infrastructure faults throw.
  */
 import {
+  ApplicationFailure,
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
@@ -19,7 +20,7 @@ import {
   subagentProgressSignal,
   subagentStepsQuery,
 } from '../contracts/queries';
-import type { SubagentInput, SubagentResult } from '../contracts/subagent';
+import { SUBAGENT_FAILED_TYPE, type SubagentInput, type SubagentResult } from '../contracts/subagent';
 import {
   initialLoopState,
   loopCarry,
@@ -30,6 +31,7 @@ import {
 import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { admit, releaseSlot } from './subagent-admission';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
+import { reportOutcome, reportsOutcome, reportState } from './outcome';
 
 /** Histories recorded before admission started the loop at once. */
 const ADMISSION_PATCH = 'subagent-admission';
@@ -123,7 +125,9 @@ async function takeSlot(
     label: slotLabel(input),
   };
   try {
-    const admission = await admit(request, input.task_id);
+    const admission = await admit(request, input.task_id, (queued) =>
+      reportState(queued ? 'queued' : 'running'),
+    );
     // The wall clock counts from the server's start (a wait for a worker counts, as for the hard backstop),
     // unless the subagent waited in the queue: then from the grant.
     if (admission.admitted) {
@@ -158,7 +162,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   }));
   if (admittedAt === undefined && holdsSlot) {
     const slot = await takeSlot(input, workflowId);
-    if ('refused' in slot) return slot.refused;
+    if ('refused' in slot) {
+      reportOutcome({ status: slot.refused.status });
+      return failIfFailed(slot.refused);
+    }
     admittedAt = slot.admittedAt;
   }
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
@@ -196,12 +203,34 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   }
   finished = true;
   if (holdsSlot) await releaseSlot(workflowId);
-  return finishSubagent({
+  const result = finishSubagent({
     ...subagentOutcome(end),
     finalText: state.last_text,
     timeoutSeconds: agent.timeout_seconds,
     modelName: state.model_name,
     tokenUsage: state.usage,
     turns: state.turns,
+  });
+  reportOutcome({
+    status: result.status,
+    ...(result.stop_reason && { stopReason: result.stop_reason }),
+    ...(result.token_usage && { tokens: result.token_usage }),
+  });
+  return failIfFailed(result);
+}
+
+/**
+ * A failed subagent fails its workflow too, its result in the failure's details, so that Temporal's own status
+ * says so in every view (the list, the parent's timeline, metrics and alerts on failed workflows); the readers
+ * of a subagent's result take it from there (`failedSubagentResult`). Workflows started before outcomes were
+ * reported return it, as they did.
+ */
+function failIfFailed(result: SubagentResult): SubagentResult {
+  if (result.status !== 'failed' || !reportsOutcome()) return result;
+  throw ApplicationFailure.create({
+    type: SUBAGENT_FAILED_TYPE,
+    message: result.error ?? 'The subagent failed',
+    nonRetryable: true,
+    details: [result],
   });
 }

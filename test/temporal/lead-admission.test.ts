@@ -12,6 +12,7 @@ import {
   type AdmissionSettings,
 } from '../../contracts/admission';
 import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
+import { runSearchAttributes } from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 import { fanOutLeadInput, leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
@@ -140,6 +141,8 @@ describe('the slot a run and its subagents ask for', () => {
         taskQueue,
         workflowId: lead,
         args: [{ ...input, run_id: lead }],
+        // As the project's client starts a run: these say it reports its outcome.
+        typedSearchAttributes: runSearchAttributes(lead, 'lead', 0),
       }),
     );
     expect(result.status).toBe('completed');
@@ -149,9 +152,15 @@ describe('the slot a run and its subagents ask for', () => {
       expect(events.some((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(
         true,
       );
-      // ...and neither checked a patch, which records a marker and updates TemporalChangeVersion.
+      // ...and neither checked a patch, which records a marker and updates TemporalChangeVersion: the one
+      // search attribute update is the outcome, as the workflow ends.
       expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
-      expect(events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toEqual([]);
+      const upserts = events.flatMap((e) => {
+        const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+        return fields ? [Object.keys(fields).sort()] : [];
+      });
+      // (The scripted model reports no usage, so no TotalTokens.)
+      expect(upserts).toEqual([['SubagentStatus']]);
     }
   });
 });

@@ -38,6 +38,7 @@ import {
   type BatchToolSettings,
 } from '../../contracts/batch';
 import { batchItemsProblems } from '../../contracts/batch-items';
+import { detailsText, summaryLine } from '../../contracts/text';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   delegationToolMessage,
@@ -58,6 +59,7 @@ import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../../co
 import type { SubagentProgressUpdate } from '../../contracts/queries';
 import { runSearchAttributes } from '../../contracts/search-attributes';
 import {
+  failedSubagentResult,
   SUBAGENT_TIMEOUT_GRACE_SECONDS,
   type LoopDetectionSettings,
   type ResolvedAgent,
@@ -339,7 +341,7 @@ export class Delegator {
           args: [input],
           parentClosePolicy: ParentClosePolicy.ABANDON,
           cancellationType: ChildWorkflowCancellationType.ABANDON,
-          staticSummary: `batch: ${agent.name}: ${args.description} (${items.length} items)`,
+          staticSummary: summaryLine(`batch: ${agent.name}: ${args.description} (${items.length} items)`),
           typedSearchAttributes: runSearchAttributes(runId, 'batch', depth),
         }),
       );
@@ -535,9 +537,9 @@ export class Delegator {
         workflowId,
         args: [input],
         workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS + queueTimeoutSeconds} seconds`,
-        staticSummary: `${subagentType}: ${description}`,
-        staticDetails: prompt,
-        memo: { description, subagent_type: subagentType },
+        staticSummary: summaryLine(`${subagentType}: ${description}`),
+        staticDetails: detailsText(prompt),
+        memo: { description, subagent_type: subagentType, model: agent.model.name },
         typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
       });
       this.events = appendEvent(this.events, {
@@ -557,7 +559,7 @@ export class Delegator {
           `Task refused: a delegation with the id ${id} already exists in this run.`,
         );
       }
-      result = failedDelegation(err, agent.timeout_seconds);
+      result = failedSubagentResult(err) ?? failedDelegation(err, agent.timeout_seconds);
       await releaseForClosedChild(err, workflowId);
     }
     this.ledger = applyResult(this.ledger, id, result, now());

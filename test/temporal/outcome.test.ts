@@ -1,0 +1,155 @@
+/**
+ * Outcomes where an operator looks, against the real server: every workflow's search attributes say how it
+ * ended (`SubagentStatus`, `StopReason`, `TotalTokens`), so a list query finds the failed and the capped ones;
+ * while it runs, its current details say what it is doing and its last tool call; its activities are named
+ * by model and turn, or by tool and argument.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import { runSearchAttributes, TOTAL_TOKENS } from '../../contracts/search-attributes';
+import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
+import type { leadRunWorkflow } from '../../workflows/lead-run';
+
+const testClient = useTestClient();
+
+const usage = { input_tokens: 400, output_tokens: 100 };
+const task = (id: string, type: string) => ({
+  name: 'task',
+  id,
+  args: { description: `Part ${id}`, prompt: `Work on part ${id}.`, subagent_type: type },
+});
+const custom = (description: string) => ({
+  description,
+  system_prompt: 'You help.',
+  tools: { allow: ['ls'] },
+});
+
+async function listIds(client: Client, query: string): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const execution of client.workflow.list({ query })) ids.push(execution.workflowId);
+  return ids.sort();
+}
+
+function summaryOf(metadata: temporal.api.sdk.v1.IUserMetadata | null | undefined): string | undefined {
+  const payload = metadata?.summary;
+  return payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined;
+}
+
+describe('outcomes in search attributes', () => {
+  it('finds the failed and the capped delegations by query, with tokens; a failed one is a failed workflow', async () => {
+    const dir = tempDir('outcome');
+    const workspace = join(dir, 'workspace');
+    mkdirSync(workspace);
+    const input = leadInput({
+      workspace,
+      scriptFile: writeScript(dir, {
+        scripts: [
+          {
+            agent: 'lead',
+            turns: [
+              {
+                tool_calls: [
+                  task('ok', 'general-purpose'),
+                  task('capped', 'capper'),
+                  task('broken', 'breaker'),
+                ],
+                usage,
+              },
+              { content: 'Combined.', usage },
+            ],
+          },
+          {
+            agent: 'general-purpose',
+            turns: [
+              { content: 'Looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage },
+              { content: 'Part done.', usage, delay_ms: 1500 },
+            ],
+          },
+          {
+            agent: 'capper',
+            repeat_last: true,
+            turns: [{ content: 'Still looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage }],
+          },
+          { agent: 'breaker', turns: [{ error: { status: 400, message: 'bad request' } }] },
+        ],
+      }),
+      config: {
+        subagent_runtime: { max_running: 3 },
+        subagents: {
+          custom_agents: {
+            capper: { ...custom('Runs out of tokens.'), token_budget: { max_tokens: 1200 } },
+            breaker: custom('Meets a provider error.'),
+          },
+        },
+      },
+    });
+    const client = testClient();
+    const taskQueue = uniqueTaskQueue('outcome');
+    const runId = `${taskQueue}-lead`;
+    let details = '';
+    const result = await withProjectWorker(taskQueue, async () => {
+      const handle = await client.workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
+        taskQueue,
+        workflowId: runId,
+        args: [{ ...input, run_id: runId }],
+        typedSearchAttributes: runSearchAttributes(runId, 'lead', 0),
+      });
+      // While `ok` waits for its second answer, its current details show its turn and its last tool call.
+      const ok = client.workflow.getHandle(`${runId}/task/ok`);
+      await waitFor('the running subagent’s current details', async () => {
+        const metadata = await ok
+          .query<temporal.api.sdk.v1.IWorkflowMetadata>('__temporal_workflow_metadata')
+          .catch(() => undefined);
+        details = metadata?.currentDetails ?? '';
+        return details.includes('Last tool call');
+      });
+      return handle.result();
+    });
+    expect(details).toContain('**general-purpose** · turn 1 · 500 tokens');
+    expect(details).toContain('Now: waiting for scripted (turn 2)');
+    expect(details).toContain('Last tool call: `ls: {"path":"."}`');
+
+    expect(result.ledger.map((entry) => [entry.id, entry.status, entry.stop_reason])).toEqual([
+      ['ok', 'completed', undefined],
+      ['capped', 'completed', 'token_capped'],
+      ['broken', 'failed', undefined],
+    ]);
+    const child = (id: string) => `${runId}/task/${id}`;
+    const ofRun = `LeadRunId = '${runId}'`;
+    await waitFor('visibility to hold every outcome', async () => {
+      const ended = await listIds(client, `${ofRun} AND SubagentStatus != 'running'`);
+      return ended.length === 4;
+    });
+    expect(await listIds(client, `${ofRun} AND SubagentStatus = 'failed'`)).toEqual([child('broken')]);
+    // The failed subagent failed its workflow too (red in Temporal's own views), and its parent still read its
+    // whole result from the failure.
+    expect(await listIds(client, `${ofRun} AND ExecutionStatus = 'Failed'`)).toEqual([child('broken')]);
+    expect(result.ledger[2]).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('bad request'),
+    });
+    expect(result.final_output).toBe('Combined.');
+    expect(await listIds(client, `${ofRun} AND StopReason = 'token_capped'`)).toEqual([child('capped')]);
+    expect(await listIds(client, `${ofRun} AND SubagentStatus = 'completed'`)).toEqual(
+      [runId, child('ok'), child('capped')].sort(),
+    );
+    // Tokens: the lead's total counts its children's.
+    const lead = await client.workflow.getHandle(runId).describe();
+    expect(lead.typedSearchAttributes.get(TOTAL_TOKENS)).toBe(result.token_usage.total?.total_tokens);
+
+    // Each activity is named: the model call by model and turn, the tool call by tool and argument.
+    const history = (await client.workflow.getHandle(child('ok')).fetchHistory()).events ?? [];
+    const summaries = history.flatMap((event) => {
+      const summary = summaryOf(event.userMetadata);
+      return summary === undefined ? [] : [summary];
+    });
+    expect(summaries).toEqual(
+      expect.arrayContaining(['scripted · general-purpose turn 1', 'scripted · general-purpose turn 2']),
+    );
+    expect(summaries.some((summary) => summary.startsWith('ls: {"path":"."}'))).toBe(true);
+  });
+});
