@@ -4,8 +4,10 @@
  * while it runs, its current details say what it is doing and its last tool call; its activities are named
  * by model and turn, or by tool and argument.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
@@ -13,6 +15,7 @@ import { runSearchAttributes, TOTAL_TOKENS } from '../../contracts/search-attrib
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
+import type { LeadRunResult } from '../../contracts/lead';
 
 const testClient = useTestClient();
 
@@ -39,76 +42,94 @@ function summaryOf(metadata: temporal.api.sdk.v1.IUserMetadata | null | undefine
   return payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined;
 }
 
-describe('outcomes in search attributes', () => {
-  it('finds the failed and the capped delegations by query, with tokens; a failed one is a failed workflow', async () => {
-    const dir = tempDir('outcome');
-    const workspace = join(dir, 'workspace');
-    mkdirSync(workspace);
-    const input = leadInput({
-      workspace,
-      scriptFile: writeScript(dir, {
-        scripts: [
-          {
-            agent: 'lead',
-            turns: [
-              {
-                tool_calls: [
-                  task('ok', 'general-purpose'),
-                  task('capped', 'capper'),
-                  task('broken', 'breaker'),
-                ],
-                usage,
-              },
-              { content: 'Combined.', usage },
-            ],
-          },
-          {
-            agent: 'general-purpose',
-            turns: [
-              { content: 'Looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage },
-              { content: 'Part done.', usage, delay_ms: 1500 },
-            ],
-          },
-          {
-            agent: 'capper',
-            repeat_last: true,
-            turns: [{ content: 'Still looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage }],
-          },
-          { agent: 'breaker', turns: [{ error: { status: 400, message: 'bad request' } }] },
-        ],
-      }),
-      config: {
-        subagent_runtime: { max_running: 3 },
-        subagents: {
-          custom_agents: {
-            capper: { ...custom('Runs out of tokens.'), token_budget: { max_tokens: 1200 } },
-            breaker: custom('Meets a provider error.'),
-          },
+interface OutcomeRun {
+  runId: string;
+  result: LeadRunResult;
+  details: string;
+}
+
+/** A lead whose three delegations end completed, capped (token budget) and failed (a provider's 400). */
+async function runThreeOutcomes(): Promise<OutcomeRun> {
+  const dir = tempDir('outcome');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const input = leadInput({
+    workspace,
+    scriptFile: writeScript(dir, {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                task('ok', 'general-purpose'),
+                task('capped', 'capper'),
+                task('broken', 'breaker'),
+              ],
+              usage,
+            },
+            { content: 'Combined.', usage },
+          ],
+        },
+        {
+          agent: 'general-purpose',
+          turns: [
+            { content: 'Looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage },
+            { content: 'Part done.', usage, delay_ms: 1500 },
+          ],
+        },
+        {
+          agent: 'capper',
+          repeat_last: true,
+          turns: [{ content: 'Still looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage }],
+        },
+        { agent: 'breaker', turns: [{ error: { status: 400, message: 'bad request' } }] },
+      ],
+    }),
+    config: {
+      subagent_runtime: { max_running: 3 },
+      subagents: {
+        custom_agents: {
+          capper: { ...custom('Runs out of tokens.'), token_budget: { max_tokens: 1200 } },
+          breaker: custom('Meets a provider error.'),
         },
       },
+    },
+  });
+  const client = testClient();
+  const taskQueue = uniqueTaskQueue('outcome');
+  const runId = `${taskQueue}-lead`;
+  let details = '';
+  const result = await withProjectWorker(taskQueue, async () => {
+    const handle = await client.workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
+      taskQueue,
+      workflowId: runId,
+      args: [{ ...input, run_id: runId }],
+      typedSearchAttributes: runSearchAttributes(runId, 'lead', 0),
     });
+    // While `ok` waits for its second answer, its current details show its turn and its last tool call.
+    const ok = client.workflow.getHandle(`${runId}/task/ok`);
+    await waitFor('the running subagent’s current details', async () => {
+      const metadata = await ok
+        .query<temporal.api.sdk.v1.IWorkflowMetadata>('__temporal_workflow_metadata')
+        .catch(() => undefined);
+      details = metadata?.currentDetails ?? '';
+      return details.includes('Last tool call');
+    });
+    return handle.result();
+  });
+  return { runId, result, details };
+}
+
+describe('outcomes in search attributes', () => {
+  let run: OutcomeRun;
+  beforeAll(async () => {
+    run = await runThreeOutcomes();
+  });
+
+  it('finds the failed and the capped delegations by query, with tokens; a failed one is a failed workflow', async () => {
+    const { runId, result, details } = run;
     const client = testClient();
-    const taskQueue = uniqueTaskQueue('outcome');
-    const runId = `${taskQueue}-lead`;
-    let details = '';
-    const result = await withProjectWorker(taskQueue, async () => {
-      const handle = await client.workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
-        taskQueue,
-        workflowId: runId,
-        args: [{ ...input, run_id: runId }],
-        typedSearchAttributes: runSearchAttributes(runId, 'lead', 0),
-      });
-      // While `ok` waits for its second answer, its current details show its turn and its last tool call.
-      const ok = client.workflow.getHandle(`${runId}/task/ok`);
-      await waitFor('the running subagent’s current details', async () => {
-        const metadata = await ok
-          .query<temporal.api.sdk.v1.IWorkflowMetadata>('__temporal_workflow_metadata')
-          .catch(() => undefined);
-        details = metadata?.currentDetails ?? '';
-        return details.includes('Last tool call');
-      });
-      return handle.result();
-    });
     expect(details).toContain('**general-purpose** · turn 1 · 500 tokens');
     expect(details).toContain('Now: waiting for scripted (turn 2)');
     expect(details).toContain('Last tool call: `ls: {"path":"."}`');
@@ -152,4 +173,68 @@ describe('outcomes in search attributes', () => {
     );
     expect(summaries.some((summary) => summary.startsWith('ls: {"path":"."}'))).toBe(true);
   });
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// The same run in the Web UI, in headless Chromium (Debian's `chromium`; `.ci/run` installs it)
+
+const CHROMIUM = process.env.SUBAGENTS_CHROMIUM ?? '/usr/bin/chromium';
+const browserMissing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}`;
+const browserRequired = process.env.SUBAGENTS_REQUIRE_BROWSER === '1';
+if (browserMissing && !browserRequired) {
+  process.stderr.write(`[web-ui] SKIPPED, ${browserMissing} (apt-get install chromium)\n`);
+}
+const itInBrowser = browserMissing && !browserRequired ? it.skip : it;
+
+/** Where screenshots go (a CI artifact): TEST_ARTIFACTS_DIR, or a folder in the system's temp. */
+function artifactsDir(): string {
+  const dir = process.env.TEST_ARTIFACTS_DIR ?? join(tmpdir(), 'durable-subagents-test-artifacts');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+describe('outcomes in the Web UI', () => {
+  let run: OutcomeRun;
+  beforeAll(async () => {
+    run = await runThreeOutcomes();
+  });
+
+  itInBrowser(
+    'shows the failed delegation as failed and finds exactly the capped one by StopReason',
+    async () => {
+      const ui = process.env.TEMPORAL_TEST_UI_URL;
+      if (!ui) throw new Error('the suite’s server has no Web UI (TEMPORAL_TEST_UI_URL is not set)');
+      const client = testClient();
+      await waitFor('visibility to hold every outcome', async () => {
+        const ended = await listIds(client, `LeadRunId = '${run.runId}' AND SubagentStatus != 'running'`);
+        return ended.length === 4;
+      });
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      });
+      try {
+        const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+        const list = async (query: string): Promise<string[]> => {
+          await page.goto(`${ui}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
+          const rows = page.locator('table tbody tr');
+          await rows.first().waitFor({ timeout: 30_000 });
+          await page.waitForTimeout(500);
+          return (await rows.allInnerTexts()).map((text) => text.replace(/\s+/g, ' ').trim());
+        };
+        const all = await list(`LeadRunId="${run.runId}"`);
+        await page.screenshot({ path: join(artifactsDir(), 'web-ui-outcomes.png') });
+        console.log(`web-ui rows:\n${all.join('\n')}`);
+        const rowOf = (id: string) => all.find((row) => row.includes(id)) ?? '';
+        expect(all).toHaveLength(4);
+        expect(rowOf(`${run.runId}/task/broken`)).toMatch(/Failed/);
+        expect(rowOf(`${run.runId}/task/ok`)).toMatch(/Completed/);
+        const capped = await list(`LeadRunId="${run.runId}" AND StopReason="token_capped"`);
+        expect(capped).toHaveLength(1);
+        expect(capped[0]).toContain(`${run.runId}/task/capped`);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });
