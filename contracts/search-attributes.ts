@@ -11,6 +11,9 @@ export const SEARCH_ATTRIBUTES = {
   SubagentType: 'Keyword',
   /** 0 for the lead, parent's depth + 1 for a child. */
   DelegationDepth: 'Int',
+  SubagentStatus: 'Keyword',
+  StopReason: 'Keyword',
+  TotalTokens: 'Int',
 } as const;
 
 const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
