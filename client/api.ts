@@ -1,6 +1,7 @@
 /**
  * The typed client API: start a lead run, await its result, read its ledger, events (`after_seq`) and status,
- * cancel it. For services that start runs themselves; the CLI is built on it.
+ * cancel it; inspect a run without a worker once it has closed. For services that start runs themselves; the
+ * CLI is built on it.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
@@ -8,12 +9,16 @@ import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import {
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
+  isGrpcDeadlineError,
   type Client,
+  type WorkflowExecutionStatusName,
   type WorkflowHandle,
 } from '@temporalio/client';
-import type { TaskEvent } from '../contracts/events';
+import { temporal } from '@temporalio/proto';
+import type { NewTaskEvent, TaskEvent } from '../contracts/events';
 import { assertLeadRunInput, InvalidInputError, systemFolderProblem } from '../contracts/inputs';
 import {
   leadEventsQuery,
@@ -21,15 +26,39 @@ import {
   leadStatusQuery,
   type LeadRunInput,
   type LeadRunResult,
+  type LeadRunStatus,
   type LeadStatus,
 } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
+import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
 
 /** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
 const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
 type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
+
+/** No worker answered a run's query in time. */
+export class QueryDeadlineError extends Error {
+  override name = 'QueryDeadlineError';
+}
+
+/**
+ * Whether a worker has polled the workflow task queue lately (the server remembers a poller for a few
+ * minutes after it stopped).
+ */
+export async function taskQueueHasWorker(
+  client: Pick<Client, 'workflowService'>,
+  namespace: string,
+  taskQueue: string,
+): Promise<boolean> {
+  const { pollers } = await client.workflowService.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  return (pollers ?? []).length > 0;
+}
 
 /** A new run id: sortable by time, unique across machines. */
 export function newRunId(now = new Date()): string {
@@ -49,14 +78,193 @@ export function workflowUiUrl(
   return `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
 
+/** How a closed run ended, read from the server alone: no worker needed. */
+export interface ClosedRun {
+  open: false;
+  /** Temporal's own status of the execution: COMPLETED, FAILED, TERMINATED, TIMED_OUT, CANCELLED. */
+  execution_status: WorkflowExecutionStatusName;
+  status: LeadRunStatus;
+  stop_reason?: RunStopReason;
+  error?: string;
+  /**
+   * The run's result, when the workflow returned one (it does for every ending of the run itself, cancelled
+   * and timed out included). Absent when the execution failed, was terminated or hit its hard timeout: then
+   * its ledger, turns and usage are not known without a worker.
+   */
+  result?: LeadRunResult;
+}
+
+/** An open run: the queries answer only while a worker polls its task queue. */
+export interface OpenRun {
+  open: true;
+  task_queue: string;
+}
+
+/** The lead run's status for an execution that closed without a result. */
+const STATUS_OF_EXECUTION: Partial<Record<WorkflowExecutionStatusName, LeadRunStatus>> = {
+  CANCELLED: 'cancelled',
+  TIMED_OUT: 'timed_out',
+};
+
+/** The first line of a failure and its causes, as far as they add something. */
+function failureText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    const line = e.message.split('\n')[0];
+    if (line && !parts.includes(line)) parts.push(line);
+  }
+  return parts.join(': ') || String(err);
+}
+
+/**
+ * The run's events as its ledger shows them once it has closed: per delegation `task_started` (a batch:
+ * `batch_started`) and the terminal event it ended with, in time order and numbered from 1. Progress
+ * (`task_queued`, `task_running`) lives only in the workflow's state, which a closed run keeps on no worker.
+ */
+export function eventsFromLedger(ledger: readonly LedgerEntry[]): TaskEvent[] {
+  const timed: { at: string; order: number; event: NewTaskEvent }[] = [];
+  ledger.forEach((entry, i) => {
+    const startedAt = entry.started_at ?? entry.created_at;
+    if (entry.kind === 'batch') {
+      timed.push({
+        at: startedAt,
+        order: i * 2,
+        event: {
+          type: 'batch_started',
+          task_id: entry.id,
+          at: startedAt,
+          description: entry.description,
+          subagent_type: entry.subagent_type,
+          workflow_id: entry.workflow_id,
+          items: entry.batch?.total ?? 0,
+        },
+      });
+      if (entry.status !== 'in_progress' && entry.status !== 'queued') {
+        timed.push({
+          at: entry.updated_at,
+          order: i * 2 + 1,
+          event: {
+            type: 'batch_finished',
+            task_id: entry.id,
+            at: entry.updated_at,
+            status: entry.status === 'completed' || entry.status === 'cancelled' ? entry.status : 'failed',
+            counts: entry.batch ?? { total: 0 },
+            ...(entry.error && { error: entry.error }),
+          },
+        });
+      }
+      return;
+    }
+    if (!entry.admission_failure) {
+      timed.push({
+        at: startedAt,
+        order: i * 2,
+        event: {
+          type: 'task_started',
+          task_id: entry.id,
+          at: startedAt,
+          description: entry.description,
+          subagent_type: entry.subagent_type,
+          model_name: entry.model_name ?? '',
+          workflow_id: entry.workflow_id,
+        },
+      });
+    }
+    if (entry.status === 'queued' || entry.status === 'in_progress') return;
+    const type = entry.status === 'polling_timed_out' ? 'task_timed_out' : (`task_${entry.status}` as const);
+    timed.push({
+      at: entry.updated_at,
+      order: i * 2 + 1,
+      event: {
+        type,
+        task_id: entry.id,
+        at: entry.updated_at,
+        status: entry.status,
+        turns: 0,
+        ...(entry.stop_reason && { stop_reason: entry.stop_reason }),
+        ...(entry.admission_failure && { admission_failure: true }),
+        ...(entry.error && { error: entry.error }),
+        ...(entry.result_brief && { result_brief: entry.result_brief }),
+        ...(entry.model_name && { model_name: entry.model_name }),
+        ...(entry.token_usage && { token_usage: entry.token_usage }),
+      },
+    });
+  });
+  timed.sort((a, b) => a.at.localeCompare(b.at) || a.order - b.order);
+  return timed.map(({ event }, i) => ({ ...event, seq: i + 1 }) as TaskEvent);
+}
+
+/** The delegations of a ledger by status, every status present. */
+export function ledgerCounts(ledger: readonly LedgerEntry[]): LeadStatus['counts'] {
+  const counts = Object.fromEntries(LEDGER_STATUSES.map((s) => [s, 0])) as LeadStatus['counts'];
+  for (const entry of ledger) counts[entry.status] += 1;
+  return counts;
+}
+
 export class RunHandle {
   constructor(
     readonly runId: string,
     private readonly handle: WorkflowHandle<LeadRunWorkflow>,
   ) {}
 
+  /**
+   * Whether the run is open (its queries need a worker) or closed, and then how it ended: its result, read
+   * without a worker, or for an execution that returned none, its status and failure from the server.
+   */
+  async inspect(): Promise<OpenRun | ClosedRun> {
+    const description = await this.handle.describe();
+    const executionStatus = description.status.name;
+    // The latest execution: continued as new only for the moment the next one starts.
+    if (executionStatus === 'RUNNING' || executionStatus === 'CONTINUED_AS_NEW') {
+      return { open: true, task_queue: description.taskQueue };
+    }
+    try {
+      const result = await this.handle.result();
+      return {
+        open: false,
+        execution_status: executionStatus,
+        status: result.status,
+        ...(result.stop_reason && { stop_reason: result.stop_reason }),
+        ...(result.error && { error: result.error }),
+        result,
+      };
+    } catch (err) {
+      if (!(err instanceof WorkflowFailedError)) throw err;
+      return {
+        open: false,
+        execution_status: executionStatus,
+        status: STATUS_OF_EXECUTION[executionStatus] ?? 'failed',
+        error: `${executionStatus.toLowerCase().replace('_', ' ')}: ${failureText(err.cause ?? err)}`,
+      };
+    }
+  }
+
   result(): Promise<LeadRunResult> {
     return this.handle.result();
+  }
+
+  /**
+   * Whether a worker has polled `taskQueue` (the run's, from `inspect()`) lately. The server remembers a
+   * poller for a few minutes after it stopped, so a worker that has just died still counts.
+   */
+  workerPolls(taskQueue: string): Promise<boolean> {
+    const { client } = this.handle;
+    return taskQueueHasWorker(client, client.options.namespace, taskQueue);
+  }
+
+  /**
+   * `read` (this handle's queries) within `ms`: a query waits for a worker, so without this a run whose
+   * worker is gone answers only after the server gives up. Throws QueryDeadlineError past it.
+   */
+  async within<T>(ms: number, read: (run: this) => Promise<T>): Promise<T> {
+    try {
+      return await this.handle.client.withDeadline(Date.now() + ms, () => read(this));
+    } catch (err) {
+      if (isGrpcDeadlineError(err) || isGrpcDeadlineError((err as { cause?: unknown }).cause)) {
+        throw new QueryDeadlineError(`run ${this.runId} did not answer within ${ms / 1000} s`);
+      }
+      throw err;
+    }
   }
 
   ledger(): Promise<LedgerEntry[]> {

@@ -13,9 +13,11 @@ import { ConnectionError } from './connection';
 import { doctorCommand } from './doctor';
 import { UsageError } from './flags';
 import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
+import { listCommand } from './list-command';
 import { runCommand, startCommand } from './run-command';
 import { scheduleCommand } from './schedule-command';
 import { devServerCommand, ensureTemporalCommand, workerCommand } from './server-commands';
+import { stepsCommand } from './steps-command';
 
 const USAGE = `Usage: subagents <command> [options]
 
@@ -33,10 +35,16 @@ Commands:
                             the Temporal dev server with the Web UI, in the foreground
   codec-server [--port N]   the Web UI's codec endpoint, which shows payloads kept in the payload store
                             (default port 8081; dev-server and embedded runs serve one themselves)
-  status <run-id>           the run's state, turns, tokens and delegations by status
-  ledger <run-id>           the run's delegation ledger
+  status <run-id>           the run's state, turns, tokens and delegations by status; once it ended, how
+                            (status, stop reason, error), read without a worker
+  ledger <run-id>           the run's delegation ledger (a closed run's without a worker)
   events <run-id> [--follow] [--after N]
-                            the run's task_* events (--follow: until the run ends)
+                            the run's task_* events (--follow: until the run ends); a closed run's are
+                            rebuilt from its ledger: task_started and how each delegation ended
+  list [--status S] [--stop-reason R] [--limit N]
+                            recent lead runs, newest first: status, stop reason, tokens, age
+  steps <run-id> <task-id> [--follow]
+                            a subagent's steps (model turns, tool results); a closed one's from its history
   cancel <run-id>           cancel the run and its running subagents
 ${BATCH_USAGE}
   schedule create <name> (--every 6h | --cron "0 2 * * *") [--overlap skip] "<prompt>"
@@ -84,6 +92,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   status: statusCommand,
   ledger: ledgerCommand,
   events: eventsCommand,
+  list: listCommand,
+  steps: stepsCommand,
   cancel: cancelCommand,
   batch: (args) => batchCommand(args),
   schedule: (args) => scheduleCommand(args),

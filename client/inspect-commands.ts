@@ -1,30 +1,125 @@
-/** `subagents status|ledger|cancel <run-id>` and `subagents events <run-id> [--follow]`. */
+/**
+ * `subagents status|ledger|cancel <run-id>` and `subagents events <run-id> [--follow]`. A closed run is read
+ * from its result, which the server keeps: no worker needed. An open run answers through its queries, which
+ * need a worker; when none polls its task queue the command says so at once, with the command that starts one.
+ */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
-import { SubagentsClient, type RunHandle } from './api';
+import type { LeadStatus, LeadTokenUsage } from '../contracts/lead';
+import type { LedgerEntry } from '../contracts/ledger';
+import {
+  eventsFromLedger,
+  ledgerCounts,
+  QueryDeadlineError,
+  SubagentsClient,
+  workflowUiUrl,
+  type ClosedRun,
+  type RunHandle,
+} from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectClient } from './connection';
-import { integerFlag, parseFlags, UsageError, type FlagSpec, type FlagValues } from './flags';
+import { connectClient, type ConnectionSettings } from './connection';
+import { findRunningDevServer } from './dev-server-state';
+import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
+import { eventLine } from './progress';
 import { queuePlace, renderLedgerTable } from './tree';
+import { workerCommandLine } from './worker-presence';
 
-async function withRun<T>(
+/** How long an open run's queries may take: a worker answers in milliseconds; none never does. */
+const QUERY_DEADLINE_MS = 10_000;
+
+/** The run could not be read: printed as one line, exit code 1. */
+class InspectionError extends Error {
+  override name = 'InspectionError';
+}
+
+interface Inspected {
+  run: RunHandle;
+  values: FlagValues;
+  /** The run's page in the Web UI, when the server has one this command knows of. */
+  uiUrl?: string;
+  /** An open run's queries, within the deadline, or an InspectionError naming the task queue no worker polls. */
+  query<T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T>;
+}
+
+/** The Web UI of the server in use: the config's `temporal.ui_url`, else the recorded dev server's. */
+export async function uiBaseUrl(
+  settings: ConnectionSettings & { address: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  if (settings.uiUrl) return settings.uiUrl;
+  const recorded = await findRunningDevServer(env);
+  return recorded?.address === settings.address ? recorded.ui_url : undefined;
+}
+
+/** What a user reads when an open run's worker is missing: which task queue, and how to start one. */
+export function noWorkerMessage(options: {
+  command: string;
+  runId: string;
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  configFile?: string;
+  /** A worker was seen lately but did not answer within this long (else: none polls). */
+  silentForMs?: number;
+}): string {
+  const queue = `task queue "${options.taskQueue}" at ${options.address}`;
+  const missing =
+    options.silentForMs === undefined
+      ? `no worker polls ${queue}`
+      : `no worker on ${queue} answered within ${options.silentForMs / 1000} s`;
+  return (
+    `${options.command}: ${options.runId} is open, but ${missing}, so it cannot answer (its state is kept ` +
+    `on the server and it goes on when a worker polls). Start one with: ${workerCommandLine(options)}`
+  );
+}
+
+async function withRun(
   command: string,
   args: string[],
   spec: FlagSpec,
-  body: (run: RunHandle, values: FlagValues) => Promise<T>,
-): Promise<T> {
+  body: (inspected: Inspected) => Promise<number>,
+): Promise<number> {
   const { values, positionals } = parseFlags(args, spec, command);
   if (positionals.length !== 1)
     throw new UsageError(`${command}: give one run id: subagents ${command} <run-id>`);
+  const [runId] = positionals;
   const settings = await requireServer(command, loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   try {
-    const run = new SubagentsClient(client, settings.namespace).getRun(positionals[0]);
+    const run = new SubagentsClient(client, settings.namespace).getRun(runId);
+    const uiUrl = workflowUiUrl(await uiBaseUrl(settings), settings.namespace, runId);
+    const noWorker = (taskQueue: string, silentForMs?: number) =>
+      new InspectionError(
+        noWorkerMessage({
+          command,
+          runId: `run ${runId}`,
+          address: settings.address,
+          namespace: settings.namespace,
+          taskQueue,
+          configFile: stringFlag(values, 'config'),
+          ...(silentForMs !== undefined && { silentForMs }),
+        }),
+      );
+    const query = async <T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T> => {
+      // A server that refuses the question (permissions, an old version) leaves the deadline to tell.
+      if (!(await run.workerPolls(taskQueue).catch(() => true))) throw noWorker(taskQueue);
+      try {
+        return await run.within(QUERY_DEADLINE_MS, read);
+      } catch (err) {
+        if (!(err instanceof QueryDeadlineError)) throw err;
+        // The server remembers a worker for minutes after it stopped: one that has just died lands here.
+        throw noWorker(taskQueue, QUERY_DEADLINE_MS);
+      }
+    };
     try {
-      return await body(run, values);
+      return await body({ run, values, ...(uiUrl && { uiUrl }), query });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
-        throw new UsageError(`${command}: no run ${positionals[0]} on ${settings.address}`);
+        throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
+      }
+      if (err instanceof InspectionError) {
+        process.stderr.write(`subagents: ${err.message}\n`);
+        return 1;
       }
       throw err;
     }
@@ -35,62 +130,185 @@ async function withRun<T>(
 
 const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
-export function statusCommand(args: string[]): Promise<number> {
-  return withRun('status', args, {}, async (run, values) => {
-    const status = await run.status();
-    if (values.json) json(status);
-    else {
-      const counts = Object.entries(status.counts)
-        .filter(([, n]) => n > 0)
-        .map(([state, n]) => `${n} ${state}`)
-        .join(', ');
-      const tokens = status.token_usage.total ? `, ${status.token_usage.total.total_tokens} tokens` : '';
-      // A run waiting for a slot (lead_runtime) says where it stands and since when.
-      const state = status.admission
-        ? `queued for a run slot (${queuePlace(status.admission)} when it joined, since ${status.admission.since})`
-        : status.state;
-      process.stdout.write(
-        `${run.runId}: ${state}, ${status.turns} lead turns${tokens}; delegations: ${counts || 'none'}\n`,
-      );
-    }
-    return 0;
-  });
+/** `status --json` of a closed run: how it ended, and what its result says of turns, usage and delegations. */
+export interface ClosedRunStatus {
+  state: 'finished';
+  /** Temporal's status of the execution (COMPLETED, FAILED, TERMINATED, TIMED_OUT, CANCELLED). */
+  execution_status: string;
+  status: ClosedRun['status'];
+  stop_reason?: string;
+  error?: string;
+  admission_failure?: true;
+  /** Absent when the execution returned no result (failed, terminated, hard timeout): unknown then. */
+  turns?: number;
+  token_usage?: LeadTokenUsage;
+  counts?: LeadStatus['counts'];
+  ui_url?: string;
 }
 
-export function ledgerCommand(args: string[]): Promise<number> {
-  return withRun('ledger', args, {}, async (run, values) => {
-    const ledger = await run.ledger();
-    if (values.json) json(ledger);
-    else
-      process.stdout.write(
-        `${renderLedgerTable(ledger, { color: process.stdout.isTTY === true }).join('\n')}\n`,
-      );
-    return 0;
-  });
+/** A closed run's status, from what `RunHandle.inspect()` read. */
+export function closedRunStatus(closed: ClosedRun, uiUrl?: string): ClosedRunStatus {
+  const { result } = closed;
+  return {
+    state: 'finished',
+    execution_status: closed.execution_status,
+    status: closed.status,
+    ...(closed.stop_reason && { stop_reason: closed.stop_reason }),
+    ...(closed.error && { error: closed.error }),
+    ...(result?.admission_failure && { admission_failure: true }),
+    ...(result && {
+      turns: result.turns,
+      token_usage: result.token_usage,
+      counts: ledgerCounts(result.ledger),
+    }),
+    ...(uiUrl && { ui_url: uiUrl }),
+  };
 }
 
-function printEvent(event: TaskEvent, asJson: boolean): void {
-  process.stdout.write(
-    `${asJson ? JSON.stringify(event) : `${event.seq} ${event.at} ${event.type} ${event.task_id}`}\n`,
+function countsText(counts: LeadStatus['counts']): string {
+  return (
+    Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .map(([state, n]) => `${n} ${state}`)
+      .join(', ') || 'none'
   );
 }
 
+function turnsText(turns: number): string {
+  return `${turns} lead ${turns === 1 ? 'turn' : 'turns'}`;
+}
+
+function tokensText(usage: LeadTokenUsage | undefined): string {
+  return usage?.total ? `, ${usage.total.total_tokens} tokens` : '';
+}
+
+/** `status`'s lines for an open run (its `lead_status` query). */
+export function openStatusLines(runId: string, status: LeadStatus, uiUrl?: string): string[] {
+  // A run waiting for a slot (lead_runtime) says where it stands and since when.
+  const state = status.admission
+    ? `queued for a run slot (${queuePlace(status.admission)} when it joined, since ${status.admission.since})`
+    : status.state;
+  return [
+    `${runId}: ${state}, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
+      `delegations: ${countsText(status.counts)}`,
+    ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
+  ];
+}
+
+/** `status`'s lines for a closed run: how it ended (status, stop reason, error), its turns and delegations. */
+export function closedStatusLines(runId: string, status: ClosedRunStatus): string[] {
+  const how = `${status.status}${status.stop_reason ? ` (${status.stop_reason})` : ''}`;
+  const facts =
+    status.turns === undefined
+      ? `; the execution ${status.execution_status.toLowerCase().replace('_', ' ')} without a result ` +
+        '(turns and delegations unknown)'
+      : `, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
+        `delegations: ${status.counts ? countsText(status.counts) : 'none'}`;
+  return [
+    `${runId}: ${how}${facts}`,
+    ...(status.admission_failure ? ['refused a run slot at admission, before any model call'] : []),
+    ...(status.error ? [`error: ${status.error}`] : []),
+    ...(status.ui_url ? [`Web UI: ${status.ui_url}`] : []),
+  ];
+}
+
+const print = (lines: readonly string[]) => process.stdout.write(`${lines.join('\n')}\n`);
+
+export function statusCommand(args: string[]): Promise<number> {
+  return withRun('status', args, {}, async ({ run, values, uiUrl, query }) => {
+    const inspected = await run.inspect();
+    if (!inspected.open) {
+      const status = closedRunStatus(inspected, uiUrl);
+      if (values.json) json(status);
+      else print(closedStatusLines(run.runId, status));
+      return 0;
+    }
+    const status = await query(inspected.task_queue, (r) => r.status());
+    if (values.json) json({ ...status, ...(uiUrl && { ui_url: uiUrl }) });
+    else print(openStatusLines(run.runId, status, uiUrl));
+    return 0;
+  });
+}
+
+/** The ledger of a run, open (its query) or closed (its result); undefined when a closed run left none. */
+async function readLedger(
+  inspected: Awaited<ReturnType<RunHandle['inspect']>>,
+  query: Inspected['query'],
+): Promise<LedgerEntry[] | undefined> {
+  if (inspected.open) return query(inspected.task_queue, (r) => r.ledger());
+  return inspected.result?.ledger;
+}
+
+function noLedger(runId: string, closed: ClosedRun): InspectionError {
+  return new InspectionError(
+    `run ${runId} ended without a result (${closed.execution_status}: ${closed.error ?? 'no error recorded'}); ` +
+      'its ledger and events lived in the workflow and are not kept after it (the Web UI shows its history)',
+  );
+}
+
+export function ledgerCommand(args: string[]): Promise<number> {
+  return withRun('ledger', args, {}, async ({ run, values, uiUrl, query }) => {
+    const inspected = await run.inspect();
+    const ledger = await readLedger(inspected, query);
+    if (ledger === undefined && !inspected.open) throw noLedger(run.runId, inspected);
+    const entries = ledger ?? [];
+    if (values.json) json({ run_id: run.runId, ...(uiUrl && { ui_url: uiUrl }), ledger: entries });
+    else
+      print([
+        ...renderLedgerTable(entries, { color: process.stdout.isTTY === true }),
+        ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
+      ]);
+    return 0;
+  });
+}
+
+/** Events as `events` prints them: JSON lines, or the live view's line numbered by `seq`, named from the ledger. */
+export function eventText(
+  event: TaskEvent,
+  asJson: boolean,
+  descriptions: ReadonlyMap<string, string> = new Map(),
+): string {
+  if (asJson) return JSON.stringify(event);
+  const description = 'description' in event ? undefined : descriptions.get(event.task_id);
+  return `${event.seq} ${eventLine(event, description)}`;
+}
+
+const descriptionsOf = (ledger: readonly LedgerEntry[]) =>
+  new Map(ledger.map((entry) => [entry.id, entry.description]));
+
 export function eventsCommand(args: string[]): Promise<number> {
   const spec: FlagSpec = { follow: { type: 'boolean' }, after: { type: 'string' } };
-  return withRun('events', args, spec, async (run, values) => {
+  return withRun('events', args, spec, async ({ run, values, query }) => {
     const after = integerFlag(values, 'after', 0, Number.MAX_SAFE_INTEGER) ?? 0;
     const asJson = values.json === true;
+    const inspected = await run.inspect();
+    if (!inspected.open) {
+      // The event log lived in the workflow: a closed run's events are rebuilt from its ledger.
+      if (!inspected.result) throw noLedger(run.runId, inspected);
+      const { ledger } = inspected.result;
+      const descriptions = descriptionsOf(ledger);
+      for (const event of eventsFromLedger(ledger).filter((e) => e.seq > after))
+        process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+      return 0;
+    }
+    const taskQueue = inspected.task_queue;
+    let descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
+    const write = async (event: TaskEvent) => {
+      if (!('description' in event) && !descriptions.has(event.task_id))
+        descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
+      process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+    };
     if (values.follow) {
-      for await (const event of run.followEvents(500, after)) printEvent(event, asJson);
+      for await (const event of run.followEvents(500, after)) await write(event);
     } else {
-      for (const event of await run.events(after)) printEvent(event, asJson);
+      for (const event of await query(taskQueue, (r) => r.events(after))) await write(event);
     }
     return 0;
   });
 }
 
 export function cancelCommand(args: string[]): Promise<number> {
-  return withRun('cancel', args, {}, async (run) => {
+  return withRun('cancel', args, {}, async ({ run }) => {
     await run.cancel();
     process.stderr.write(`Cancellation requested for ${run.runId}; waiting for its children to stop…\n`);
     const result = await run.result();

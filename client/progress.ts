@@ -18,28 +18,35 @@ export interface WatchOptions {
   pollMs?: number;
 }
 
-function eventLine(event: TaskEvent): string {
+/**
+ * One event as a line of text. `description` names a delegation whose event carries none (progress and
+ * terminal events), e.g. from the run's ledger.
+ */
+export function eventLine(event: TaskEvent, description?: string): string {
   const at = event.at.slice(11, 19);
+  const named = description === undefined ? '' : ` "${description}"`;
   switch (event.type) {
     case 'task_queued':
       return `${at} ${event.task_id} queued: ${event.subagent_type} "${event.description}" (${event.running} running, ${event.queued} queued)`;
     case 'task_started':
       return `${at} ${event.task_id} started: ${event.subagent_type} "${event.description}" (${event.model_name})`;
     case 'task_running':
-      return `${at} ${event.task_id} running: turn ${event.turns}${event.token_usage ? `, ${event.token_usage.total_tokens} tokens` : ''}`;
+      return `${at} ${event.task_id}${named} running: turn ${event.turns}${event.token_usage ? `, ${event.token_usage.total_tokens} tokens` : ''}`;
     case 'batch_started':
       return `${at} ${event.task_id} batch started: ${event.items} items for ${event.subagent_type} "${event.description}" (${event.workflow_id})`;
     case 'batch_finished': {
       const { completed = 0, failed = 0, cancelled = 0, total } = event.counts;
       const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';
-      return `${at} ${event.task_id} batch ${event.status}: ${completed} completed, ${failed} failed, ${cancelled} cancelled of ${total}${detail}`;
+      return `${at} ${event.task_id}${named} batch ${event.status}: ${completed} completed, ${failed} failed, ${cancelled} cancelled of ${total}${detail}`;
     }
     default: {
       const capped = event.stop_reason ? ` (${event.stop_reason})` : '';
       if (event.admission_failure)
-        return `${at} ${event.task_id} ${event.status} at admission: ${event.error ?? ''}`;
+        return `${at} ${event.task_id}${named} ${event.status} at admission: ${event.error ?? ''}`;
       const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';
-      return `${at} ${event.task_id} ${event.status}${capped} after ${event.turns} turns${detail}`;
+      // Events rebuilt from a closed run's ledger do not know the child's turns (0).
+      const turns = event.turns > 0 ? ` after ${event.turns} ${event.turns === 1 ? 'turn' : 'turns'}` : '';
+      return `${at} ${event.task_id}${named} ${event.status}${capped}${turns}${detail}`;
     }
   }
 }

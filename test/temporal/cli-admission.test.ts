@@ -48,7 +48,7 @@ it('worker --max-running 1: a fan-out of three shows 1 running and 2 queued in t
     const status = await runCli(['status', runId!, ...server], env);
     expect(status.stdout).toMatch(/delegations: 2 queued, 1 in_progress\n$/);
     const events = await runCli(['events', runId!, ...server], env);
-    expect(events.stdout.split('\n').filter((line) => / task_queued /.test(line))).toHaveLength(2);
+    expect(events.stdout.split('\n').filter((line) => / queued: /.test(line))).toHaveLength(2);
 
     expect(await exited).toBe(0);
     const queuedLines = lines.filter((line) => / queued: /.test(line));

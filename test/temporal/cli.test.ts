@@ -100,7 +100,7 @@ it('completes a run with `run --address` on a `dev-server` served by two `worker
     expect(result.ledger.map((e) => e.status)).toEqual(['completed', 'completed', 'completed']);
 
     const ledger = await runCli(['ledger', result.run_id, '--address', address, '--json'], env);
-    expect(JSON.parse(ledger.stdout)).toHaveLength(3);
+    expect((JSON.parse(ledger.stdout) as { ledger: unknown[] }).ledger).toHaveLength(3);
     const events = await runCli(['events', result.run_id, '--address', address, '--json'], env);
     const types = events.stdout
       .trim()
@@ -109,7 +109,7 @@ it('completes a run with `run --address` on a `dev-server` served by two `worker
     expect(types.filter((t) => t === 'task_started')).toHaveLength(3);
     expect(types.filter((t) => t === 'task_completed')).toHaveLength(3);
     const status = await runCli(['status', result.run_id], env);
-    expect(status.stdout).toMatch(/finished, 2 lead turns; delegations: 3 completed/);
+    expect(status.stdout).toMatch(/: completed, 2 lead turns; delegations: 3 completed/);
   } finally {
     for (const child of processes.reverse()) await stop(child);
   }

@@ -1,0 +1,310 @@
+/**
+ * `subagents steps <run-id> <task-id> [--follow]`: a subagent's step log. An open subagent answers its
+ * `subagent_steps` query (a worker needed); a closed one is rebuilt from its history, which keeps every model
+ * call's and tool call's result: what a step log holds, short of a delegation's text.
+ */
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
+import type { ToolCall } from '../contracts/messages';
+import type { ModelCallResult } from '../contracts/model';
+import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
+import type { SubagentStep } from '../contracts/steps';
+import type { SubagentResult } from '../contracts/subagent';
+import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
+import { buildStep } from '../workflows/steps';
+import { taskQueueHasWorker } from './api';
+import { loadCommandConfig, requireServer } from './command-setup';
+import { connectClient } from './connection';
+import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
+import { noWorkerMessage } from './inspect-commands';
+
+const QUERY_DEADLINE_MS = 10_000;
+const FOLLOW_POLL_MS = 500;
+/** Characters of a step's text and of a call's arguments on a line of text output. */
+const LINE_CHARS = 160;
+
+/** The subagent workflow of a lead run's delegation (`<run-id>/task/<task-id>`, nested ones the same way). */
+export function subagentWorkflowId(runId: string, taskId: string): string {
+  return `${runId}/task/${taskId}`;
+}
+
+/** What a subagent's history says, in order: its model calls and its tool calls' outcomes. */
+export type HistoryRecord =
+  | { kind: 'model'; result: ModelCallResult }
+  | { kind: 'tool'; result: ToolCallResult }
+  /** A tool activity that failed (its call known from when it was scheduled). */
+  | { kind: 'tool_failed'; call: ToolCall; message: string };
+
+export interface RebuiltSteps {
+  steps: SubagentStep[];
+  /** What the history does not hold, one sentence each. */
+  missing: string[];
+}
+
+/**
+ * The step log as the workflow kept it, rebuilt from its history's records: an assistant step per model call
+ * (a provider's error fallback records none), then its tool calls' results in the order the model issued
+ * them. `guardStopped`: the run ended on a guard's cap, whose last turn's tool calls were dropped unrun.
+ */
+export function stepsFromHistory(
+  records: readonly HistoryRecord[],
+  options: { guardStopped: boolean },
+): RebuiltSteps {
+  const steps: SubagentStep[] = [];
+  const missing: string[] = [];
+  let pending: ToolCall[] = [];
+  let outcomes = new Map<string, HistoryRecord[]>();
+  const push = (message: Parameters<typeof buildStep>[1]) => steps.push(buildStep(steps.length + 1, message));
+  const flush = () => {
+    for (const call of pending) {
+      const outcome = outcomes.get(call.id)?.shift();
+      if (outcome?.kind === 'tool') {
+        const { result } = outcome;
+        push({
+          role: 'tool',
+          tool_call_id: result.tool_call_id,
+          name: result.name,
+          content: result.content,
+          is_error: result.is_error,
+        });
+      } else if (outcome?.kind === 'tool_failed') {
+        push({
+          role: 'tool',
+          tool_call_id: call.id,
+          name: call.name,
+          content: `Tool "${call.name}" failed: ${outcome.message}`,
+          is_error: true,
+        });
+      } else {
+        missing.push(
+          call.name === 'task'
+            ? `the result of delegation ${call.id} (its text is built from the child's result: see the child's own steps)`
+            : `the result of tool call ${call.id} (${call.name}): not in history`,
+        );
+      }
+    }
+    pending = [];
+    outcomes = new Map();
+  };
+  const lastModel = records.reduce((last, record, i) => (record.kind === 'model' ? i : last), -1);
+  records.forEach((record, i) => {
+    if (record.kind !== 'model') {
+      const id = record.kind === 'tool' ? record.result.tool_call_id : record.call.id;
+      outcomes.set(id, [...(outcomes.get(id) ?? []), record]);
+      return;
+    }
+    flush();
+    const { result } = record;
+    if (result.error_fallback) return;
+    const dropped = i === lastModel && options.guardStopped;
+    const calls = dropped ? [] : result.tool_calls;
+    push({ role: 'assistant', content: result.content, ...(calls.length > 0 && { tool_calls: calls }) });
+    pending = calls;
+  });
+  flush();
+  return { steps, missing };
+}
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** The records of one execution's history, payloads decoded with the client's converter (and codec). */
+async function historyRecords(client: Client, events: readonly HistoryEvent[]): Promise<HistoryRecord[]> {
+  const converter = client.options.loadedDataConverter;
+  const decode = <T>(payloads: temporal.api.common.v1.IPayloads | null | undefined) =>
+    decodeFromPayloadsAtIndex<T>(converter, 0, payloads?.payloads);
+  const scheduled = new Map<string, { type: string; input: temporal.api.common.v1.IPayloads | null }>();
+  const records: HistoryRecord[] = [];
+  const failedTool = async (scheduledEventId: unknown, message: string) => {
+    const activity = scheduled.get(String(scheduledEventId));
+    if (activity?.type !== 'executeToolCall') return;
+    const input = await decode<ToolCallInput>(activity.input);
+    records.push({ kind: 'tool_failed', call: input.call, message });
+  };
+  for (const event of events) {
+    const started = event.activityTaskScheduledEventAttributes;
+    if (started) {
+      scheduled.set(String(event.eventId), {
+        type: started.activityType?.name ?? '',
+        input: started.input ?? null,
+      });
+      continue;
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed) {
+      const type = scheduled.get(String(completed.scheduledEventId))?.type;
+      if (type === 'callModel')
+        records.push({ kind: 'model', result: await decode<ModelCallResult>(completed.result) });
+      if (type === 'executeToolCall')
+        records.push({ kind: 'tool', result: await decode<ToolCallResult>(completed.result) });
+      continue;
+    }
+    const failed = event.activityTaskFailedEventAttributes;
+    if (failed) await failedTool(failed.scheduledEventId, failed.failure?.message ?? 'failed');
+    const timedOut = event.activityTaskTimedOutEventAttributes;
+    if (timedOut) await failedTool(timedOut.scheduledEventId, timedOut.failure?.message ?? 'timed out');
+    // Idempotent tools run as local activities: a marker holds each one's result.
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity' && marker.details?.result) {
+      const data = await decode<{ activity_type?: string }>(marker.details.data);
+      if (data.activity_type === 'executeToolCall')
+        records.push({ kind: 'tool', result: await decode<ToolCallResult>(marker.details.result) });
+    }
+  }
+  return records;
+}
+
+/** Every execution's history of a workflow, first to last, walking back through continue-as-new. */
+async function executionHistories(client: Client, workflowId: string): Promise<HistoryEvent[][]> {
+  const histories: HistoryEvent[][] = [];
+  for (let runId: string | undefined = undefined; ;) {
+    const history: temporal.api.history.v1.IHistory = await client.workflow
+      .getHandle(workflowId, runId)
+      .fetchHistory();
+    const events: HistoryEvent[] = history.events ?? [];
+    histories.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    if (!runId) return histories;
+  }
+}
+
+/** A closed subagent's steps and result, from the server alone. */
+export async function closedSubagentSteps(
+  client: Client,
+  handle: WorkflowHandle,
+): Promise<RebuiltSteps & { result?: SubagentResult; error?: string }> {
+  let result: SubagentResult | undefined;
+  let error: string | undefined;
+  try {
+    result = (await handle.result()) as SubagentResult;
+  } catch (err) {
+    error = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  }
+  const records: HistoryRecord[] = [];
+  for (const events of await executionHistories(client, handle.workflowId))
+    records.push(...(await historyRecords(client, events)));
+  const guardStopped = result?.stop_reason !== undefined;
+  return {
+    ...stepsFromHistory(records, { guardStopped }),
+    ...(result && { result }),
+    ...(error && { error }),
+  };
+}
+
+function oneLine(text: string, max = LINE_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** A step as lines of text: an assistant turn with its tool calls, or a tool's result. */
+export function stepLines(step: SubagentStep): string[] {
+  const cut = step.truncated ? ' (cut)' : '';
+  if (step.kind === 'tool') {
+    const error = step.is_error ? ' error' : '';
+    return [`${step.seq} tool ${step.name} [${step.tool_call_id}]${error}: ${oneLine(step.text)}${cut}`];
+  }
+  return [
+    `${step.seq} ai: ${step.text.trim() ? oneLine(step.text) : '(no text)'}${cut}`,
+    ...step.tool_calls.map(
+      (call) => `    → ${call.name} [${call.id}] ${oneLine(call.args, LINE_CHARS - 20)}`,
+    ),
+  ];
+}
+
+/** How the subagent ended, in one line. */
+export function outcomeLine(workflowId: string, result: SubagentResult): string {
+  const capped = result.stop_reason ? ` (${result.stop_reason})` : '';
+  const error = result.error ? `: ${result.error.split('\n')[0]}` : '';
+  return `${workflowId}: ${result.status}${capped} after ${result.turns} ${result.turns === 1 ? 'turn' : 'turns'}${error}`;
+}
+
+export async function stepsCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    args,
+    { follow: { type: 'boolean' } } satisfies FlagSpec,
+    'steps',
+  );
+  if (positionals.length !== 2)
+    throw new UsageError('steps: give a run id and a task id: subagents steps <run-id> <task-id>');
+  const [runId, taskId] = positionals;
+  const workflowId = subagentWorkflowId(runId, taskId);
+  const asJson = values.json === true;
+  const settings = await requireServer('steps', loadCommandConfig(values));
+  const { client, connection } = await connectClient(settings);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  try {
+    const handle = client.workflow.getHandle(workflowId);
+    let description;
+    try {
+      description = await handle.describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError)
+        throw new UsageError(
+          `steps: no subagent ${workflowId} on ${settings.address} (task ids: subagents ledger ${runId})`,
+        );
+      throw err;
+    }
+    const status = description.status.name;
+    if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') {
+      const closed = await closedSubagentSteps(client, handle);
+      if (asJson) {
+        out(
+          JSON.stringify(
+            { workflow_id: workflowId, source: 'history', execution_status: status, ...closed },
+            null,
+            2,
+          ),
+        );
+        return 0;
+      }
+      for (const step of closed.steps) for (const line of stepLines(step)) out(line);
+      for (const what of closed.missing) out(`(missing: ${what})`);
+      out(
+        closed.result
+          ? outcomeLine(workflowId, closed.result)
+          : `${workflowId}: ${status.toLowerCase()}: ${closed.error}`,
+      );
+      return 0;
+    }
+    if (!(await taskQueueHasWorker(client, settings.namespace, description.taskQueue).catch(() => true))) {
+      say(
+        `subagents: ${noWorkerMessage({
+          command: 'steps',
+          runId: `subagent ${workflowId}`,
+          address: settings.address,
+          namespace: settings.namespace,
+          taskQueue: description.taskQueue,
+          configFile: stringFlag(values, 'config'),
+        })}`,
+      );
+      return 1;
+    }
+    const within = <T>(read: () => Promise<T>) => client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
+    let seen = 0;
+    for (;;) {
+      const progress = await within(() => handle.query(subagentProgressQuery));
+      const steps = await within(() => handle.query(subagentStepsQuery, seen));
+      if (!values.follow && asJson) {
+        out(JSON.stringify({ workflow_id: workflowId, source: 'query', progress, steps }, null, 2));
+        return 0;
+      }
+      for (const step of steps) {
+        seen = step.seq;
+        // Followed: one JSON line per step, as `events --follow` prints events.
+        if (asJson) out(JSON.stringify(step));
+        else for (const line of stepLines(step)) out(line);
+      }
+      if (!values.follow) return 0;
+      if (progress.state === 'finished' && seen >= progress.last_seq) {
+        const result = (await handle.result()) as SubagentResult;
+        if (asJson) say(outcomeLine(workflowId, result));
+        else out(outcomeLine(workflowId, result));
+        return 0;
+      }
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+    }
+  } finally {
+    await connection.close();
+  }
+}
