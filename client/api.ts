@@ -32,6 +32,7 @@ import {
 import type { LedgerEntry } from '../contracts/ledger';
 import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { failedSubagentResult, type SubagentResult } from '../contracts/subagent';
 import type * as workflows from '../workflows';
 
 /** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
@@ -58,6 +59,20 @@ export async function taskQueueHasWorker(
     taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
   return (pollers ?? []).length > 0;
+}
+
+/**
+ * A subagent's result, from a client: a failed subagent fails its workflow with its result in the failure's
+ * details (workflows/subagent.ts), read from there; other failures throw as they are.
+ */
+export async function subagentResult(handle: WorkflowHandle): Promise<SubagentResult> {
+  try {
+    return (await handle.result()) as SubagentResult;
+  } catch (err) {
+    const result = failedSubagentResult(err);
+    if (result) return result;
+    throw err;
+  }
 }
 
 /** A new run id: sortable by time, unique across machines. */

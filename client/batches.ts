@@ -25,12 +25,12 @@ import { resolveAgent, resolveSummarization } from '../contracts/config/agents';
 import { configBatchLimits } from '../contracts/config/lead-input';
 import type { TokenUsage } from '../contracts/messages';
 import type { SubagentStopReason } from '../contracts/status';
-import { failedSubagentResult, type SubagentResult } from '../contracts/subagent';
+import type { SubagentResult } from '../contracts/subagent';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
 import { InvalidInputError } from '../contracts/inputs';
-import { checkWorkspaceFolder } from './api';
+import { checkWorkspaceFolder, subagentResult } from './api';
 import { summaryLine } from '../contracts/text';
 
 const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
@@ -136,17 +136,13 @@ export class BatchHandle {
     };
     const finished = view.state === 'completed' || view.state === 'failed';
     if (!finished || view.workflow_id === undefined) return base;
-    const child: SubagentResult = await this.client.workflow
-      .getHandle<SubagentWorkflow>(view.workflow_id)
-      .result()
-      .catch(
-        (err: unknown): SubagentResult =>
-          failedSubagentResult(err) ?? {
-            status: 'failed',
-            error: err instanceof Error ? err.message : String(err),
-            turns: 0,
-          },
-      );
+    const child: SubagentResult = await subagentResult(
+      this.client.workflow.getHandle<SubagentWorkflow>(view.workflow_id),
+    ).catch((err: unknown): SubagentResult => ({
+      status: 'failed',
+      error: err instanceof Error ? err.message : String(err),
+      turns: 0,
+    }));
     return {
       ...base,
       ...(child.result !== undefined && { result: child.result }),

@@ -4,7 +4,7 @@
  * (`SubagentStatus`, `StopReason`, `TotalTokens`); a run from before them shows Temporal's execution status.
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS } from '../contracts/search-attributes';
 import { LEAD_RUN_STATUSES } from '../contracts/lead';
 import { RUN_STOP_REASONS } from '../contracts/status';
 import { loadCommandConfig, requireServer } from './command-setup';
@@ -15,10 +15,6 @@ import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from '
 export const LIST_STATUSES = ['queued', 'running', ...LEAD_RUN_STATUSES] as const;
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 1000;
-
-const SUBAGENT_STATUS = defineSearchAttributeKey('SubagentStatus', SearchAttributeType.KEYWORD);
-const STOP_REASON = defineSearchAttributeKey('StopReason', SearchAttributeType.KEYWORD);
-const TOTAL_TOKENS = defineSearchAttributeKey('TotalTokens', SearchAttributeType.INT);
 
 export interface ListFilter {
   status?: string;

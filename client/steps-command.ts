@@ -13,7 +13,7 @@ import type { SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
 import { buildStep } from '../workflows/steps';
-import { taskQueueHasWorker } from './api';
+import { subagentResult, taskQueueHasWorker } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from './connection';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
@@ -176,7 +176,7 @@ export async function closedSubagentSteps(
   let result: SubagentResult | undefined;
   let error: string | undefined;
   try {
-    result = (await handle.result()) as SubagentResult;
+    result = await subagentResult(handle);
   } catch (err) {
     error = err instanceof Error ? err.message.split('\n')[0] : String(err);
   }
@@ -297,7 +297,7 @@ export async function stepsCommand(args: string[]): Promise<number> {
       }
       if (!values.follow) return 0;
       if (progress.state === 'finished' && seen >= progress.last_seq) {
-        const result = (await handle.result()) as SubagentResult;
+        const result = await subagentResult(handle);
         if (asJson) say(outcomeLine(workflowId, result));
         else out(outcomeLine(workflowId, result));
         return 0;

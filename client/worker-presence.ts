@@ -3,7 +3,7 @@
  * task queue, the run would wait in silence: say so once, with the command that starts one.
  */
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import { taskQueueHasWorker } from './api';
 
 export interface WorkerPresenceOptions {
   client: Client;
@@ -34,13 +34,8 @@ export function workerCommandLine(options: Omit<WorkerPresenceOptions, 'client' 
   return words.map(shellWord).join(' ');
 }
 
-async function hasPollers(options: WorkerPresenceOptions): Promise<boolean> {
-  const { pollers } = await options.client.workflowService.describeTaskQueue({
-    namespace: options.namespace,
-    taskQueue: { name: options.taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-  });
-  return (pollers ?? []).length > 0;
+function hasPollers(options: WorkerPresenceOptions): Promise<boolean> {
+  return taskQueueHasWorker(options.client, options.namespace, options.taskQueue);
 }
 
 /**

@@ -5,12 +5,18 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { workflowUiUrl } from '../../client/api';
 import type { ListedRun } from '../../client/list-command';
 import type { LeadRunResult } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
+import {
+  runSearchAttributes,
+  STOP_REASON,
+  SUBAGENT_STATUS,
+  TOTAL_TOKENS,
+} from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { cliEnv, runCli } from '../../bench/support/cli-process';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
@@ -98,6 +104,8 @@ describe('a finished run, with no worker running', () => {
         taskQueue,
         workflowId: `${taskQueue}-lead`,
         args: [{ ...input(taskQueue), run_id: `${taskQueue}-lead` }],
+        // As the project's client starts a run: it then reports its outcome in search attributes.
+        typedSearchAttributes: runSearchAttributes(`${taskQueue}-lead`, 'lead', 0),
       }),
     );
     expect(result).toMatchObject({ status: 'completed', stop_reason: 'turn_capped', turns: 3 });
@@ -186,7 +194,6 @@ describe('a finished run, with no worker running', () => {
     });
   });
 
-  // Needs the workflows to set SubagentStatus, StopReason and TotalTokens (another change, in workflows/).
   it('list finds it by its status and stop reason search attributes', async () => {
     const listed = async () => {
       const list = await cli(['list', '--status', 'completed', '--stop-reason', 'turn_capped', '--json']);
@@ -249,9 +256,9 @@ it('an open run no worker polls: status, ledger, events and steps say so within 
 
 describe('list', () => {
   const key = {
-    status: defineSearchAttributeKey('SubagentStatus', SearchAttributeType.KEYWORD),
-    stopReason: defineSearchAttributeKey('StopReason', SearchAttributeType.KEYWORD),
-    tokens: defineSearchAttributeKey('TotalTokens', SearchAttributeType.INT),
+    status: SUBAGENT_STATUS,
+    stopReason: STOP_REASON,
+    tokens: TOTAL_TOKENS,
   };
 
   it('lists lead runs newest first and filters them by status and stop reason', async () => {

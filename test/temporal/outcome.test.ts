@@ -227,8 +227,8 @@ describe('outcomes in the Web UI', () => {
         console.log(`web-ui rows:\n${all.join('\n')}`);
         const rowOf = (id: string) => all.find((row) => row.includes(id)) ?? '';
         expect(all).toHaveLength(4);
-        expect(rowOf(`${run.runId}/task/broken`)).toMatch(/Failed/);
-        expect(rowOf(`${run.runId}/task/ok`)).toMatch(/Completed/);
+        expect(rowOf(`${run.runId}/task/broken`)).toMatch(/failed/i);
+        expect(rowOf(`${run.runId}/task/ok`)).toMatch(/completed/i);
         const capped = await list(`LeadRunId="${run.runId}" AND StopReason="token_capped"`);
         expect(capped).toHaveLength(1);
         expect(capped[0]).toContain(`${run.runId}/task/capped`);
