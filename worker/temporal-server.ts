@@ -19,6 +19,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
+import { acquireDbLock } from './dev-server-lock';
 import { connectChecked } from './server-probe';
 import {
   cacheRoot,
@@ -38,7 +39,10 @@ export interface DevServerOptions {
   headless?: boolean;
   /** A remote codec endpoint the Web UI decodes payloads with (worker/payloads/codec-server.ts). */
   uiCodecEndpoint?: string;
-  /** SQLite file: the server's state survives a restart on the same file. In memory when omitted. */
+  /**
+   * SQLite file: the server's state survives a restart on the same file. In memory when omitted. One server a
+   * file: a file another live server uses is refused (DbLockedError, worker/dev-server-lock.ts).
+   */
   dbFilename?: string;
   /** `--sqlite-pragma` entries (pragma → value) for the SQLite file (default: DEV_SERVER_SQLITE_PRAGMAS). */
   sqlitePragmas?: Record<string, string>;
@@ -153,6 +157,31 @@ export async function connectOrStartServer(options: DevServerOptions = {}): Prom
 }
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<TemporalServer> {
+  const lock = options.dbFilename === undefined ? undefined : acquireDbLock(options.dbFilename);
+  if (!lock) return startServer(options);
+  let server: TemporalServer;
+  try {
+    server = await startServer(options);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  lock.update({
+    address: server.address,
+    ...(server.uiUrl && { ui_url: server.uiUrl }),
+    ...(server.pid !== undefined && { server_pid: server.pid }),
+  });
+  const stopServer = server.stop;
+  return {
+    ...server,
+    stop: async () => {
+      await stopServer();
+      lock.release();
+    },
+  };
+}
+
+async function startServer(options: DevServerOptions): Promise<TemporalServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const progress = options.progress ?? waitProgress();
