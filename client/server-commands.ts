@@ -59,6 +59,8 @@ export async function devServerCommand(args: string[]): Promise<number> {
     throw new UsageError(`dev-server: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);
   const dbFilename = resolve(stringFlag(values, 'db-filename') ?? defaultDevServerDb());
+  // Listening from before the server starts: it runs in a process group of its own, so a Ctrl-C reaches
+  // this process alone, which stops the server cleanly (its SQLite file closed) and erases its record.
   const stopRequested = untilShutdownRequested(say);
   // The Web UI decodes large payloads through this process: workers and clients share its payload store.
   const codec = await startEmbeddedCodecServer(config.payloads);
@@ -70,6 +72,7 @@ export async function devServerCommand(args: string[]): Promise<number> {
       dbFilename,
       uiCodecEndpoint: codec?.url,
       log: say,
+      ownProcessGroup: true,
     });
   } catch (err) {
     await codec?.close();

@@ -58,6 +58,13 @@ export interface DevServerOptions {
   /** How long to wait for the server to answer (default 60 s). */
   startTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Spawn the server in a process group of its own, so a Ctrl-C in the terminal reaches this process only,
+   * which then stops the server when it is done with it (a run being cancelled still needs it). Only for a
+   * process that handles SIGINT and SIGTERM from before the server starts: one that dies of a signal
+   * leaves such a server running.
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface TemporalServer {
@@ -222,7 +229,11 @@ async function startServer(options: DevServerOptions): Promise<TemporalServer> {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
-  const child = spawn(cli.path, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cli.path, args, {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownProcessGroup === true,
+  });
   const output = keepOutputTail(child);
   // A server left behind by a parent that exits normally would hold its ports and its SQLite lock.
   const killOnExit = () => child.kill('SIGKILL');
