@@ -1,6 +1,8 @@
 /**
- * The embedded dev server between commands: `subagents dev-server` records where it listens, so `run`,
- * `status`, `ledger`, `events` and `cancel` find it without flags. Its SQLite file keeps runs across restarts.
+ * The embedded dev server between commands: `subagents dev-server` (and `subagents start` while it keeps its
+ * server up) records where it listens, so `run`, `worker`, `status`, `ledger`, `events` and `cancel` find it
+ * without flags. Its SQLite file keeps runs across restarts. The record is its owner's: only the process that
+ * wrote it erases it.
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
