@@ -11,22 +11,24 @@ import { describeSandbox, type SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
-import {
-  InterruptedError,
-  runWorkerWhile,
-  signalExitCode,
-  untilShutdownRequested,
-  untilShutdownSignal,
-} from '../worker/shutdown';
+import { settleCoreLogs } from '../worker/runtime';
+import { signalExitCode } from '../worker/shutdown';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker, workerTuning } from '../worker/worker';
-import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem } from './api';
+import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem, type RunHandle } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
-import { findRunningDevServer } from './dev-server-state';
+import { claimDevServerRecord, findRunningDevServer } from './dev-server-state';
 import { loadCommandConfig } from './command-setup';
 import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
+import {
+  cancelledRunLine,
+  detachedLines,
+  resumableLines,
+  RunInterrupts,
+  type RunPlace,
+} from './run-interrupts';
 import { renderLedgerTable, renderSummary } from './tree';
 import { sayWhenNoWorkerPolls } from './worker-presence';
 
@@ -49,26 +51,36 @@ interface Session {
    * this command runs none). Returns what stops it.
    */
   watchWorkers(client: Client): () => void;
-  /** What becomes of a run when this command stops following it. */
-  afterInterrupt(runId: string): string;
-  /** Closes what this command opened (its worker, its embedded server). */
-  close(): Promise<void>;
   /**
-   * Runs `body` while this command's own worker polls, when it has one. SIGINT or SIGTERM stops waiting for
-   * it (an `InterruptedError`) once the worker has shut down; a second signal exits at once.
+   * The run goes on on a server given by address, with workers there: the first signal stops following it.
+   * Otherwise this command runs the worker, and the first signal cancels the run and sees it end.
    */
+  detaches: boolean;
+  /** What becomes of a run this command leaves mid-way, and how to reach it. */
+  leftBehind(runId: string, cancelRequested: boolean): string[];
+  /** Runs `body` while this command's own worker polls, when it has one, then shuts that worker down. */
   withWorker<T>(body: () => Promise<T>): Promise<T>;
+  /** Closes what this command opened (its worker's connection, its embedded server, its record). */
+  close(): Promise<void>;
+}
+
+interface SessionOptions {
+  configFile?: string;
+  /** Record an embedded server this command starts, as `subagents dev-server` does (`start`, kept up). */
+  recordServer: boolean;
 }
 
 /** A server given by address, or the embedded one: the recorded dev server if it runs, else a new one. */
 async function openSession(
   config: Config,
   env: NodeJS.ProcessEnv,
-  configFile: string | undefined,
+  options: SessionOptions,
 ): Promise<Session> {
+  const { configFile } = options;
   const settings = connectionSettings(config.temporal, env);
   if (settings.address) {
     const address = settings.address;
+    const place = (runId: string): RunPlace => ({ ...settings, address, runId, configFile });
     return {
       settings,
       uiUrl: settings.uiUrl,
@@ -82,14 +94,15 @@ async function openSession(
           configFile,
           say,
         }),
-      afterInterrupt: (runId) =>
-        `it keeps running on ${address} (subagents status ${runId} --address ${address})`,
+      detaches: true,
+      leftBehind: (runId) => [`it keeps running on ${address}`, ...detachedLines(place(runId))],
+      withWorker: (body) => body(),
       close: async () => undefined,
-      withWorker: (body) => untilShutdownSignal(body, say),
     };
   }
   let server: TemporalServer | undefined;
   let codec: RunningCodecServer | undefined;
+  let forgetServer = () => undefined as void;
   // Bundling the workflows takes as long as starting a server: do both at once.
   const bundle = bundleProjectWorkflows();
   bundle.catch(() => undefined);
@@ -105,12 +118,27 @@ async function openSession(
       log: say,
       namespace: settings.namespace,
       uiCodecEndpoint: codec?.url,
+      // A Ctrl-C must not take the server down while the run it cancels still needs it.
+      ownProcessGroup: true,
     }).catch(async (err: unknown) => {
       await codec?.close();
       throw err;
     });
     settings.address = server.address;
+    if (options.recordServer) {
+      const claim = await claimDevServerRecord(
+        {
+          address: server.address,
+          namespace: server.namespace,
+          ...(server.uiUrl && { ui_url: server.uiUrl }),
+          pid: process.pid,
+        },
+        env,
+      );
+      if (claim.recorded) forgetServer = claim.forget;
+    }
   }
+  const address = settings.address;
   const uiUrl = recorded?.ui_url ?? server?.uiUrl;
   const connection = await connectWorker(settings);
   return {
@@ -118,11 +146,14 @@ async function openSession(
     uiUrl,
     sandbox: () => describeSandbox(config.sandbox),
     watchWorkers: () => () => undefined,
-    afterInterrupt: (runId) =>
+    detaches: false,
+    leftBehind: (runId, cancelRequested) =>
       server
-        ? "it ended with this command's dev server"
-        : `it stays on the dev server and goes on when a worker polls task queue "${settings.taskQueue}" ` +
-          `(subagents worker; subagents status ${runId})`,
+        ? [
+            `run ${runId} is lost with this command's dev server, which kept it in memory ` +
+              '(a run on `subagents dev-server` outlives the command: its SQLite file keeps it)',
+          ]
+        : resumableLines({ ...settings, address, runId, configFile }, cancelRequested),
     withWorker: async (body) => {
       const worker = await createProjectWorker({
         connection,
@@ -134,10 +165,15 @@ async function openSession(
         tuning: workerTuning(config.worker),
         say,
       });
-      return runWorkerWhile(worker, body, say);
+      try {
+        return await worker.runUntil(body);
+      } finally {
+        await settleCoreLogs();
+      }
     },
     close: async () => {
       await connection.close();
+      forgetServer();
       await server?.stop();
       await codec?.close();
     },
@@ -151,7 +187,10 @@ export interface RunRequest {
   env?: NodeJS.ProcessEnv;
   /** Copied into the run's workspace first (the demo's sample). */
   sampleDir?: string;
-  /** Keep an embedded server up after the run for the Web UI, until Ctrl-C. */
+  /**
+   * Keep the server up after the run for the Web UI, with this command's worker (the UI's queries need one),
+   * until Ctrl-C; an embedded server this command starts is recorded as `subagents dev-server` records its own.
+   */
   keepServerUp?: boolean;
 }
 
@@ -191,7 +230,14 @@ export function runHeaderLines(header: RunHeader, options: { withUiUrl: boolean 
   ];
 }
 
-/** Runs one lead run to its end and prints it; the exit code: 0 when it completed. */
+/** How the followed run ended: with its result, or this command stopped following it (a server elsewhere). */
+type Followed = { result: LeadRunResult; cancelledBy?: NodeJS.Signals } | { detachedBy: NodeJS.Signals };
+
+/**
+ * Runs one lead run to its end and prints it; the exit code: 0 when it completed, 1 when it did not. The
+ * first SIGINT or SIGTERM (exit code 130 or 143) cancels a run this command's worker runs and waits for it to
+ * end, or stops following a run on a server given by address (it goes on there); a second one exits at once.
+ */
 export async function executeRun(request: RunRequest): Promise<number> {
   const { config, values } = request;
   const env = request.env ?? process.env;
@@ -202,17 +248,28 @@ export async function executeRun(request: RunRequest): Promise<number> {
   const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
   configurePayloads(config.payloads);
 
-  const session = await openSession(config, env, stringFlag(values, 'config'));
+  // From before any server starts: an embedded one runs in a process group of its own, stopped by this one.
+  const interrupts = new RunInterrupts(say);
+  const stoppedEarly = (signal: NodeJS.Signals) => {
+    say(`subagents: ${signal}: stopped before run ${runId} started`);
+    return signalExitCode(signal);
+  };
+  interrupts.during((signal) => say(`${signal}: stopping before the run starts`));
   try {
-    const { client, connection } = await connectClient(session.settings);
+    const session = await openSession(config, env, {
+      configFile: stringFlag(values, 'config'),
+      recordServer: request.keepServerUp === true,
+    });
     try {
-      const api = new SubagentsClient(client, session.settings.namespace);
-      const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
-      const tty = process.stdout.isTTY === true;
-      const color = tty && !env.NO_COLOR;
-      let result: LeadRunResult;
+      if (interrupts.signal) return stoppedEarly(interrupts.signal);
+      const { client, connection } = await connectClient(session.settings);
       try {
-        result = await session.withWorker(async () => {
+        const api = new SubagentsClient(client, session.settings.namespace);
+        const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
+        const tty = process.stdout.isTTY === true;
+        const color = tty && !env.NO_COLOR;
+        return await session.withWorker(async () => {
+          if (interrupts.signal) return stoppedEarly(interrupts.signal);
           const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
           // The live tree carries the link itself; logs and --json get it up front.
           const sandbox = await session.sandbox();
@@ -222,48 +279,100 @@ export async function executeRun(request: RunRequest): Promise<number> {
           );
           if (json) say(header.join('\n'));
           else process.stdout.write(`${header.join('\n')}\n\n`);
-          const stopWatching = session.watchWorkers(client);
-          try {
-            if (json) return await handle.result();
-            return await watchRun(handle, {
-              out: process.stdout,
-              live: tty,
-              color,
-              ...(uiUrl && { uiUrl }),
-              childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
-            });
-          } finally {
-            stopWatching();
+
+          const followed = await followRun(handle, session, interrupts, () => {
+            const stopWatching = session.watchWorkers(client);
+            const following = json
+              ? handle.result()
+              : watchRun(handle, {
+                  out: process.stdout,
+                  live: tty,
+                  color,
+                  ...(uiUrl && { uiUrl }),
+                  childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+                });
+            return following.finally(stopWatching);
+          });
+          if ('detachedBy' in followed) {
+            const [where, ...hints] = session.leftBehind(runId, false);
+            say(`subagents: ${followed.detachedBy}: stopped following run ${runId}; ${where}`);
+            for (const line of hints) say(line);
+            return signalExitCode(followed.detachedBy);
           }
+          const { result } = followed;
+          interrupts.during(() => undefined);
+          if (json) {
+            process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+          } else {
+            process.stdout.write(
+              `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
+            );
+            process.stdout.write(`\nLedger:\n${renderLedgerTable(result.ledger, { color }).join('\n')}\n`);
+          }
+          if (followed.cancelledBy) {
+            say(cancelledRunLine(result));
+            return signalExitCode(followed.cancelledBy);
+          }
+          if (request.keepServerUp && session.uiUrl && !json) {
+            // The worker keeps polling meanwhile: the Web UI's queries of the run need one.
+            say(`\nThe server stays up for the Web UI: ${uiUrl ?? session.uiUrl} (Ctrl-C to stop).`);
+            await interrupts.first();
+          }
+          if (result.status !== 'completed') {
+            say(`subagents: run ${runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);
+            return 1;
+          }
+          return 0;
         });
-      } catch (err) {
-        if (!(err instanceof InterruptedError)) throw err;
-        say(`subagents: ${err.signal}: stopped following run ${runId}; ${session.afterInterrupt(runId)}`);
-        return signalExitCode(err.signal);
+      } finally {
+        await connection.close();
       }
-      if (json) {
-        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-      } else {
-        process.stdout.write(
-          `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
-        );
-        process.stdout.write(`\nLedger:\n${renderLedgerTable(result.ledger, { color }).join('\n')}\n`);
-      }
-      if (request.keepServerUp && session.uiUrl && !json) {
-        say(`\nThe server stays up for the Web UI: ${uiUrl ?? session.uiUrl} (Ctrl-C to stop).`);
-        await untilShutdownRequested(say);
-      }
-      if (result.status !== 'completed') {
-        say(`subagents: run ${runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);
-        return 1;
-      }
-      return 0;
     } finally {
-      await connection.close();
+      await session.close();
     }
   } finally {
-    await session.close();
+    interrupts.dispose();
   }
+}
+
+/**
+ * Follows the run with `follow` until it ends. Meanwhile the first signal cancels it (this command's worker
+ * runs it and sees it end) or, on a server given by address, stops following it; a second one exits at once,
+ * saying where the run stays.
+ */
+async function followRun(
+  handle: RunHandle,
+  session: Session,
+  interrupts: RunInterrupts,
+  follow: () => Promise<LeadRunResult>,
+): Promise<Followed> {
+  let detach: (signal: NodeJS.Signals) => void = () => undefined;
+  const detached = new Promise<Followed>((resolve) => (detach = (signal) => resolve({ detachedBy: signal })));
+  let cancelRequested = false;
+  let cancelledBy: NodeJS.Signals | undefined;
+  const onFirst = (signal: NodeJS.Signals) => {
+    if (session.detaches) {
+      detach(signal);
+      return;
+    }
+    cancelledBy = signal;
+    say(
+      `${signal}: cancelling run ${handle.runId}: its subagents are cancelled and report back ` +
+        `(${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to exit at once)`,
+    );
+    handle.cancel().then(
+      () => (cancelRequested = true),
+      (err: unknown) =>
+        say(`subagents: could not request the cancellation: ${err instanceof Error ? err.message : err}`),
+    );
+  };
+  interrupts.during(onFirst, () => session.leftBehind(handle.runId, cancelRequested));
+  // A signal while the run was being started acts now.
+  if (interrupts.signal) onFirst(interrupts.signal);
+  return Promise.race([
+    follow().then((result) => ({ result, ...(cancelledBy && { cancelledBy }) })),
+    detached,
+  ]);
 }
 
 export async function runCommand(args: string[]): Promise<number> {

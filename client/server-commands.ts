@@ -1,4 +1,5 @@
 /** `subagents worker`, `subagents dev-server` and `subagents ensure-temporal`. */
+import { resolve } from 'node:path';
 import { startEmbeddedCodecServer } from '../worker/payloads/codec-server';
 import { readCliVersion } from '../worker/temporal-cli-builds';
 import {
@@ -7,12 +8,13 @@ import {
   resolveTemporalCli,
   TemporalCliNotFoundError,
 } from '../worker/temporal-cli';
-import { startDevServer } from '../worker/temporal-server';
+import { DbLockedError } from '../worker/dev-server-lock';
+import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { untilShutdownRequested } from '../worker/shutdown';
 import { serveWorker } from '../worker/worker-main';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectWorker } from './connection';
-import { defaultDevServerDb, recordDevServer } from './dev-server-state';
+import { claimDevServerRecord, defaultDevServerDb } from './dev-server-state';
 import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -56,36 +58,55 @@ export async function devServerCommand(args: string[]): Promise<number> {
   if (positionals.length > 0)
     throw new UsageError(`dev-server: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);
+  const dbFilename = resolve(stringFlag(values, 'db-filename') ?? defaultDevServerDb());
+  // Listening from before the server starts: it runs in a process group of its own, so a Ctrl-C reaches
+  // this process alone, which stops the server cleanly (its SQLite file closed) and erases its record.
+  const stopRequested = untilShutdownRequested(say);
   // The Web UI decodes large payloads through this process: workers and clients share its payload store.
   const codec = await startEmbeddedCodecServer(config.payloads);
-  const server = await startDevServer({
-    port: integerFlag(values, 'port', 1, 65535),
-    uiPort: integerFlag(values, 'ui-port', 1, 65535),
-    dbFilename: stringFlag(values, 'db-filename') ?? defaultDevServerDb(),
-    uiCodecEndpoint: codec?.url,
-    log: say,
-  }).catch(async (err: unknown) => {
-    await codec?.close();
-    throw err;
-  });
-  const forget = recordDevServer({
-    address: server.address,
-    namespace: server.namespace,
-    ...(server.uiUrl && { ui_url: server.uiUrl }),
-    pid: process.pid,
-  });
+  let server: TemporalServer;
   try {
-    say(
-      `Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''}` +
-        `${codec ? `, codec endpoint ${codec.url}` : ''} (Ctrl-C to stop).`,
-    );
-    process.stdout.write(
-      `${JSON.stringify({ address: server.address, ui_url: server.uiUrl, codec_endpoint: codec?.url })}\n`,
-    );
-    await untilShutdownRequested(say);
-    return 0;
+    server = await startDevServer({
+      port: integerFlag(values, 'port', 1, 65535),
+      uiPort: integerFlag(values, 'ui-port', 1, 65535),
+      dbFilename,
+      uiCodecEndpoint: codec?.url,
+      log: say,
+      ownProcessGroup: true,
+    });
+  } catch (err) {
+    await codec?.close();
+    if (!(err instanceof DbLockedError)) throw err;
+    say(`subagents: dev-server: ${err.message}`);
+    return 1;
+  }
+  try {
+    const claim = await claimDevServerRecord({
+      address: server.address,
+      namespace: server.namespace,
+      ...(server.uiUrl && { ui_url: server.uiUrl }),
+      pid: process.pid,
+    });
+    try {
+      say(
+        `Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''}` +
+          `${codec ? `, codec endpoint ${codec.url}` : ''} (Ctrl-C to stop).`,
+      );
+      if (!claim.recorded) {
+        say(
+          `Other commands keep finding the dev server on ${claim.holder.address} (pid ${claim.holder.pid}); ` +
+            `give them --address ${server.address} for this one.`,
+        );
+      }
+      process.stdout.write(
+        `${JSON.stringify({ address: server.address, ui_url: server.uiUrl, codec_endpoint: codec?.url })}\n`,
+      );
+      await stopRequested;
+      return 0;
+    } finally {
+      if (claim.recorded) claim.forget();
+    }
   } finally {
-    forget();
     await server.stop();
     await codec?.close();
   }

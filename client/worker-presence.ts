@@ -22,7 +22,7 @@ export const FIRST_CHECK_MS = 5000;
 const INTERVAL_MS = 5000;
 
 /** `value` as one shell word. */
-function shellWord(value: string): string {
+export function shellWord(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -14,20 +14,16 @@ export function signalExitCode(signal: NodeJS.Signals): number {
   return 128 + constants.signals[signal];
 }
 
-/** `body` was abandoned because the process was asked to stop. */
-export class InterruptedError extends Error {
-  override readonly name = 'InterruptedError';
-
-  constructor(readonly signal: NodeJS.Signals) {
-    super(`interrupted by ${signal}`);
-  }
-}
-
 /**
- * Calls `onFirst` on the first SIGINT or SIGTERM; on the next one says so and exits at once. Returns what
- * removes the handlers: call it once the graceful shutdown is over.
+ * Calls `onFirst` on the first SIGINT or SIGTERM; on the next one says so (and the lines `leaving` gives: what
+ * the process leaves unfinished) and exits at once. Returns what removes the handlers: call it once the
+ * graceful shutdown is over.
  */
-export function onShutdownSignal(onFirst: (signal: NodeJS.Signals) => void, say: (line: string) => void) {
+export function onShutdownSignal(
+  onFirst: (signal: NodeJS.Signals) => void,
+  say: (line: string) => void,
+  leaving: () => string[] = () => [],
+) {
   let received = false;
   const handler = (signal: NodeJS.Signals) => {
     if (!received) {
@@ -36,6 +32,7 @@ export function onShutdownSignal(onFirst: (signal: NodeJS.Signals) => void, say:
       return;
     }
     say(`${signal} again: exiting without waiting for the shutdown`);
+    for (const line of leaving()) say(line);
     process.exit(signalExitCode(signal));
   };
   for (const signal of SHUTDOWN_SIGNALS) process.on(signal, handler);
@@ -60,47 +57,6 @@ export async function runWorkerUntilSignal(worker: Worker, say: (line: string) =
   }, say);
   try {
     await worker.run();
-  } finally {
-    await settleCoreLogs();
-    release();
-  }
-}
-
-/** A promise that rejects with an `InterruptedError` on the first SIGINT or SIGTERM, until released. */
-function interruption(say: (line: string) => void): { interrupted: Promise<never>; release: () => void } {
-  let interrupt: (err: InterruptedError) => void = () => undefined;
-  const interrupted = new Promise<never>((_resolve, reject) => (interrupt = reject));
-  // Never an unhandled rejection, whether or not a race is still waiting on it.
-  interrupted.catch(() => undefined);
-  const release = onShutdownSignal((signal) => interrupt(new InterruptedError(signal)), say);
-  return { interrupted, release };
-}
-
-/** Waits for `body`; the first SIGINT or SIGTERM stops waiting (an `InterruptedError`). */
-export async function untilShutdownSignal<T>(
-  body: () => Promise<T>,
-  say: (line: string) => void,
-): Promise<T> {
-  const { interrupted, release } = interruption(say);
-  try {
-    return await Promise.race([body(), interrupted]);
-  } finally {
-    release();
-  }
-}
-
-/**
- * Runs `body` while `worker` polls, then shuts the worker down once. The first SIGINT or SIGTERM stops
- * waiting for `body`: it rejects with an `InterruptedError` once the worker has stopped.
- */
-export async function runWorkerWhile<T>(
-  worker: Worker,
-  body: () => Promise<T>,
-  say: (line: string) => void,
-): Promise<T> {
-  const { interrupted, release } = interruption(say);
-  try {
-    return await worker.runUntil(() => Promise.race([body(), interrupted]));
   } finally {
     await settleCoreLogs();
     release();

@@ -19,6 +19,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
+import { acquireDbLock } from './dev-server-lock';
 import { connectChecked } from './server-probe';
 import {
   cacheRoot,
@@ -38,7 +39,10 @@ export interface DevServerOptions {
   headless?: boolean;
   /** A remote codec endpoint the Web UI decodes payloads with (worker/payloads/codec-server.ts). */
   uiCodecEndpoint?: string;
-  /** SQLite file: the server's state survives a restart on the same file. In memory when omitted. */
+  /**
+   * SQLite file: the server's state survives a restart on the same file. In memory when omitted. One server a
+   * file: a file another live server uses is refused (DbLockedError, worker/dev-server-lock.ts).
+   */
   dbFilename?: string;
   /** `--sqlite-pragma` entries (pragma → value) for the SQLite file (default: DEV_SERVER_SQLITE_PRAGMAS). */
   sqlitePragmas?: Record<string, string>;
@@ -54,6 +58,13 @@ export interface DevServerOptions {
   /** How long to wait for the server to answer (default 60 s). */
   startTimeoutMs?: number;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Spawn the server in a process group of its own, so a Ctrl-C in the terminal reaches this process only,
+   * which then stops the server when it is done with it (a run being cancelled still needs it). Only for a
+   * process that handles SIGINT and SIGTERM from before the server starts: one that dies of a signal
+   * leaves such a server running.
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface TemporalServer {
@@ -153,6 +164,31 @@ export async function connectOrStartServer(options: DevServerOptions = {}): Prom
 }
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<TemporalServer> {
+  const lock = options.dbFilename === undefined ? undefined : acquireDbLock(options.dbFilename);
+  if (!lock) return startServer(options);
+  let server: TemporalServer;
+  try {
+    server = await startServer(options);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  lock.update({
+    address: server.address,
+    ...(server.uiUrl && { ui_url: server.uiUrl }),
+    ...(server.pid !== undefined && { server_pid: server.pid }),
+  });
+  const stopServer = server.stop;
+  return {
+    ...server,
+    stop: async () => {
+      await stopServer();
+      lock.release();
+    },
+  };
+}
+
+async function startServer(options: DevServerOptions): Promise<TemporalServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const progress = options.progress ?? waitProgress();
@@ -193,7 +229,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
-  const child = spawn(cli.path, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cli.path, args, {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownProcessGroup === true,
+  });
   const output = keepOutputTail(child);
   // A server left behind by a parent that exits normally would hold its ports and its SQLite lock.
   const killOnExit = () => child.kill('SIGKILL');

@@ -1,12 +1,16 @@
 /**
  * The project's dev server (worker/temporal-server.ts) against the real `temporal server start-dev`: it keeps
- * its state on its SQLite file across a restart, and its Web UI answers. (That workflows, activities and
- * crashed workers behave is Temporal's to test; the project's own crash tests cover its workflows.)
+ * its state on its SQLite file across a restart, one server a file, and its Web UI answers. (That workflows,
+ * activities and crashed workers behave is Temporal's to test; the project's own crash tests cover its
+ * workflows.)
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { CLI, cliEnv, runCli, startProcess, stop } from '../../bench/support/cli-process';
+import { DbLockedError, dbLockPath } from '../../worker/dev-server-lock';
 import { startDevServer, type TemporalServer } from '../../worker/temporal-server';
 import { connectClient, uniqueTaskQueue, waitFor, withWorker } from '../harness/temporal';
 import * as activities from '../fixtures/smoke/activities';
@@ -98,6 +102,65 @@ describe('the dev server', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('refuses a second server on a SQLite file a live one uses, and takes over the lock of a dead one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'smoke-lock-'));
+    const dbFilename = join(dir, 'temporal.db');
+    const lockPath = dbLockPath(dbFilename);
+    try {
+      // Held by a live process (this one): refused before anything starts.
+      writeFileSync(lockPath, JSON.stringify({ pid: process.pid, address: '127.0.0.1:1', token: 'other' }));
+      await expect(startDevServer({ dbFilename, headless: true })).rejects.toThrow(DbLockedError);
+      await expect(startDevServer({ dbFilename, headless: true })).rejects.toThrow(
+        `${dbFilename} is in use by the dev server on 127.0.0.1:1 (pid ${process.pid})`,
+      );
+      expect(JSON.parse(readFileSync(lockPath, 'utf8'))).toMatchObject({ token: 'other' });
+
+      // Left by a process that is gone (a killed dev server): taken over, and released on stop.
+      const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']);
+      writeFileSync(lockPath, JSON.stringify({ pid: Number(gone.stdout), token: 'stale' }));
+      await withServerOn(dbFilename, async (server) => {
+        expect(JSON.parse(readFileSync(lockPath, 'utf8'))).toMatchObject({
+          pid: process.pid,
+          address: server.address,
+          server_pid: server.pid,
+        });
+      });
+      expect(existsSync(lockPath)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('`subagents dev-server` on a file another one serves exits 1 naming it; the first keeps its record', async () => {
+    const env = cliEnv();
+    const dbFilename = join(mkdtempSync(join(tmpdir(), 'smoke-second-')), 'temporal.db');
+    const recordPath = join(env.DURABLE_SUBAGENTS_CACHE as string, 'dev-server.json');
+    const first = await startProcess([CLI, 'dev-server', '--db-filename', dbFilename], env, /"address"/);
+    try {
+      const { address, ui_url } = JSON.parse(first.line) as { address: string; ui_url: string };
+      const recorded = readFileSync(recordPath, 'utf8');
+      expect(JSON.parse(recorded)).toMatchObject({ address, ui_url, pid: first.child.pid });
+
+      const second = await runCli(['dev-server', '--db-filename', dbFilename], env);
+      expect(second.code).toBe(1);
+      expect(second.stdout).toBe('');
+      expect(second.stderr).toContain(
+        `subagents: dev-server: ${dbFilename} is in use by the dev server on ${address}, Web UI ${ui_url} ` +
+          `(pid ${first.child.pid})`,
+      );
+      expect(second.stderr).not.toMatch(/\n\s+at /);
+      // The first is still the one other commands find.
+      expect(readFileSync(recordPath, 'utf8')).toBe(recorded);
+      const status = await runCli(['status', 'no-such-run'], env);
+      expect(status.stderr).toContain(`status: no run no-such-run on ${address}`);
+    } finally {
+      await stop(first.child);
+    }
+    // Its own exit erases its record and its lock.
+    expect(existsSync(recordPath)).toBe(false);
+    expect(existsSync(dbLockPath(dbFilename))).toBe(false);
   });
 
   // Against an existing server (TEMPORAL_ADDRESS) the suite started no UI of its own.
