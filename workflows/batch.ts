@@ -15,9 +15,11 @@ import {
   ChildWorkflowFailure,
   condition,
   continueAsNew,
+  getCurrentDetails,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
+  setCurrentDetails,
   setHandler,
   sleep,
   startChild,
@@ -369,6 +371,18 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   };
 
   const terminal = () => counters.completed + counters.failed + counters.cancelled;
+  // The Web UI's "Current Details" (in memory, no history event): the counts as the batch stands.
+  const showProgress = () => {
+    const waiting = [...live.values()].filter(
+      (entry) => entry.phase !== 'running' && entry.phase !== 'checking',
+    ).length;
+    const pending = items.length - terminal() - live.size;
+    const line =
+      `**${input.subagent_type}** batch: ${terminal()} of ${items.length} done ` +
+      `(${counters.completed} completed, ${counters.failed} failed) · ${running} running · ${waiting} waiting · ` +
+      `${pending} pending · ${counters.attempts} attempts, ${counters.requeued} requeued`;
+    if (line !== getCurrentDetails()) setCurrentDetails(line);
+  };
   const inFlight = new Set<Promise<void>>();
   const wantsContinue = () => {
     const info = workflowInfo();
@@ -425,6 +439,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
         undefined,
       );
       if (next) setAlarm(next.at, now, next.what);
+      showProgress();
       await condition(() => changed);
     }
   } catch (err) {

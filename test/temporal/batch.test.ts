@@ -103,6 +103,7 @@ describe('batches (batchWorkflow)', () => {
     );
     const batches = new BatchesClient(client);
     let mostLive = 0;
+    let details = '';
     const result = await withProjectWorker(
       taskQueue,
       async () => {
@@ -112,6 +113,14 @@ describe('batches (batchWorkflow)', () => {
           while (!done) {
             const status = await batch.status({ limit: 0 });
             mostLive = Math.max(mostLive, status.counts.waiting + status.counts.running);
+            if (details === '' && status.counts.completed > 0) {
+              // The Web UI's "Current Details": the counts as the batch stands.
+              const metadata = await client.workflow
+                .getHandle(batch.batchId)
+                .query<{ currentDetails?: string }>('__temporal_workflow_metadata')
+                .catch(() => undefined);
+              details = metadata?.currentDetails ?? '';
+            }
             await new Promise((resolve) => setTimeout(resolve, 50));
           }
         })();
@@ -142,6 +151,9 @@ describe('batches (batchWorkflow)', () => {
     expect(mostAtOnce(spans)).toBe(3);
     expect(mostLive).toBeGreaterThan(0);
     expect(mostLive).toBeLessThanOrEqual(5);
+    expect(details).toMatch(
+      /^\*\*general-purpose\*\* batch: \d+ of 40 done \(\d+ completed, 0 failed\) · [0-3] running · \d+ waiting · \d+ pending/,
+    );
   });
 
   it('retries an item that failed, the second attempt starting only after the first closed', async () => {
