@@ -129,7 +129,7 @@ const CSS = `
 :root { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #202124; }
 body { margin: 24px; }
 h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8px; }
-.facts { color: #5f6368; margin: 0 0 8px; } .facts span + span::before { content: " · "; }
+.facts { color: #5f6368; margin: 0 0 8px; } .facts span + span::before { content: "·"; display: inline-block; margin: 0 .4em; }
 pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font: 12px/1.4 ui-monospace, monospace; }
 .error { color: #d93025; }
 .tone { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; }
@@ -142,7 +142,7 @@ ${Object.entries(TONE_COLOURS)
 .label { padding: 6px 8px; min-width: 0; }
 .label .name { font-weight: 600; overflow-wrap: anywhere; }
 .label .meta { color: #5f6368; font-size: 12px; }
-.label .meta > * + *::before { content: " · "; color: #5f6368; }
+.label .meta > * + *::before { content: "·"; display: inline-block; margin: 0 .4em; color: #5f6368; }
 .track { position: relative; background: #fafafa; border-left: 1px solid #dadce0; min-height: 36px; }
 .bar { position: absolute; top: 9px; height: 18px; min-width: 3px; border-radius: 3px; }
 .wait { position: absolute; top: 16px; height: 4px; background: #c6cacf; }
