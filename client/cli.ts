@@ -14,6 +14,7 @@ import { doctorCommand } from './doctor';
 import { UsageError } from './flags';
 import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
 import { listCommand } from './list-command';
+import { reportCommand } from './report-command';
 import { runCommand, startCommand } from './run-command';
 import { scheduleCommand } from './schedule-command';
 import { devServerCommand, ensureTemporalCommand, workerCommand } from './server-commands';
@@ -45,6 +46,8 @@ Commands:
                             recent lead runs, newest first: status, stop reason, tokens, age
   steps <run-id> <task-id> [--follow]
                             a subagent's steps (model turns, tool results); a closed one's from its history
+  report <run-id> [-o FILE] one HTML page of the run (timeline, ledger, every subagent's steps), written to
+                            FILE (default report-<run-id>.html here); a closed run's without a worker
   cancel <run-id>           cancel the run and its running subagents
 ${BATCH_USAGE}
   schedule create <name> (--every 6h | --cron "0 2 * * *") [--overlap skip] "<prompt>"
@@ -94,6 +97,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   events: eventsCommand,
   list: listCommand,
   steps: stepsCommand,
+  report: reportCommand,
   cancel: cancelCommand,
   batch: (args) => batchCommand(args),
   schedule: (args) => scheduleCommand(args),

@@ -155,7 +155,7 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
 }
 
 /** Every execution's history of a workflow, first to last, walking back through continue-as-new. */
-async function executionHistories(client: Client, workflowId: string): Promise<HistoryEvent[][]> {
+export async function executionHistories(client: Client, workflowId: string): Promise<HistoryEvent[][]> {
   const histories: HistoryEvent[][] = [];
   for (let runId: string | undefined = undefined; ;) {
     const history: temporal.api.history.v1.IHistory = await client.workflow
