@@ -4,32 +4,18 @@
  * while it runs, its current details say what it is doing and its last tool call; its activities are named
  * by model and turn, or by tool and argument.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { runSearchAttributes, TOTAL_TOKENS } from '../../contracts/search-attributes';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { artifactsDir, CHROMIUM, CHROMIUM_ARGS, itInBrowser, threeOutcomesInput } from '../support/outcomes';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
 import type { LeadRunResult } from '../../contracts/lead';
 
 const testClient = useTestClient();
-
-const usage = { input_tokens: 400, output_tokens: 100 };
-const task = (id: string, type: string) => ({
-  name: 'task',
-  id,
-  args: { description: `Part ${id}`, prompt: `Work on part ${id}.`, subagent_type: type },
-});
-const custom = (description: string) => ({
-  description,
-  system_prompt: 'You help.',
-  tools: { allow: ['ls'] },
-});
 
 async function listIds(client: Client, query: string): Promise<string[]> {
   const ids: string[] = [];
@@ -50,52 +36,7 @@ interface OutcomeRun {
 
 /** A lead whose three delegations end completed, capped (token budget) and failed (a provider's 400). */
 async function runThreeOutcomes(): Promise<OutcomeRun> {
-  const dir = tempDir('outcome');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  const input = leadInput({
-    workspace,
-    scriptFile: writeScript(dir, {
-      scripts: [
-        {
-          agent: 'lead',
-          turns: [
-            {
-              tool_calls: [
-                task('ok', 'general-purpose'),
-                task('capped', 'capper'),
-                task('broken', 'breaker'),
-              ],
-              usage,
-            },
-            { content: 'Combined.', usage },
-          ],
-        },
-        {
-          agent: 'general-purpose',
-          turns: [
-            { content: 'Looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage },
-            { content: 'Part done.', usage, delay_ms: 1500 },
-          ],
-        },
-        {
-          agent: 'capper',
-          repeat_last: true,
-          turns: [{ content: 'Still looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage }],
-        },
-        { agent: 'breaker', turns: [{ error: { status: 400, message: 'bad request' } }] },
-      ],
-    }),
-    config: {
-      subagent_runtime: { max_running: 3 },
-      subagents: {
-        custom_agents: {
-          capper: { ...custom('Runs out of tokens.'), token_budget: { max_tokens: 1200 } },
-          breaker: custom('Meets a provider error.'),
-        },
-      },
-    },
-  });
+  const input = threeOutcomesInput('outcome', { okDelayMs: 1500 });
   const client = testClient();
   const taskQueue = uniqueTaskQueue('outcome');
   const runId = `${taskQueue}-lead`;
@@ -178,20 +119,7 @@ describe('outcomes in search attributes', () => {
 // ---------------------------------------------------------------------------------------------------------
 // The same run in the Web UI, in headless Chromium (Debian's `chromium`; `.ci/run` installs it)
 
-const CHROMIUM = process.env.SUBAGENTS_CHROMIUM ?? '/usr/bin/chromium';
-const browserMissing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}`;
-const browserRequired = process.env.SUBAGENTS_REQUIRE_BROWSER === '1';
-if (browserMissing && !browserRequired) {
-  process.stderr.write(`[web-ui] SKIPPED, ${browserMissing} (apt-get install chromium)\n`);
-}
-const itInBrowser = browserMissing && !browserRequired ? it.skip : it;
-
-/** Where screenshots go (a CI artifact): TEST_ARTIFACTS_DIR, or a folder in the system's temp. */
-function artifactsDir(): string {
-  const dir = process.env.TEST_ARTIFACTS_DIR ?? join(tmpdir(), 'durable-subagents-test-artifacts');
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
+const itWithBrowser = itInBrowser('web-ui');
 
 describe('outcomes in the Web UI', () => {
   let run: OutcomeRun;
@@ -199,7 +127,7 @@ describe('outcomes in the Web UI', () => {
     run = await runThreeOutcomes();
   });
 
-  itInBrowser(
+  itWithBrowser(
     'shows the failed delegation as failed and finds exactly the capped one by StopReason',
     async () => {
       const ui = process.env.TEMPORAL_TEST_UI_URL;
@@ -211,7 +139,7 @@ describe('outcomes in the Web UI', () => {
       });
       const browser = await chromium.launch({
         executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+        args: CHROMIUM_ARGS,
       });
       try {
         const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

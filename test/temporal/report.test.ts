@@ -4,8 +4,7 @@
  * opens with the network blocked (timeline bars coloured by outcome, errors, Web UI links, step logs; the
  * run's text escaped, never run).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { workflowUiUrl } from '../../client/api';
@@ -14,7 +13,8 @@ import type { LeadRunResult } from '../../contracts/lead';
 import { runSearchAttributes } from '../../contracts/search-attributes';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { cliEnv, runCli } from '../../bench/support/cli-process';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { tempDir } from '../../bench/support/subagent-input';
+import { artifactsDir, CHROMIUM, CHROMIUM_ARGS, itInBrowser, threeOutcomesInput } from '../support/outcomes';
 import {
   testAddress,
   testNamespace,
@@ -28,68 +28,6 @@ const UI = process.env.TEMPORAL_TEST_UI_URL ?? 'http://ui.example:8233';
 /** Text a model or a caller could send: it must reach the page as text. */
 const HOSTILE_DESCRIPTION = 'Part ok <script>window.pwned = 1</script>';
 const HOSTILE_RESULT = 'Part done. <img src="x" onerror="window.pwned = 2">';
-
-const usage = { input_tokens: 400, output_tokens: 100 };
-const task = (id: string, type: string, description = `Part ${id}`) => ({
-  name: 'task',
-  id,
-  args: { description, prompt: `Work on part ${id}.`, subagent_type: type },
-});
-const custom = (description: string) => ({
-  description,
-  system_prompt: 'You help.',
-  tools: { allow: ['ls'] },
-});
-
-/** A lead whose three delegations end completed, capped (token budget) and failed (a provider's 400). */
-function threeOutcomesInput() {
-  const dir = tempDir('report');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  return leadInput({
-    workspace,
-    scriptFile: writeScript(dir, {
-      scripts: [
-        {
-          agent: 'lead',
-          turns: [
-            {
-              tool_calls: [
-                task('ok', 'general-purpose', HOSTILE_DESCRIPTION),
-                task('capped', 'capper'),
-                task('broken', 'breaker'),
-              ],
-              usage,
-            },
-            { content: 'Combined.', usage },
-          ],
-        },
-        {
-          agent: 'general-purpose',
-          turns: [
-            { content: 'Looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage },
-            { content: HOSTILE_RESULT, usage },
-          ],
-        },
-        {
-          agent: 'capper',
-          repeat_last: true,
-          turns: [{ content: 'Still looking.', tool_calls: [{ name: 'ls', args: { path: '.' } }], usage }],
-        },
-        { agent: 'breaker', turns: [{ error: { status: 400, message: 'bad request' } }] },
-      ],
-    }),
-    config: {
-      subagent_runtime: { max_running: 3 },
-      subagents: {
-        custom_agents: {
-          capper: { ...custom('Runs out of tokens.'), token_budget: { max_tokens: 1200 } },
-          breaker: custom('Meets a provider error.'),
-        },
-      },
-    },
-  });
-}
 
 /** What the tests read in the page (the project compiles without the DOM's types). */
 interface PageGlobals {
@@ -107,20 +45,7 @@ async function cli(args: string[]) {
   return { ...finished, ms: Date.now() - started };
 }
 
-const CHROMIUM = process.env.SUBAGENTS_CHROMIUM ?? '/usr/bin/chromium';
-const browserMissing = existsSync(CHROMIUM) ? undefined : `no Chromium at ${CHROMIUM}`;
-const browserRequired = process.env.SUBAGENTS_REQUIRE_BROWSER === '1';
-if (browserMissing && !browserRequired) {
-  process.stderr.write(`[report] browser checks SKIPPED, ${browserMissing} (apt-get install chromium)\n`);
-}
-const itInBrowser = browserMissing && !browserRequired ? it.skip : it;
-
-/** Where screenshots go (a CI artifact): TEST_ARTIFACTS_DIR, or a folder in the system's temp. */
-function artifactsDir(): string {
-  const dir = process.env.TEST_ARTIFACTS_DIR ?? join(tmpdir(), 'durable-subagents-test-artifacts');
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
+const itWithBrowser = itInBrowser('report');
 
 describe('report of a finished run, with no worker running', () => {
   let result: LeadRunResult;
@@ -139,7 +64,12 @@ describe('report of a finished run, with no worker running', () => {
       client.workflow.execute<typeof leadRunWorkflow>('leadRunWorkflow', {
         taskQueue,
         workflowId: runId,
-        args: [{ ...threeOutcomesInput(), run_id: runId }],
+        args: [
+          {
+            ...threeOutcomesInput('report', { okDescription: HOSTILE_DESCRIPTION, okAnswer: HOSTILE_RESULT }),
+            run_id: runId,
+          },
+        ],
         typedSearchAttributes: runSearchAttributes(runId, 'lead', 0),
       }),
     );
@@ -166,14 +96,14 @@ describe('report of a finished run, with no worker running', () => {
     expect(JSON.parse(json.stdout)).toEqual({ path: page });
   });
 
-  itInBrowser(
+  itWithBrowser(
     'in a browser offline: four bars coloured by outcome, the error in red, Web UI links, step logs, nothing injected runs',
     async () => {
       const made = await cli(['report', result.run_id, '-o', page, '--config', config]);
       expect(made.code).toBe(0);
       const browser = await chromium.launch({
         executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu'],
+        args: CHROMIUM_ARGS,
       });
       try {
         const tab = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -251,7 +181,7 @@ it('an unknown run id, and an open run no worker polls: one line each, no page w
   const handle = await testClient().workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
     taskQueue,
     workflowId: `${taskQueue}-lead`,
-    args: [{ ...threeOutcomesInput(), run_id: `${taskQueue}-lead` }],
+    args: [{ ...threeOutcomesInput('report-open'), run_id: `${taskQueue}-lead` }],
   });
   try {
     const open = await cli(['report', handle.workflowId, '-o', out]);
