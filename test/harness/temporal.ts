@@ -7,6 +7,7 @@ import type { AdmissionSettings } from '../../contracts/admission';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
 import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
 import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
+import { cliEnv, runCli, type Finished } from '../../bench/support/cli-process';
 
 // Worker state changes at INFO would bury the test output; warnings and errors still show.
 let runtimeInstalled = false;
@@ -158,4 +159,14 @@ export async function waitFor(
 export async function childStarts(handle: WorkflowHandle): Promise<string[]> {
   const events = (await handle.fetchHistory()).events ?? [];
   return events.flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? []);
+}
+
+/** Runs `subagents <args>` as a process against the suite's server, and how long it took. */
+export async function suiteCli(args: string[]): Promise<Finished & { ms: number }> {
+  const started = Date.now();
+  const finished = await runCli(
+    [...args, '--address', testAddress(), '--namespace', testNamespace()],
+    cliEnv(),
+  );
+  return { ...finished, ms: Date.now() - started };
 }

@@ -18,9 +18,9 @@ import {
   TOTAL_TOKENS,
 } from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { cliEnv, runCli } from '../../bench/support/cli-process';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 import {
+  suiteCli,
   testAddress,
   testNamespace,
   uniqueTaskQueue,
@@ -82,15 +82,7 @@ function input(taskQueue: string, script: ModelScriptFileInput = SCRIPT) {
   });
 }
 
-/** Runs the CLI against the suite's server and measures how long it took. */
-async function cli(args: string[]) {
-  const started = Date.now();
-  const finished = await runCli(
-    [...args, '--address', testAddress(), '--namespace', testNamespace()],
-    cliEnv(),
-  );
-  return { ...finished, ms: Date.now() - started };
-}
+const cli = suiteCli;
 
 describe('a finished run, with no worker running', () => {
   let result: LeadRunResult;

@@ -12,10 +12,10 @@ import { TONE_COLOURS } from '../../client/report';
 import type { LeadRunResult } from '../../contracts/lead';
 import { runSearchAttributes } from '../../contracts/search-attributes';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
-import { cliEnv, runCli } from '../../bench/support/cli-process';
 import { tempDir } from '../../bench/support/subagent-input';
 import { artifactsDir, CHROMIUM, CHROMIUM_ARGS, itInBrowser, threeOutcomesInput } from '../support/outcomes';
 import {
+  suiteCli,
   testAddress,
   testNamespace,
   uniqueTaskQueue,
@@ -35,15 +35,7 @@ interface PageGlobals {
   pwned?: number;
 }
 
-/** Runs the CLI against the suite's server and measures how long it took. */
-async function cli(args: string[]) {
-  const started = Date.now();
-  const finished = await runCli(
-    [...args, '--address', testAddress(), '--namespace', testNamespace()],
-    cliEnv(),
-  );
-  return { ...finished, ms: Date.now() - started };
-}
+const cli = suiteCli;
 
 const itWithBrowser = itInBrowser('report');
 
