@@ -31,7 +31,8 @@ Commands:
                             is not a terminal: \`cat task.md | subagents run\`)
   start [--once]            the offline demo (npm start): three subagents in parallel on a sample workspace;
                             keeps the server up for the Web UI until Ctrl-C (--once: exit when done)
-  worker                    a long-running worker (--address, or the running dev server)
+  worker [--metrics-port N] a long-running worker (--address, or the running dev server); --metrics-port:
+                            its Prometheus endpoint (metrics.port)
   dev-server [--port N] [--ui-port N] [--db-filename F]
                             the Temporal dev server with the Web UI, in the foreground
   codec-server [--port N]   the Web UI's codec endpoint, which shows payloads kept in the payload store
@@ -105,6 +106,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   doctor: (args) => doctorCommand(args),
 };
 
+/** Commands that install the SDK's runtime after reading their config (workerCommand). */
+const RUNTIME_FROM_CONFIG = new Set(['worker']);
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   if (command === undefined || command === '--help' || command === 'help' || args.includes('--help')) {
@@ -116,8 +120,9 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(
       `unknown command ${JSON.stringify(command)} (${Object.keys(COMMANDS).join(', ')}; --help)`,
     );
-  // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr.
-  installRuntime();
+  // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr. `worker`
+  // installs it itself once its config is read (its `metrics:` endpoint is served by the runtime).
+  if (!RUNTIME_FROM_CONFIG.has(command)) installRuntime();
   return run(args);
 }
 

@@ -1,7 +1,8 @@
 /**
  * Command-line flags: parsing with one-line errors, and the flags that set config values (`--provider`,
- * `--model`, `--max-running`, `--max-total`, `--address`, `--namespace`, `--task-queue`). Those are written
- * into the config before it is checked, so they meet the same rules, defaults and clamps as the file's values.
+ * `--model`, `--max-running`, `--max-total`, `--address`, `--namespace`, `--task-queue`, `--metrics-port`).
+ * Those are written into the config before it is checked, so they meet the same rules, defaults and clamps as
+ * the file's values.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ConfigOverrides, Given } from '../contracts/config/overrides';
@@ -110,9 +111,10 @@ const SETTING_FLAGS: Readonly<Record<string, readonly [section: string, key: str
   namespace: ['temporal', 'namespace'],
   'task-queue': ['temporal', 'task_queue'],
   'fairness-key': ['lead', 'fairness_key'],
+  'metrics-port': ['metrics', 'port'],
 };
 
-const NUMBER_FLAGS: readonly string[] = ['max-running', 'max-runs', 'max-total'];
+const NUMBER_FLAGS: readonly string[] = ['max-running', 'max-runs', 'max-total', 'metrics-port'];
 
 /** A number when the text is one (the config then says whether it is in range), else the text as given. */
 function numberOrText(raw: string): number | string {

@@ -9,6 +9,7 @@ import {
   TemporalCliNotFoundError,
 } from '../worker/temporal-cli';
 import { DbLockedError } from '../worker/dev-server-lock';
+import { installRuntime } from '../worker/runtime';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { untilShutdownRequested } from '../worker/shutdown';
 import { serveWorker } from '../worker/worker-main';
@@ -21,14 +22,17 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 
 export async function workerCommand(args: string[]): Promise<number> {
   // --max-running, --max-runs: the bounds this worker declares to every run on its task queue (admission).
+  // --metrics-port: its Prometheus endpoint (metrics.port).
   const { values, positionals } = parseFlags(
     args,
-    { 'max-running': { type: 'string' }, 'max-runs': { type: 'string' } },
+    { 'max-running': { type: 'string' }, 'max-runs': { type: 'string' }, 'metrics-port': { type: 'string' } },
     'worker',
   );
   if (positionals.length > 0)
     throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);
+  // The one command that installs the runtime itself (client/cli.ts): its endpoint comes from the config.
+  installRuntime(undefined, { metrics: config.metrics });
   const settings = await requireServer('worker', config);
   const connection = await connectWorker(settings);
   try {
@@ -41,6 +45,8 @@ export async function workerCommand(args: string[]): Promise<number> {
       admission: config.subagent_runtime,
       runAdmission: config.lead_runtime,
       worker: config.worker,
+      metrics: config.metrics,
+      tracing: config.tracing,
       say,
     });
     return 0;

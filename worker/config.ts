@@ -145,5 +145,6 @@ function withAbsolutePaths(config: Config, base: string): Config {
       sample_dir: absolute(config.workspace.sample_dir),
     }),
     payloads: withoutUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
+    tracing: withoutUndefined({ ...config.tracing, file: absolute(config.tracing.file) }),
   };
 }

@@ -5,7 +5,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
-import { ConfigError } from '../contracts/config';
+import { ConfigError, type MetricsSettings } from '../contracts/config';
+import { metricsExporter } from './metrics';
 
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
 
@@ -33,18 +34,31 @@ function writeLogLine({ level, message, meta, timestampNanos }: LogEntry): void 
   process.stderr.write(`${time} [${level}] ${message}${details}\n`);
 }
 
+export interface RuntimeSettings {
+  /** The config's `metrics:`: with a port, the runtime serves a Prometheus endpoint (worker/metrics.ts). */
+  metrics?: MetricsSettings;
+}
+
 /**
  * Every log of the SDK at `level` or above goes to stderr: the TypeScript side's through the logger, the Rust
  * core's forwarded to it, so stdout carries only what a command prints (`run --json`: the JSON alone). The
  * runtime handles no signals: the process shuts its worker down once itself (`worker/shutdown.ts`), so a
- * second shutdown request cannot reach a worker that is already draining.
+ * second shutdown request cannot reach a worker that is already draining. The first call wins: the SDK
+ * installs a runtime once a process, before any worker or native connection.
  */
-export function installRuntime(level: LogLevel = logLevelFromEnv('SUBAGENTS_LOG_LEVEL', 'WARN')): void {
+export function installRuntime(
+  level: LogLevel = logLevelFromEnv('SUBAGENTS_LOG_LEVEL', 'WARN'),
+  settings: RuntimeSettings = {},
+): void {
   if (installed) return;
   installed = true;
+  const metrics = metricsExporter(settings.metrics);
   Runtime.install({
     logger: new DefaultLogger(level, writeLogLine),
-    telemetryOptions: { logging: { filter: { core: level, other: 'ERROR' }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: level, other: 'ERROR' }, forward: {} },
+      ...(metrics && { metrics }),
+    },
     shutdownSignals: [],
   });
 }

@@ -5,8 +5,8 @@
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE
  * (temporal.toml). Env besides: TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO),
  * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise), SUBAGENTS_CONFIG (a
- * config file whose `subagent_runtime`, `lead_runtime`, `worker` and `sandbox` the worker runs with; the
- * defaults otherwise).
+ * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics` and `tracing` the worker
+ * runs with; the defaults otherwise).
  * Both print the start lines (`worker ready: …`, the bash sandbox, both admission bounds) on stdout once the worker polls, log
  * to stderr, and exit 0 after a clean shutdown on SIGINT or SIGTERM.
  */
@@ -16,9 +16,12 @@ import { describeSandbox, type SandboxInUse } from '../activities/tools';
 import { describeAdmission, type AdmissionSettings } from '../contracts/admission';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import type { SandboxSettings } from '../contracts/tools';
+import type { MetricsSettings, TracingSettings } from '../contracts/config';
 import { loadConfig } from './config';
+import { metricsBindAddress } from './metrics';
 import { installRuntime, logLevelFromEnv } from './runtime';
 import { runWorkerUntilSignal } from './shutdown';
+import { startTracing, type WorkerTracing } from './tracing';
 import { createProjectWorker, withdrawAdmission, workerTuning, type WorkerSettings } from './worker';
 
 export interface WorkerService {
@@ -37,46 +40,64 @@ export interface WorkerService {
   runAdmission: AdmissionSettings;
   /** The `worker:` section (the workflow cache's bound). */
   worker?: WorkerSettings;
+  /** The `metrics:` section, for the start line (the runtime serves the endpoint: installRuntime). */
+  metrics?: MetricsSettings;
+  /** The `tracing:` section: with `enabled`, the worker exports OpenTelemetry spans. */
+  tracing?: TracingSettings;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
 
 /** What the worker serves, printed once when it starts polling. */
 export function workerStartLines(
-  service: Omit<WorkerService, 'connection' | 'say' | 'sandbox'>,
+  service: Omit<WorkerService, 'connection' | 'say' | 'sandbox' | 'tracing'>,
   sandbox: SandboxInUse,
+  tracing?: Pick<WorkerTracing, 'description'>,
 ): string[] {
   const namespace = service.namespace === DEFAULT_NAMESPACE ? '' : `, namespace "${service.namespace}"`;
+  const metrics = metricsBindAddress(service.metrics);
   return [
     `worker ready: task queue "${service.taskQueue}" on ${service.address}${namespace}`,
     `bash sandbox: ${sandbox.description}${sandbox.fix ? ` (to enable it, ${sandbox.fix})` : ''}`,
     `admission: ${describeAdmission(service.admission)} (every run on the task queue)`,
     `lead runs in flight: ${describeAdmission(service.runAdmission)} (lead_runtime)`,
+    ...(metrics === undefined ? [] : [`metrics: http://${metrics}/metrics (Prometheus)`]),
+    ...(tracing === undefined ? [] : [`tracing: spans to ${tracing.description}`]),
   ];
 }
 
 /** Runs a project worker until SIGINT or SIGTERM, then shuts it down once; resolves when it has stopped. */
 export async function serveWorker(service: WorkerService): Promise<void> {
-  const worker = await createProjectWorker({
-    connection: service.connection,
-    namespace: service.namespace,
-    taskQueue: service.taskQueue,
-    workflowBundlePath: service.workflowBundlePath,
-    admission: service.admission,
-    runAdmission: service.runAdmission,
-    tuning: workerTuning(service.worker),
-    say: service.say,
-  });
-  const sandbox = await describeSandbox(service.sandbox);
-  const stopped = runWorkerUntilSignal(worker, service.say);
-  process.stdout.write(`${workerStartLines(service, sandbox).join('\n')}\n`);
-  await stopped;
-  await withdrawAdmission(worker);
+  const tracing = startTracing(service.tracing);
+  try {
+    const worker = await createProjectWorker({
+      connection: service.connection,
+      namespace: service.namespace,
+      taskQueue: service.taskQueue,
+      workflowBundlePath: service.workflowBundlePath,
+      admission: service.admission,
+      runAdmission: service.runAdmission,
+      tuning: workerTuning(service.worker),
+      say: service.say,
+      ...(tracing && { tracing }),
+    });
+    const sandbox = await describeSandbox(service.sandbox);
+    const stopped = runWorkerUntilSignal(worker, service.say);
+    process.stdout.write(`${workerStartLines(service, sandbox, tracing).join('\n')}\n`);
+    await stopped;
+    await withdrawAdmission(worker);
+  } finally {
+    // The spans still buffered go out before the process ends.
+    await tracing?.shutdown();
+  }
   service.say('worker stopped');
 }
 
 async function main(): Promise<void> {
-  installRuntime(logLevelFromEnv('WORKER_LOG_LEVEL', 'INFO'));
+  const configFile = process.env.SUBAGENTS_CONFIG;
+  const { config } = loadConfig(configFile === '' ? undefined : configFile);
+  // After the config (its `metrics:` decide the runtime's endpoint), before any native connection.
+  installRuntime(logLevelFromEnv('WORKER_LOG_LEVEL', 'INFO'), { metrics: config.metrics });
   const { connectionOptions, namespace } = loadClientConnectConfig();
   const address = connectionOptions.address;
   if (!address) {
@@ -84,8 +105,6 @@ async function main(): Promise<void> {
       'TEMPORAL_ADDRESS must be set (host:port of the Temporal frontend), or a Temporal profile',
     );
   }
-  const configFile = process.env.SUBAGENTS_CONFIG;
-  const { config } = loadConfig(configFile === '' ? undefined : configFile);
   const connection = await NativeConnection.connect(connectionOptions);
   try {
     await serveWorker({
@@ -98,6 +117,8 @@ async function main(): Promise<void> {
       admission: config.subagent_runtime,
       runAdmission: config.lead_runtime,
       worker: config.worker,
+      metrics: config.metrics,
+      tracing: config.tracing,
       say: (line) => process.stderr.write(`${line}\n`),
     });
   } finally {

@@ -30,6 +30,7 @@ import {
   type WorkerAdmission,
 } from './admission';
 import { projectDataConverter } from './payloads/data-converter';
+import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
 
 export interface ProjectWorkerOptions {
@@ -48,6 +49,11 @@ export interface ProjectWorkerOptions {
   runAdmission?: AdmissionSettings;
   /** Where admission warnings go (another live worker declared different settings); default stderr. */
   say?: (line: string) => void;
+  /**
+   * OpenTelemetry tracing (`startTracing`): its interceptors and sink, and a bundle with its workflow interceptor
+   * module (bundled here: a prebuilt bundle has none, so it is not used).
+   */
+  tracing?: WorkerTracing;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<
@@ -72,15 +78,30 @@ export const PRELOADED_MODULES = ['zod', WORKFLOWS_PATH];
  * Bundles the project's workflows (webpack: ~2 s here, longer on a busy machine, so it shows progress past
  * two seconds): start it early and concurrently with other work.
  */
-export async function bundleProjectWorkflows(progress: WaitProgress = waitProgress()): Promise<string> {
+export async function bundleProjectWorkflows(
+  progress: WaitProgress = waitProgress(),
+  tracing?: Pick<WorkerTracing, 'workflowInterceptorModules'>,
+): Promise<string> {
   return progress.track('Bundling the workflows', async () => {
     const { code } = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       logger: new DefaultLogger('WARN'),
       preloadModules: PRELOADED_MODULES,
+      // Only a worker that traces: without tracing the bundle is what it always was.
+      ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
     });
     return code;
   });
+}
+
+/** The workflow bundle a worker runs: the one given, or, for a worker that traces, one with its interceptors. */
+async function projectWorkflowBundle(
+  options: ProjectWorkerOptions,
+): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
+  if (options.tracing) return { code: await bundleProjectWorkflows(undefined, options.tracing) };
+  return options.workflowBundleCode === undefined && options.workflowBundlePath
+    ? { codePath: options.workflowBundlePath }
+    : { code: options.workflowBundleCode ?? (await bundleProjectWorkflows()) };
 }
 
 /**
@@ -142,10 +163,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     namespace,
     taskQueue,
     // Without a prebuilt bundle, bundled here rather than by Worker.create: the same work, with progress.
-    workflowBundle:
-      options.workflowBundleCode === undefined && options.workflowBundlePath
-        ? { codePath: options.workflowBundlePath }
-        : { code: options.workflowBundleCode ?? (await bundleProjectWorkflows()) },
+    workflowBundle: await projectWorkflowBundle(options),
     activities: {
       ...activities,
       ...createAdmissionActivities(settings, identity),
@@ -153,6 +171,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       ...createBatchToolActivities(),
     },
     dataConverter,
+    ...options.tracing?.workerOptions,
     ...RECOVERY_TUNING,
     ...options.tuning,
     identity,

@@ -28,6 +28,7 @@ import { whileHeartbeating } from '../activity-context';
 import { builtinToolSpecs } from '../../contracts/tool-specs';
 import { callOpenAIModel } from './openai';
 import { warmUpOpenAIProvider } from './openai-warm-up';
+import { recordModelCall } from './metrics';
 import { callScriptedModel, scriptedModelName } from './scripted';
 
 export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
@@ -50,23 +51,20 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   return { ...result, transcript_ref: transcriptRef, ...(toolsStored && { tools_stored: toolsStored }) };
 }
 
-/** One call of the configured provider on a whole transcript (no references): model calls and summaries. */
+/**
+ * One call of the configured provider on a whole transcript (no references): model calls and summaries.
+ * Each is measured (activities/model/metrics.ts): its latency, outcome and tokens.
+ */
 export async function callProvider(input: ModelCallInput): Promise<ModelCallResult> {
+  const startedMs = performance.now();
+  const seconds = () => (performance.now() - startedMs) / 1000;
   try {
-    switch (input.model.provider) {
-      case 'scripted':
-        return await callScriptedModel(input);
-      case 'openai':
-        return await callOpenAIModel(input);
-      default:
-        throw new ProviderError(
-          `model ${input.model.name}: provider "${String(input.model.provider)}" is unknown (accepted: ${MODEL_PROVIDERS.join(', ')})`,
-          undefined,
-          false,
-        );
-    }
+    const result = await callConfiguredProvider(input);
+    recordModelCall(input, seconds(), result.error_fallback ? 'error' : 'ok', result);
+    return result;
   } catch (err) {
     if (!(err instanceof ProviderError)) throw err;
+    recordModelCall(input, seconds(), err.retryable ? 'retryable_error' : 'error');
     if (err.retryable) {
       const maxInterval = (input.model.retry ?? DEFAULT_MODEL_RETRY).max_interval_seconds;
       throw retryableModelFailure(input.model.name, err, maxInterval * 1000);
@@ -77,6 +75,21 @@ export async function callProvider(input: ModelCallInput): Promise<ModelCallResu
       model_name: input.model.provider === 'scripted' ? scriptedModelName(input) : input.model.name,
       error_fallback: { message: err.message, ...(err.status === undefined ? {} : { status: err.status }) },
     };
+  }
+}
+
+async function callConfiguredProvider(input: ModelCallInput): Promise<ModelCallResult> {
+  switch (input.model.provider) {
+    case 'scripted':
+      return await callScriptedModel(input);
+    case 'openai':
+      return await callOpenAIModel(input);
+    default:
+      throw new ProviderError(
+        `model ${input.model.name}: provider "${String(input.model.provider)}" is unknown (accepted: ${MODEL_PROVIDERS.join(', ')})`,
+        undefined,
+        false,
+      );
   }
 }
 

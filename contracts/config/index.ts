@@ -18,6 +18,7 @@ import {
   ConfigError,
   fraction,
   configIssueProblems,
+  httpUrl,
   KNOWN_TOOL_NAMES,
   listOf,
   mappingOf,
@@ -46,6 +47,12 @@ const LEAD_AGENT_NAME = 'lead';
 export const INHERIT_MODEL = 'inherit';
 
 export { ConfigError, CONFIG_KEYS } from './fields';
+
+export const TRACING_EXPORTERS = ['otlp', 'file'] as const;
+export type TracingExporter = (typeof TRACING_EXPORTERS)[number];
+
+/** An OpenTelemetry collector's OTLP/HTTP traces endpoint on this machine. */
+export const DEFAULT_OTLP_TRACES_ENDPOINT = 'http://localhost:4318/v1/traces';
 
 function tokenBudgetSection(where: string) {
   return section(where, {
@@ -200,6 +207,31 @@ const worker = section('worker', {
   }
 });
 
+// Observability of the workers this process runs (read when a worker starts). Both are off unless written.
+const metrics = section('metrics', {
+  // The Prometheus endpoint (http://host:port/metrics) of the SDK's runtime: its own metrics and the project's.
+  port: wholeNumber(1, 65535).optional(),
+  host: text.default('127.0.0.1'),
+});
+
+const tracing = section('tracing', {
+  enabled: bool.default(false),
+  // Where spans go: otlp (OTLP/HTTP JSON to otlp_endpoint) or file (one JSON line a span).
+  exporter: oneOf(TRACING_EXPORTERS).default('otlp'),
+  otlp_endpoint: httpUrl.default(DEFAULT_OTLP_TRACES_ENDPOINT),
+  file: text.optional(),
+  service_name: text.default('durable-subagents'),
+}).superRefine((settings, ctx) => {
+  if (settings.enabled && settings.exporter === 'file' && settings.file === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['file'],
+      input: undefined,
+      message: 'is missing (exporter: file writes spans to this file)',
+    });
+  }
+});
+
 const workspace = section('workspace', {
   root: text.default('./workspace'),
   sample_dir: text.optional(),
@@ -216,6 +248,8 @@ const sections = {
   sandbox: sandbox.prefault({}),
   temporal: temporalSection,
   worker: worker.prefault({}),
+  metrics: metrics.prefault({}),
+  tracing: tracing.prefault({}),
   workspace: workspace.prefault({}),
   payloads: payloadsSection,
 };
@@ -248,6 +282,8 @@ export type Config = z.output<typeof configSchema>;
 export type AgentOverride = z.output<typeof agentOverride>;
 export type CustomAgentConfig = z.output<typeof customAgent>;
 export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
+export type MetricsSettings = z.output<typeof metrics>;
+export type TracingSettings = z.output<typeof tracing>;
 
 type CrossProblem = [path: ProblemPath, input: unknown, message: string];
 

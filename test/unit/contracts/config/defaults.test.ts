@@ -43,6 +43,13 @@ describe('the configuration with nothing written', () => {
     expect(config.sandbox).toEqual(DEFAULT_SANDBOX);
     expect(config.temporal).toEqual({ task_queue: 'durable-subagents' });
     expect(config.workspace).toEqual({ root: './workspace' });
+    expect(config.metrics).toEqual({ host: '127.0.0.1' });
+    expect(config.tracing).toEqual({
+      enabled: false,
+      exporter: 'otlp',
+      otlp_endpoint: 'http://localhost:4318/v1/traces',
+      service_name: 'durable-subagents',
+    });
   });
 
   it('runs the offline scripted model when no model is configured', () => {
@@ -99,6 +106,8 @@ describe('the configuration with nothing written', () => {
       'sandbox',
       'temporal',
       'worker',
+      'metrics',
+      'tracing',
       'workspace',
       'payloads',
     ]);

@@ -1,0 +1,26 @@
+/**
+ * The project's own metrics, by the names the Prometheus endpoint shows (the SDK's metric meter adds no prefix;
+ * its own metrics are `temporal_*`). Emitted by activities (model turns, tokens) and workflows (delegation
+ * outcomes, lead run outcomes, admission waits); README "Metrics and tracing" lists their labels.
+ */
+
+/** Counter: model turns (one model activity attempt that got an answer or a final provider error). */
+export const MODEL_TURNS = 'subagents_model_turns';
+
+/** Histogram, seconds: how long one model call took, provider included. */
+export const MODEL_TURN_SECONDS = 'subagents_model_turn_seconds';
+
+/** Counter: tokens the provider reported, by `kind` (input, output). */
+export const MODEL_TOKENS = 'subagents_tokens';
+
+/** Counter: delegations that ended, by status and stop reason. */
+export const DELEGATIONS = 'subagents_delegations';
+
+/** Counter: lead runs that ended, by status and stop reason. */
+export const LEAD_RUNS = 'subagents_lead_runs';
+
+/** Histogram, seconds: how long an execution slot request waited for its answer (granted or refused). */
+export const ADMISSION_WAIT_SECONDS = 'subagents_admission_wait_seconds';
+
+/** The label value of an absent stop reason (a label must have a value to be filtered on). */
+export const NO_STOP_REASON = 'none';
