@@ -60,6 +60,7 @@ import {
 } from '../contracts/subagent';
 import type { subagentWorkflow } from './subagent';
 import { reportOutcome } from './outcome';
+import { recordDelegationEnd } from './metrics';
 import { detailsText, summaryLine } from '../contracts/text';
 
 /** Events past which the batch continues as new (when the server has not suggested it sooner). */
@@ -292,6 +293,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
       // A child that ran none of its own code at the end kept its slot: give it back.
       if (result.status !== 'cancelled') await giveBack(entry.slot);
     }
+    recordDelegationEnd(result, input.subagent_type);
     // Its slot is free: the next item may run while this one's answer is checked.
     records[i] = { ...record(i), attempts: entry.attempt };
     entry.phase = 'checking';

@@ -29,6 +29,7 @@ import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { lastAssistantText } from './subagent-result';
 import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
 import { reportOutcome, reportState } from './outcome';
+import { recordLeadRunEnd } from './metrics';
 
 /** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
 const LEAD_ADMISSION_PATCH = 'lead-admission';
@@ -162,6 +163,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     if ('refused' in slot) {
       finished = true;
       reportOutcome({ status: slot.cancelled ? 'cancelled' : 'failed' });
+      recordLeadRunEnd({ status: slot.cancelled ? 'cancelled' : 'failed' });
       return {
         run_id: runId,
         status: slot.cancelled ? 'cancelled' : 'failed',
@@ -213,6 +215,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     ...(stopReason && { stopReason }),
     ...(tokenUsage.total && { tokens: tokenUsage.total }),
   });
+  recordLeadRunEnd({ status, ...(stopReason && { stop_reason: stopReason }) });
   return {
     run_id: runId,
     status,

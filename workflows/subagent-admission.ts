@@ -5,6 +5,7 @@
  * slot, no thread) and tells the parent, if any, it is queued, then admitted. The slot goes back when the
  * subagent or the run ends (`releaseSlot`).
  */
+import { recordAdmissionWait } from './metrics';
 import {
   CancellationScope,
   condition,
@@ -75,6 +76,7 @@ export async function admit(
       return `Subagent admission is unavailable: ${cause}`;
     }
   };
+  const askedAt = Date.now();
   try {
     const unavailable = await ask();
     if (unavailable !== undefined) return { admitted: false, error: unavailable };
@@ -102,8 +104,13 @@ export async function admit(
         continue;
       }
       onQueued?.(undefined);
-      if (answer.outcome === 'refused') return { admitted: false, error: answer.error };
+      const pool = request.pool ?? 'subagents';
+      if (answer.outcome === 'refused') {
+        recordAdmissionWait(pool, 'refused', Date.now() - askedAt);
+        return { admitted: false, error: answer.error };
+      }
       if (queued && taskId !== undefined) tellParent({ task_id: taskId, state: 'admitted' });
+      recordAdmissionWait(pool, 'granted', Date.now() - askedAt);
       return { admitted: true, queued };
     }
   } catch (err) {

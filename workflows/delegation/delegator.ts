@@ -74,6 +74,7 @@ import type { LoopPlugins } from '../agent-loop';
 import type { subagentWorkflow } from '../subagent';
 import type { batchWorkflow } from '../batch';
 import { buildBatchToolSpecs, parseBatchRefArgs, parseBatchTaskArgs } from './batch-tools';
+import { recordDelegationEnd } from '../metrics';
 import { assignDelegationIds } from './delegation-ids';
 import { appendEvent, terminalEvent } from './events';
 import {
@@ -563,6 +564,7 @@ export class Delegator {
       await releaseForClosedChild(err, workflowId);
     }
     this.ledger = applyResult(this.ledger, id, result, now());
+    recordDelegationEnd(result, subagentType);
     this.events = appendEvent(this.events, terminalEvent(id, result, now()));
     return delegationToolMessage(call.id, result, agent.timeout_seconds);
   }
