@@ -107,7 +107,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
 };
 
 /** Commands that install the SDK's runtime after reading their config (workerCommand). */
-const RUNTIME_FROM_CONFIG = new Set(['worker']);
+const RUNTIME_FROM_CONFIG = new Set(['worker', 'run', 'start']);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -120,8 +120,8 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(
       `unknown command ${JSON.stringify(command)} (${Object.keys(COMMANDS).join(', ')}; --help)`,
     );
-  // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr. `worker`
-  // installs it itself once its config is read (its `metrics:` endpoint is served by the runtime).
+  // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr. `worker`,
+  // `run` and `start` install it themselves once their config is read (`metrics:` is served by the runtime).
   if (!RUNTIME_FROM_CONFIG.has(command)) installRuntime();
   return run(args);
 }

@@ -31,6 +31,8 @@ import {
 } from './run-interrupts';
 import { renderLedgerTable, renderSummary } from './tree';
 import { sayWhenNoWorkerPolls } from './worker-presence';
+import { installRuntime } from '../worker/runtime';
+import { startTracing } from '../worker/tracing';
 
 /** Shipped beside the code: dist/client/run-command.js → <package>/client/demo. */
 export const DEMO_DIR = resolve(__dirname, '..', '..', 'client', 'demo');
@@ -155,6 +157,7 @@ async function openSession(
           ]
         : resumableLines({ ...settings, address, runId, configFile }, cancelRequested),
     withWorker: async (body) => {
+      const tracing = startTracing(config.tracing);
       const worker = await createProjectWorker({
         connection,
         namespace: settings.namespace,
@@ -164,10 +167,12 @@ async function openSession(
         runAdmission: config.lead_runtime,
         tuning: workerTuning(config.worker),
         say,
+        ...(tracing && { tracing }),
       });
       try {
         return await worker.runUntil(body);
       } finally {
+        await tracing?.shutdown();
         await settleCoreLogs();
       }
     },
@@ -247,6 +252,9 @@ export async function executeRun(request: RunRequest): Promise<number> {
   if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
   const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
   configurePayloads(config.payloads);
+  // Before any native connection: the SDK's logs to stderr, and the config's `metrics:` endpoint (the embedded
+  // worker's, as a `subagents worker`'s).
+  installRuntime(undefined, { metrics: config.metrics });
 
   // From before any server starts: an embedded one runs in a process group of its own, stopped by this one.
   const interrupts = new RunInterrupts(say);
