@@ -86,6 +86,7 @@ it('an embedded `run`: the first SIGINT cancels the run, sees it end cancelled a
     await run.waitFor('stdout', /c started: general-purpose/, 30_000);
     run.kill('SIGINT');
     const exit = await run.exit();
+    if (exit.code !== 130) console.log(`DEBUG stderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
     expect(exit).toMatchObject({ code: 130, signal: null });
     // It waited for the run to end, not for the subagents' minute.
     expect(exit.ms).toBeLessThan(30_000);
