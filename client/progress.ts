@@ -2,8 +2,10 @@
  * Watching a run: on a terminal a live tree redrawn in place; elsewhere one line per event (logs, CI).
  * Polls the lead's queries; the workflow needs no signal per step for any of it.
  */
+import { ServiceError } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
-import type { LeadRunResult } from '../contracts/lead';
+import type { LeadRunResult, LeadStatus } from '../contracts/lead';
+import type { LedgerEntry } from '../contracts/ledger';
 import type { RunHandle } from './api';
 import { foldTaskProgress, renderTree, terminalRows, type TaskProgress, type TreeSnapshot } from './tree';
 
@@ -55,6 +57,13 @@ function lastSeq(events: readonly TaskEvent[], fallback: number): number {
   return events.length > 0 ? events[events.length - 1].seq : fallback;
 }
 
+/** Polls in a row whose queries failed before the watch gives up (about 10 s at the default pace). */
+const MAX_FAILED_POLLS = 30;
+
+function sleepMs(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** Follows the run until it ends; returns its result. */
 export async function watchRun(handle: RunHandle, options: WatchOptions): Promise<LeadRunResult> {
   const { out } = options;
@@ -75,12 +84,21 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
     drawnRows = terminalRows(lines, columns);
   };
 
+  let failedPolls = 0;
   for (;;) {
-    const [status, polledLedger, polledEvents] = await Promise.all([
-      handle.status(),
-      handle.ledger(),
-      handle.events(seen),
-    ]);
+    let polled: [LeadStatus, LedgerEntry[], TaskEvent[]];
+    try {
+      polled = await Promise.all([handle.status(), handle.ledger(), handle.events(seen)]);
+      failedPolls = 0;
+    } catch (err) {
+      // A query can fail for a moment (its workflow being evicted and replayed on a busy worker, a cancel in
+      // progress): the next poll asks again, and only a run of failures ends the watch.
+      failedPolls += 1;
+      if (!(err instanceof ServiceError) || failedPolls >= MAX_FAILED_POLLS) throw err;
+      await Promise.race([result.catch(() => undefined), sleepMs(options.pollMs ?? 300)]);
+      continue;
+    }
+    const [status, polledLedger, polledEvents] = polled;
     // Each query is answered on its own, so one poll can mix moments; once the run has ended its state is
     // final: the result's ledger, and whatever events the poll missed.
     const closed = status.state === 'finished' && finished !== undefined;
@@ -127,10 +145,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       }
       return finished;
     }
-    await Promise.race([
-      result.catch(() => undefined),
-      new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 300)),
-    ]);
+    await Promise.race([result.catch(() => undefined), sleepMs(options.pollMs ?? 300)]);
     if (status.state === 'finished' && !finished) await result;
   }
 }

@@ -1,0 +1,74 @@
+import { PassThrough } from 'node:stream';
+import { ServiceError } from '@temporalio/client';
+import type { RunHandle } from '../../../client/api';
+import { watchRun } from '../../../client/progress';
+import type { LeadRunResult, LeadStatus } from '../../../contracts/lead';
+
+const RESULT: LeadRunResult = {
+  run_id: 'run-1',
+  status: 'cancelled',
+  final_output: '',
+  ledger: [],
+  token_usage: {},
+  turns: 1,
+};
+
+function status(state: LeadStatus['state']): LeadStatus {
+  return {
+    state,
+    turns: 1,
+    token_usage: {},
+    counts: {
+      queued: 0,
+      in_progress: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+      timed_out: 0,
+      polling_timed_out: 0,
+    },
+    last_seq: 0,
+  };
+}
+
+/** A run whose first `failures` status queries fail as a busy worker's can, then answer that it finished. */
+function flakyRun(failures: number, error: () => Error): RunHandle {
+  let asked = 0;
+  const handle = {
+    runId: 'run-1',
+    result: () => Promise.resolve(RESULT),
+    status: async () => {
+      asked += 1;
+      if (asked <= failures) throw error();
+      return status('finished');
+    },
+    ledger: async () => [],
+    events: async () => [],
+  };
+  // Only what watchRun uses.
+  return handle as unknown as RunHandle;
+}
+
+describe('watchRun', () => {
+  const options = () => ({ out: new PassThrough(), live: false, color: false, pollMs: 1 });
+
+  it('asks again when a query fails for a moment, and returns the run’s result', async () => {
+    const run = flakyRun(3, () => new ServiceError('Failed to query Workflow'));
+    await expect(watchRun(run, options())).resolves.toEqual(RESULT);
+  });
+
+  it('gives up after a long run of failed queries, and at once on anything else', async () => {
+    await expect(
+      watchRun(
+        flakyRun(1000, () => new ServiceError('down')),
+        options(),
+      ),
+    ).rejects.toThrow('down');
+    await expect(
+      watchRun(
+        flakyRun(1, () => new Error('bug')),
+        options(),
+      ),
+    ).rejects.toThrow('bug');
+  });
+});
