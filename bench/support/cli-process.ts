@@ -96,3 +96,53 @@ export async function stop(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await once(child, 'exit');
 }
+
+/** A process whose output the test reads while it runs. */
+export class WatchedProcess {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly child: ChildProcess;
+
+  constructor(args: string[], env: NodeJS.ProcessEnv) {
+    this.child = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString('utf8')));
+    this.child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+    this.exited = once(this.child, 'exit').then(([code, signal]) => ({
+      code: code as number | null,
+      signal: signal as NodeJS.Signals | null,
+    }));
+  }
+
+  /** Resolves with the first match of `pattern` in the stream, or fails after `timeoutMs`. */
+  async waitFor(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = this[stream].match(pattern);
+      if (match) return match;
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        throw new Error(`exited before ${stream} matched ${pattern}:\n${this.stdout}\n${this.stderr}`);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`${stream} did not match ${pattern} within ${timeoutMs} ms:\n${this[stream]}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** How it exited, and how long after this call. */
+  async exit(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }> {
+    const started = Date.now();
+    return { ...(await this.exited), ms: Date.now() - started };
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}

@@ -3,61 +3,15 @@
  * stdout for the JSON while the SDK (its Rust core included) logs on stderr; a worker stopped with SIGTERM
  * shuts down once and exits 0; `run --address` with no worker polling says so and how to start one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
 import { connectClient, testAddress, uniqueTaskQueue } from '../harness/temporal';
-import { CLI, cliEnv, ROOT, runCli } from '../../bench/support/cli-process';
+import { CLI, cliEnv, ROOT, runCli, WatchedProcess } from '../../bench/support/cli-process';
 import { tempDir, writeScript } from '../../bench/support/subagent-input';
 
 const WORKER_MAIN = join(ROOT, 'dist', 'worker', 'worker-main.js');
 const STACK_FRAME = /\n\s+at /;
-
-/** A process whose output the test reads while it runs. */
-class WatchedProcess {
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private readonly child: ChildProcess;
-
-  constructor(args: string[], env: NodeJS.ProcessEnv) {
-    this.child = spawn(process.execPath, args, { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stdout?.on('data', (chunk: Buffer) => (this.stdout += chunk.toString('utf8')));
-    this.child.stderr?.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
-    this.exited = once(this.child, 'exit').then(([code, signal]) => ({
-      code: code as number | null,
-      signal: signal as NodeJS.Signals | null,
-    }));
-  }
-
-  /** Resolves with the first match of `pattern` in the stream, or fails after `timeoutMs`. */
-  async waitFor(stream: 'stdout' | 'stderr', pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = this[stream].match(pattern);
-      if (match) return match;
-      if (this.child.exitCode !== null || this.child.signalCode !== null) {
-        throw new Error(`exited before ${stream} matched ${pattern}:\n${this.stdout}\n${this.stderr}`);
-      }
-      if (Date.now() > deadline) {
-        throw new Error(`${stream} did not match ${pattern} within ${timeoutMs} ms:\n${this[stream]}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
-  kill(signal: NodeJS.Signals): void {
-    this.child.kill(signal);
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGKILL');
-    await this.exited;
-  }
-}
 
 function scriptedConfig(dir: string, script: Parameters<typeof writeScript>[1], extra = ''): string {
   const config = join(dir, 'config.yaml');
