@@ -12,14 +12,7 @@ import { stringify } from 'yaml';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 import type { LeadRunInput } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
-import {
-  testAddress,
-  testNamespace,
-  testWorkflowBundle,
-  uniqueTaskQueue,
-  useTestClient,
-} from '../harness/temporal';
+import { startProjectWorkerProcess, uniqueTaskQueue, useTestClient } from '../harness/temporal';
 
 const testClient = useTestClient();
 
@@ -111,13 +104,7 @@ describe('a worker with metrics.port', () => {
     const configFile = join(dir, 'config.yaml');
     writeFileSync(configFile, stringify({ metrics: { port } }));
     const taskQueue = uniqueTaskQueue('metrics');
-    const worker = await spawnWorkerProcess({
-      address: testAddress(),
-      namespace: testNamespace(),
-      taskQueue,
-      bundlePath: testWorkflowBundle(),
-      env: { SUBAGENTS_CONFIG: configFile },
-    });
+    const worker = await startProjectWorkerProcess(taskQueue, { SUBAGENTS_CONFIG: configFile });
     try {
       const client = testClient();
       const run = await client.workflow.execute(leadRunWorkflow, {

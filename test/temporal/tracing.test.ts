@@ -6,16 +6,9 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import {
-  testAddress,
-  testNamespace,
-  testWorkflowBundle,
-  uniqueTaskQueue,
-  useTestClient,
-} from '../harness/temporal';
+import { startProjectWorkerProcess, uniqueTaskQueue, useTestClient } from '../harness/temporal';
 
 const testClient = useTestClient();
 
@@ -66,13 +59,7 @@ describe('a worker with tracing enabled', () => {
     });
     const taskQueue = uniqueTaskQueue('tracing');
     // The suite's prebuilt bundle has no tracing interceptors: the worker bundles its own.
-    const worker = await spawnWorkerProcess({
-      address: testAddress(),
-      namespace: testNamespace(),
-      taskQueue,
-      bundlePath: testWorkflowBundle(),
-      env: { SUBAGENTS_CONFIG: configFile },
-    });
+    const worker = await startProjectWorkerProcess(taskQueue, { SUBAGENTS_CONFIG: configFile });
     try {
       const result = await testClient().workflow.execute(leadRunWorkflow, {
         taskQueue,
