@@ -289,9 +289,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
       });
       result = await handle.result();
     } catch (err) {
-      result = failedSubagentResult(err) ?? closedWithout(err, agent.timeout_seconds);
-      // A child that ran none of its own code at the end kept its slot: give it back.
-      if (result.status !== 'cancelled') await giveBack(entry.slot);
+      const failed = failedSubagentResult(err);
+      result = failed ?? closedWithout(err, agent.timeout_seconds);
+      // A child that ran none of its own code at the end kept its slot: give it back. (One that failed with its
+      // result gave its slot back itself.)
+      if (!failed && result.status !== 'cancelled') await giveBack(entry.slot);
     }
     recordDelegationEnd(result, input.subagent_type);
     // Its slot is free: the next item may run while this one's answer is checked.
