@@ -133,6 +133,8 @@ export interface SubagentResult {
  * there, as they read a completed one's result.
  */
 export const SUBAGENT_FAILED_TYPE = 'SubagentFailed';
+/** How its failure's message starts (the Web UI shows it; the worker's log knows the failure by it). */
+export const SUBAGENT_FAILED_PREFIX = 'Subagent failed: ';
 
 /** The result a failed subagent's failure carries, found on `err` or its causes (a child's, a client's). */
 export function failedSubagentResult(err: unknown): SubagentResult | undefined {

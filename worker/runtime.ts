@@ -7,6 +7,7 @@ import { inspect } from 'node:util';
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 import { ConfigError, type MetricsSettings } from '../contracts/config';
 import { metricsExporter } from './metrics';
+import { SUBAGENT_FAILED_PREFIX } from '../contracts/subagent';
 
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
 
@@ -26,7 +27,21 @@ export function logLevelFromEnv(name: string, fallback: LogLevel, env = process.
 let installed = false;
 
 /** One line per log on stderr (the SDK's default spreads a core log's fields over several). */
+/**
+ * A subagent that failed fails its workflow on purpose, its result in the failure (workflows/subagent.ts): an
+ * outcome its parent and the CLI report, not a fault of the worker, so the SDK's warning for it (with a stack
+ * trace) is left out. The error reaches the logger as a plain copy (its failure type lost), so it is known by
+ * its message's prefix.
+ */
+function isReportedSubagentFailure(level: string, message: string, meta: LogEntry['meta']): boolean {
+  if (level !== 'WARN' || message !== 'Workflow failed' || meta?.workflowType !== 'subagentWorkflow')
+    return false;
+  const error = meta.error;
+  return error instanceof Error && error.message.startsWith(SUBAGENT_FAILED_PREFIX);
+}
+
 function writeLogLine({ level, message, meta, timestampNanos }: LogEntry): void {
+  if (isReportedSubagentFailure(level, message, meta)) return;
   const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
   const fields = Object.entries(meta ?? {}).filter(([, value]) => value !== undefined);
   const details =

@@ -20,7 +20,12 @@ import {
   subagentProgressSignal,
   subagentStepsQuery,
 } from '../contracts/queries';
-import { SUBAGENT_FAILED_TYPE, type SubagentInput, type SubagentResult } from '../contracts/subagent';
+import {
+  SUBAGENT_FAILED_PREFIX,
+  SUBAGENT_FAILED_TYPE,
+  type SubagentInput,
+  type SubagentResult,
+} from '../contracts/subagent';
 import {
   initialLoopState,
   loopCarry,
@@ -229,7 +234,7 @@ function failIfFailed(result: SubagentResult): SubagentResult {
   if (result.status !== 'failed' || !reportsOutcome()) return result;
   throw ApplicationFailure.create({
     type: SUBAGENT_FAILED_TYPE,
-    message: result.error ?? 'The subagent failed',
+    message: `${SUBAGENT_FAILED_PREFIX}${result.error ?? 'no error given'}`,
     nonRetryable: true,
     details: [result],
   });
