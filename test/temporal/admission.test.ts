@@ -66,7 +66,11 @@ interface Span {
   modelCalls: number;
 }
 
-/** When each child executed, from its history (first model call started → execution closed). */
+/**
+ * When each child held its slot, from its history: its first model call's start, to the start of its last
+ * workflow task, in which it gives the slot back (the execution closes a little later, and under load the
+ * next child may already have started by then).
+ */
 async function spans(client: Client, workflowIds: readonly string[]): Promise<Span[]> {
   return Promise.all(
     workflowIds.map(async (workflowId) => {
@@ -84,7 +88,9 @@ async function spans(client: Client, workflowIds: readonly string[]): Promise<Sp
       return {
         workflowId,
         start: started.length > 0 ? time(started[0]) : NaN,
-        end: time(events[events.length - 1]),
+        end: time(
+          events.filter((e) => e.workflowTaskStartedEventAttributes).at(-1) ?? events[events.length - 1],
+        ),
         modelCalls: scheduled.size,
       };
     }),
