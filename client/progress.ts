@@ -94,6 +94,8 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       // A query can fail for a moment (its workflow being evicted and replayed on a busy worker, a cancel in
       // progress): the next poll asks again, and only a run of failures ends the watch.
       failedPolls += 1;
+      // The run has ended: its result says the rest (the caller prints its summary and ledger).
+      if (finished) return finished;
       if (!(err instanceof ServiceError) || failedPolls >= MAX_FAILED_POLLS) throw err;
       await Promise.race([result.catch(() => undefined), sleepMs(options.pollMs ?? 300)]);
       continue;

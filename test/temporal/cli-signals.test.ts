@@ -39,8 +39,8 @@ it('an embedded `run`: the first SIGINT cancels the run, sees it end cancelled a
     const exit = await run.exit();
     if (exit.code !== 130) console.log(`DEBUG stderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
     expect(exit).toMatchObject({ code: 130, signal: null });
-    // It waited for the run to end, not for the subagents' minute.
-    expect(exit.ms).toBeLessThan(30_000);
+    // It waited for the run to end, not for the subagents' minute (on two busy cores it takes up to ~30 s).
+    expect(exit.ms).toBeLessThan(45_000);
     expect(run.stderr).toContain(`SIGINT: cancelling run ${runId}`);
     expect(run.stderr).toContain(`Cancelled run ${runId}: 3 delegations cancelled`);
     expect(run.stdout).toMatch(/^status\s+cancelled/m);

@@ -31,15 +31,23 @@ function status(state: LeadStatus['state']): LeadStatus {
   };
 }
 
-/** A run whose first `failures` status queries fail as a busy worker's can, then answer that it finished. */
-function flakyRun(failures: number, error: () => Error): RunHandle {
+/**
+ * A run whose first `failures` status queries fail as a busy worker's can, then answer that it finished; its
+ * result is there from the start, or (`going`) only once a query has said it finished.
+ */
+function flakyRun(failures: number, error: () => Error, going = false): RunHandle {
   let asked = 0;
+  let answered: (result: LeadRunResult) => void = () => undefined;
+  const result = going
+    ? new Promise<LeadRunResult>((resolve) => (answered = resolve))
+    : Promise.resolve(RESULT);
   const handle = {
     runId: 'run-1',
-    result: () => Promise.resolve(RESULT),
+    result: () => result,
     status: async () => {
       asked += 1;
       if (asked <= failures) throw error();
+      answered(RESULT);
       return status('finished');
     },
     ledger: async () => [],
@@ -53,20 +61,25 @@ describe('watchRun', () => {
   const options = () => ({ out: new PassThrough(), live: false, color: false, pollMs: 1 });
 
   it('asks again when a query fails for a moment, and returns the run’s result', async () => {
-    const run = flakyRun(3, () => new ServiceError('Failed to query Workflow'));
+    const run = flakyRun(3, () => new ServiceError('Failed to query Workflow'), true);
+    await expect(watchRun(run, options())).resolves.toEqual(RESULT);
+  });
+
+  it('returns the result of a run that has ended though its queries fail', async () => {
+    const run = flakyRun(1000, () => new ServiceError('Failed to query Workflow'));
     await expect(watchRun(run, options())).resolves.toEqual(RESULT);
   });
 
   it('gives up after a long run of failed queries, and at once on anything else', async () => {
     await expect(
       watchRun(
-        flakyRun(1000, () => new ServiceError('down')),
+        flakyRun(1000, () => new ServiceError('down'), true),
         options(),
       ),
     ).rejects.toThrow('down');
     await expect(
       watchRun(
-        flakyRun(1, () => new Error('bug')),
+        flakyRun(1, () => new Error('bug'), true),
         options(),
       ),
     ).rejects.toThrow('bug');
