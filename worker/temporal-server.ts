@@ -27,6 +27,7 @@ import {
   resolveTemporalCli,
   TemporalCliNotFoundError,
   type CliSource,
+  type ResolvedCli,
 } from './temporal-cli';
 import { waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
 
@@ -188,12 +189,44 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
   };
 }
 
+/** How many times a start that lost a port race is tried in all. */
+const PORT_CLASH_ATTEMPTS = 3;
+
+/**
+ * The dev server picks the ports of its inner services (matching, history, worker) itself, as this module picks
+ * the frontend's: a port free when picked can be taken by another process before it is bound. Such a start fails
+ * with `address already in use`; it is tried again with fresh ports, which is all a person would do.
+ */
 async function startServer(options: DevServerOptions): Promise<TemporalServer> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const progress = options.progress ?? waitProgress();
   const { cli, tried } = await resolveTemporalCli({ env, log, progress });
   if (!cli) return startWithSdkDownload(options, tried);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCliServer(options, cli, progress, log);
+    } catch (err) {
+      if (attempt >= PORT_CLASH_ATTEMPTS || !isPortClash(err)) throw err;
+      progress.log(
+        `Temporal dev server lost a port to another process; starting it again on other ports`,
+        log,
+      );
+    }
+  }
+}
+
+export function isPortClash(err: unknown): boolean {
+  return err instanceof Error && /exited with code[\s\S]*address already in use/.test(err.message);
+}
+
+async function startCliServer(
+  options: DevServerOptions,
+  cli: ResolvedCli,
+  progress: WaitProgress,
+  log: (line: string) => void,
+): Promise<TemporalServer> {
+  const env = options.env ?? process.env;
 
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const port = options.port ?? (await freePort());
