@@ -33,6 +33,7 @@ import type { LedgerEntry } from '../contracts/ledger';
 import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import { failedSubagentResult, type SubagentResult } from '../contracts/subagent';
+import { summaryLine } from '../contracts/text';
 import type * as workflows from '../workflows';
 
 /** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
@@ -399,7 +400,7 @@ export class SubagentsClient {
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         memo: { [INPUT_DIGEST_MEMO]: digest },
-        staticSummary: `lead: ${prompt.length > 120 ? `${prompt.slice(0, 119)}…` : prompt}`,
+        staticSummary: summaryLine(`lead: ${prompt}`),
         staticDetails:
           prompt.length > PROMPT_DETAILS_MAX_CHARS
             ? `${prompt.slice(0, PROMPT_DETAILS_MAX_CHARS - 1)}… (${prompt.length} characters in all)`

@@ -161,7 +161,7 @@ async function readSubagent(context: ReadContext, workflowId: string, type: stri
       children,
     };
   }
-  const closed = await closedSubagentSteps(client, handle);
+  const closed = await closedSubagentSteps(client, handle, histories);
   const { result } = closed;
   const status = result?.status ?? description.status.name.toLowerCase();
   const error = result?.error ?? closed.error;

@@ -168,10 +168,11 @@ export async function executionHistories(client: Client, workflowId: string): Pr
   }
 }
 
-/** A closed subagent's steps and result, from the server alone. */
+/** A closed subagent's steps and result, from the server alone (its histories, when the caller has them). */
 export async function closedSubagentSteps(
   client: Client,
   handle: WorkflowHandle,
+  histories?: HistoryEvent[][],
 ): Promise<RebuiltSteps & { result?: SubagentResult; error?: string }> {
   let result: SubagentResult | undefined;
   let error: string | undefined;
@@ -181,7 +182,7 @@ export async function closedSubagentSteps(
     error = err instanceof Error ? err.message.split('\n')[0] : String(err);
   }
   const records: HistoryRecord[] = [];
-  for (const events of await executionHistories(client, handle.workflowId))
+  for (const events of histories ?? (await executionHistories(client, handle.workflowId)))
     records.push(...(await historyRecords(client, events)));
   const guardStopped = result?.stop_reason !== undefined;
   return {
