@@ -30,6 +30,7 @@ import {
   wholeNumber,
 } from './fields';
 import { isMapping } from './deerflow';
+import { typeError, type RawIssue } from './value-types';
 
 export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
 export type McpTransport = (typeof MCP_TRANSPORTS)[number];
@@ -74,18 +75,11 @@ export type McpServerConfig = z.output<typeof mcpServer>;
 export type McpServersConfig = Record<string, McpServerConfig>;
 
 /** `mcp_servers:`: server name → server. The names become tool-name prefixes, so they are checked. */
-export const mcpServersSection = mappingOf(mcpServer, 'MCP servers').superRefine((servers, ctx) => {
-  for (const name of Object.keys(servers)) {
-    if (!MCP_SERVER_NAME_PATTERN.test(name)) {
-      ctx.issues.push({
-        code: 'custom',
-        path: [name],
-        input: undefined,
-        message:
-          'is not a usable server name (letters, digits, - and single _; it prefixes its tools: <server>__<tool>)',
-      });
-    }
-  }
+export const mcpServersSection = z.record(z.string().regex(MCP_SERVER_NAME_PATTERN), mcpServer, {
+  error: (issue: RawIssue) =>
+    issue.code === 'invalid_key'
+      ? 'is not a usable server name (letters, digits, - and single _; it prefixes its tools: <server>__<tool>)'
+      : typeError('a mapping of MCP servers')(issue),
 });
 
 /** The `mcpServers` object of DeerFlow's extensions_config.json, checked as `mcp_servers:` is. */
