@@ -11,7 +11,7 @@ import type { ToolCallResult } from '../../contracts/tools';
 import { currentAttempt, whileHeartbeating } from '../activity-context';
 import { installedMcpCatalog } from './catalog';
 import { mcpResultText } from './result-text';
-import { McpUnavailableError } from './server-connection';
+import { McpUnavailableError, reasonOf } from './server-connection';
 
 /** The failure type a read-only call throws while its server is down and attempts are left (it is retried). */
 export const MCP_SERVER_UNAVAILABLE_TYPE = 'McpServerUnavailable';
@@ -92,7 +92,7 @@ export async function executeMcpToolCall(input: McpToolCallInput): Promise<ToolC
     }
     // The activity was cancelled (or timed out): the workflow says what that means for the call.
     if (err instanceof CancelledFailure) throw err;
-    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    const reason = reasonOf(err);
     const headline = `Tool "${call.name}" failed: ${reason}`;
     return reply(readOnly || err instanceof McpError ? headline : `${headline}. ${MAY_HAVE_RUN}`, true);
   }

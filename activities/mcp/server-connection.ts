@@ -37,6 +37,11 @@ export class McpUnavailableError extends Error {
 /** How long connecting (spawning, the MCP handshake, listing tools) may take before the server counts as down. */
 const CONNECT_TIMEOUT_MS = 30_000;
 
+const REFUSED = 'it refused the connection';
+
+/** How long a client refused by its server stays open for the calls still in flight on it. */
+const CLOSE_AFTER_REFUSAL_MS = 5_000;
+
 /** A call to a down server tries to connect again at most this often; sooner, it fails with the last reason. */
 const RECONNECT_MIN_INTERVAL_MS = 2_000;
 
@@ -70,9 +75,21 @@ export function resolveEnvReferences(
   );
 }
 
-function reasonOf(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.split('\n')[0] || 'unknown error';
+/** A fetch that failed because nothing listens there (undici's `fetch failed`, caused by ECONNREFUSED). */
+function isConnectionRefused(err: unknown): boolean {
+  // Duck-typed, not `instanceof Error`: fetch's errors may come from another realm (a test runner's sandbox).
+  let at = err as { code?: unknown; cause?: unknown } | null | undefined;
+  for (let depth = 0; typeof at === 'object' && at !== null && depth < 4; depth += 1) {
+    if (at.code === 'ECONNREFUSED') return true;
+    at = at.cause as typeof at;
+  }
+  return false;
+}
+
+/** The first line of an error's message (of any realm's error). */
+export function reasonOf(err: unknown): string {
+  const message = (err as { message?: unknown } | null)?.message;
+  return (typeof message === 'string' ? message : String(err)).split('\n')[0] || 'unknown error';
 }
 
 export class McpServerConnection {
@@ -133,11 +150,19 @@ export class McpServerConnection {
   ): Promise<CallToolResult> {
     const client = this.client;
     if (this.state !== 'connected' || !client) throw new McpUnavailableError(this.reason ?? 'not connected');
-    const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-      signal: options.signal,
-      timeout: options.timeoutMs,
-    });
-    return result as CallToolResult;
+    try {
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: options.signal,
+        timeout: options.timeoutMs,
+      });
+      return result as CallToolResult;
+    } catch (err) {
+      // Refused before the request reached it (an HTTP server that stopped): down, and the call never ran.
+      if (!isConnectionRefused(err)) throw err;
+      // Other calls in flight on this client fail on their own (refused too) rather than by a close.
+      this.markDown(client, REFUSED, CLOSE_AFTER_REFUSAL_MS);
+      throw new McpUnavailableError(REFUSED);
+    }
   }
 
   async close(): Promise<void> {
@@ -166,17 +191,19 @@ export class McpServerConnection {
     } catch (err) {
       this.client = undefined;
       this.state = 'down';
-      this.reason = reasonOf(err);
+      this.reason = isConnectionRefused(err) ? REFUSED : reasonOf(err);
       await client?.close().catch(() => undefined);
     }
   }
 
-  private markDown(client: Client, reason: string): void {
+  private markDown(client: Client, reason: string, closeAfterMs = 0): void {
     if (this.client !== client) return;
     this.client = undefined;
     this.state = 'down';
     this.reason = reason;
-    void client.close().catch(() => undefined);
+    const close = () => void client.close().catch(() => undefined);
+    if (closeAfterMs === 0) close();
+    else setTimeout(close, closeAfterMs).unref();
   }
 
   private transport(): Transport {

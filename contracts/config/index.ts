@@ -32,6 +32,7 @@ import {
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
+import { isMcpToolName } from '../mcp';
 import { extensionsConfigKey, mcpServersSection } from './mcp';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
@@ -476,7 +477,7 @@ function configWarnings(config: Config, prepared: Mapping): string[] {
   }
   const tools: readonly string[] = KNOWN_TOOL_NAMES;
   const strangers = Object.keys(config.loop_detection.tool_freq_overrides).filter(
-    (tool) => !tools.includes(tool),
+    (tool) => !tools.includes(tool) && !isMcpToolName(tool),
   );
   if (strangers.length > 0) {
     out.push(

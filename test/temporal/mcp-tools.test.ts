@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
@@ -35,14 +36,27 @@ const workerLines: string[] = [];
 let mcpConfig: Record<string, unknown> = {};
 
 /** The HTTP test server, once it listens: its port. */
-async function startHttpServer(): Promise<number> {
-  httpServer = spawn(process.execPath, [serverScript, '--http', '--expect-secret-file', secretFile], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+async function startHttpServer(port = 0): Promise<number> {
+  httpServer = spawn(
+    process.execPath,
+    [serverScript, '--http', '--port', String(port), '--expect-secret-file', secretFile],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   httpServer.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
   await waitFor('the HTTP MCP test server', () => /listening on \d+/.test(out), 20_000);
   return Number(/listening on (\d+)/.exec(out)?.[1]);
+}
+
+/** A port nothing listens on (one the system just gave out and took back). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
 }
 
 beforeAll(async () => {
@@ -62,7 +76,8 @@ beforeAll(async () => {
         headers: { Authorization: 'Bearer ${MCP_TEST_HTTP_SECRET}' },
       },
       // Nothing listens there: down at start, and every call to it is an error message.
-      gone: { url: 'http://127.0.0.1:1/mcp' },
+      gone: { url: `http://127.0.0.1:${await closedPort()}/mcp` },
+      slow: { command: process.execPath, args: [serverScript, '--stdio'], tool_timeout_seconds: 1 },
     },
     subagents: {
       custom_agents: {
@@ -85,7 +100,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mcp?.close();
-  if (httpServer && httpServer.exitCode === null) {
+  if (httpServer && httpServer.exitCode === null && httpServer.signalCode === null) {
     httpServer.kill('SIGKILL');
     await once(httpServer, 'exit');
   }
@@ -117,7 +132,8 @@ it('says at worker start which servers answered and which are down, with their t
       'left out (names not usable as tool names): bad.name',
     'MCP server remote (http): 5 tools: remote__add, remote__check_secret, remote__sleep, remote__fail, ' +
       'remote__picture; left out (names not usable as tool names): bad.name',
-    expect.stringMatching(/^MCP server gone \(http\): down \(.+\); tried again later and on SIGHUP$/),
+    'MCP server gone (http): down (it refused the connection); tried again later and on SIGHUP',
+    expect.stringMatching(/^MCP server slow \(stdio\): 5 tools: slow__add, /),
   ]);
 });
 
@@ -217,7 +233,9 @@ it('runs MCP tools over stdio and HTTP for the lead and its subagents, refuses d
   expect(out).toContain('g4=<secret arrived: yes>');
   expect(out).toContain('g5=<a red dot\n[1 non-text item left out (image): only text is shown]>');
   expect(out).toContain('g6=<it broke>');
-  expect(out).toMatch(/g7=<MCP server gone is unavailable \(.+\), so "gone__add" did not run\.>/);
+  expect(out).toContain(
+    'g7=<MCP server gone is unavailable (it refused the connection), so "gone__add" did not run.>',
+  );
   // Denied by the agent's filter, though the model called them: refused by the activity.
   expect(out).toContain(
     'd1=<Tool "local__check_secret" is not available to this agent. Available MCP tools: local__add.>',
@@ -245,8 +263,10 @@ it('turns a server killed mid-call into an error message; the run goes on and th
       {
         turns: [
           { tool_calls: [call('local__sleep', 's1', { seconds: 60 })] },
-          { tool_calls: [call('local__add', 's2', { a: 1, b: 2 })] },
-          { content: 's1=<{{tool_result:s1}}>\ns2=<{{tool_result:s2}}>' },
+          {
+            tool_calls: [call('local__add', 's2', { a: 1, b: 2 }), call('slow__sleep', 's3', { seconds: 5 })],
+          },
+          { content: 's1=<{{tool_result:s1}}>\ns2=<{{tool_result:s2}}>\ns3=<{{tool_result:s3}}>' },
         ],
       },
     ],
@@ -270,4 +290,52 @@ it('turns a server killed mid-call into an error message; the run goes on and th
     's1=<MCP server local closed the connection during "local__sleep" (it may have crashed). It may or may not have run',
   );
   expect(result.result).toContain('s2=<sum: 3>');
+  expect(result.result).toContain(
+    's3=<Tool "slow__sleep" timed out after 1 s (MCP server slow\'s tool_timeout_seconds). It may or may not have run',
+  );
+}, 120_000);
+
+it('retries a read-only tool while its server is down, and runs any other tool at most once', async () => {
+  const scriptDir = join(dir, 'restarted');
+  mkdirSync(scriptDir, { recursive: true });
+  const workspace = join(scriptDir, 'workspace');
+  mkdirSync(workspace);
+  const script: ModelScriptFileInput = {
+    scripts: [
+      {
+        turns: [
+          { tool_calls: [call('remote__add', 'r1', { a: 20, b: 22 }), call('remote__check_secret', 'r2')] },
+          { content: 'r1=<{{tool_result:r1}}>\nr2=<{{tool_result:r2}}>' },
+        ],
+      },
+    ],
+  };
+  const input = subagentInput({ workspace, scriptFile: writeScript(scriptDir, script), config: mcpConfig });
+  const remote = (mcpConfig.mcp_servers as Record<string, { url: string }>).remote;
+  const port = Number(new URL(remote.url).port);
+  httpServer?.kill('SIGKILL');
+  if (httpServer) await once(httpServer, 'exit');
+  const taskQueue = uniqueTaskQueue('mcp-restarted');
+  const { result, attempts } = await withProjectWorker(taskQueue, async () => {
+    const handle = await testClient().workflow.start(subagentWorkflow, {
+      taskQueue,
+      workflowId: `${taskQueue}-subagent`,
+      args: [input],
+    });
+    // The read-only call failed once (its server refused the connection) and waits for its next attempt.
+    await waitFor('a retried MCP call', async () =>
+      ((await handle.describe()).raw.pendingActivities ?? []).some((activity) => (activity.attempt ?? 0) > 1),
+    );
+    await startHttpServer(port);
+    const result = await handle.result();
+    const events = (await handle.fetchHistory()).events ?? [];
+    return { result, attempts: events.flatMap((e) => e.activityTaskStartedEventAttributes?.attempt ?? []) };
+  });
+
+  expect(result.status).toBe('completed');
+  expect(result.result).toContain('r1=<sum: 42>');
+  expect(result.result).toContain(
+    'r2=<MCP server remote is unavailable (it refused the connection), so "remote__check_secret" did not run.>',
+  );
+  expect(Math.max(...attempts)).toBeGreaterThan(1);
 }, 120_000);
