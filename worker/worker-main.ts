@@ -5,8 +5,8 @@
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE
  * (temporal.toml). Env besides: TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO),
  * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise), SUBAGENTS_CONFIG (a
- * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics` and `tracing` the worker
- * runs with; the defaults otherwise).
+ * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics`, `tracing` and
+ * `mcp_servers` the worker runs with; the defaults otherwise).
  * Both print the start lines (`worker ready: …`, the bash sandbox, both admission bounds) on stdout once the worker polls, log
  * to stderr, and exit 0 after a clean shutdown on SIGINT or SIGTERM.
  */

@@ -2,6 +2,7 @@ import { parseConfig } from '../../../../contracts/config';
 import { resolveAgent } from '../../../../contracts/config/agents';
 import { buildLeadRunInput } from '../../../../contracts/config/lead-input';
 import { parseExtensionsConfig } from '../../../../contracts/config/mcp';
+import { leadRunInputProblems } from '../../../../contracts/inputs';
 import { configProblems } from '../../../support/config-problems';
 
 const servers = {
@@ -130,6 +131,18 @@ describe('MCP tool filters', () => {
       'subagents.custom_agents.c.tools.allow[0]: "github__" is not an MCP tool name (<server>__<tool> or <server>__*; a server name has letters, digits, - and single _)',
       'subagents.custom_agents.c.tools.allow[1]: "__x" is not an MCP tool name (<server>__<tool> or <server>__*; a server name has letters, digits, - and single _)',
       'subagents.custom_agents.c.tools.allow[2]: "web" is not a known tool (bash, ls, read_file, write_file, str_replace, task)',
+    ]);
+  });
+});
+
+describe('MCP filters in workflow inputs', () => {
+  it('are checked with the rest of a lead run input', () => {
+    const { config } = parseConfig({ mcp_servers: servers });
+    const input = buildLeadRunInput(config, { prompt: 'p', workspace: '/srv/work/run' });
+    expect(leadRunInputProblems(input)).toEqual([]);
+    expect(leadRunInputProblems({ ...input, mcp: { allow: ['github__*', 'rm -rf'], deny: 'x' } })).toEqual([
+      'mcp.allow[1]: "rm -rf" is not a known tool (bash, ls, read_file, write_file, str_replace, task)',
+      'mcp.deny: "x" is not a list of tool names',
     ]);
   });
 });
