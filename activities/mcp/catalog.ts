@@ -44,10 +44,11 @@ export class McpCatalog {
 
   private constructor(servers: McpServersConfig, options: McpCatalogOptions) {
     const env = options.env ?? process.env;
-    this.connections = Object.entries(servers).map(
-      ([name, settings]) => new McpServerConnection(name, settings, env),
-    );
     this.say = options.say ?? ((line) => process.stderr.write(`${line}\n`));
+    const onDown = (server: McpServerConnection) => this.say(describeMcpServer(server));
+    this.connections = Object.entries(servers).map(
+      ([name, settings]) => new McpServerConnection(name, settings, env, onDown),
+    );
     const retryMs = options.retryMs ?? DEFAULT_MCP_RETRY_MS;
     if (this.connections.some((server) => server.state !== 'disabled')) {
       this.retryTimer = setInterval(() => void this.retryDown(), retryMs);

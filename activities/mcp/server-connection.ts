@@ -49,7 +49,8 @@ const ENV_WHOLE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$
 const ENV_BRACED = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
- * `$NAME` (the whole value) or `${NAME}` (anywhere in it, e.g. `Bearer ${TOKEN}`) read from `env`. A missing
+ * `$NAME` (the whole value) or `${NAME}` (anywhere in it, e.g. `Bearer ${TOKEN}`) read from `env` (env, headers
+ * and a stdio server's args, as DeerFlow reads its extensions config). A missing
  * variable is named in the error; the value never is.
  */
 export function resolveEnvReferences(
@@ -57,22 +58,22 @@ export function resolveEnvReferences(
   env: NodeJS.ProcessEnv,
   where: string,
 ): Record<string, string> {
-  const read = (key: string, name: string): string => {
-    const value = env[name];
-    if (value === undefined) {
-      throw new McpUnavailableError(
-        `${where}.${key} names $${name}, which is not set in the worker's environment`,
-      );
-    }
-    return value;
-  };
   return Object.fromEntries(
-    Object.entries(values).map(([key, value]) => {
-      const whole = ENV_WHOLE.exec(value);
-      if (whole) return [key, read(key, whole[1] ?? whole[2])];
-      return [key, value.replace(ENV_BRACED, (_match, name: string) => read(key, name))];
-    }),
+    Object.entries(values).map(([key, value]) => [key, resolveEnvValue(value, env, `${where}.${key}`)]),
   );
+}
+
+function resolveEnvValue(value: string, env: NodeJS.ProcessEnv, where: string): string {
+  const read = (name: string): string => {
+    const found = env[name];
+    if (found === undefined) {
+      throw new McpUnavailableError(`${where} names $${name}, which is not set in the worker's environment`);
+    }
+    return found;
+  };
+  const whole = ENV_WHOLE.exec(value);
+  if (whole) return read(whole[1] ?? whole[2]);
+  return value.replace(ENV_BRACED, (_match, name: string) => read(name));
 }
 
 /** A fetch that failed because nothing listens there (undici's `fetch failed`, caused by ECONNREFUSED). */
@@ -107,6 +108,8 @@ export class McpServerConnection {
     readonly name: string,
     readonly settings: McpServerConfig,
     private readonly env: NodeJS.ProcessEnv,
+    /** Called when a connected server goes down (its process died, it refused a call). */
+    private readonly onDown: (server: McpServerConnection) => void = () => undefined,
   ) {
     this.state = settings.enabled ? 'down' : 'disabled';
     if (!settings.enabled) this.reason = 'enabled: false';
@@ -201,6 +204,7 @@ export class McpServerConnection {
     this.client = undefined;
     this.state = 'down';
     this.reason = reason;
+    this.onDown(this);
     const close = () => void client.close().catch(() => undefined);
     if (closeAfterMs === 0) close();
     else setTimeout(close, closeAfterMs).unref();
@@ -212,7 +216,7 @@ export class McpServerConnection {
     if (settings.type === 'stdio') {
       return new StdioClientTransport({
         command: settings.command ?? '',
-        args: settings.args,
+        args: settings.args.map((arg, index) => resolveEnvValue(arg, this.env, `${where}.args[${index}]`)),
         // Merged by the SDK over a safe default environment (PATH, HOME, …), as DeerFlow's does.
         env: resolveEnvReferences(settings.env, this.env, `${where}.env`),
         stderr: 'inherit',

@@ -290,6 +290,9 @@ it('turns a server killed mid-call into an error message; the run goes on and th
     's1=<MCP server local closed the connection during "local__sleep" (it may have crashed). It may or may not have run',
   );
   expect(result.result).toContain('s2=<sum: 3>');
+  expect(workerLines).toContainEqual(
+    'MCP server local (stdio): down (the connection closed); tried again later and on SIGHUP',
+  );
   expect(result.result).toContain(
     's3=<Tool "slow__sleep" timed out after 1 s (MCP server slow\'s tool_timeout_seconds). It may or may not have run',
   );
