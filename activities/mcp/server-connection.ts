@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { envReferenceName } from '../../contracts/config/fields';
 import type { McpServerConfig } from '../../contracts/config/mcp';
 import { mcpToolName, TOOL_NAME_PATTERN } from '../../contracts/mcp';
 
@@ -45,13 +46,12 @@ const CLOSE_AFTER_REFUSAL_MS = 5_000;
 /** A call to a down server tries to connect again at most this often; sooner, it fails with the last reason. */
 const RECONNECT_MIN_INTERVAL_MS = 2_000;
 
-const ENV_WHOLE = /^\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})$/;
 const ENV_BRACED = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /**
- * `$NAME` (the whole value) or `${NAME}` (anywhere in it, e.g. `Bearer ${TOKEN}`) read from `env` (env, headers
- * and a stdio server's args, as DeerFlow reads its extensions config). A missing
- * variable is named in the error; the value never is.
+ * `$NAME` (the whole value, as the config file's other values) or `${NAME}` (anywhere in it, e.g.
+ * `Bearer ${TOKEN}`) read from `env`: for env, headers and a stdio server's args, as DeerFlow reads its
+ * extensions config. A missing variable is named in the error; the value never is.
  */
 export function resolveEnvReferences(
   values: Readonly<Record<string, string>>,
@@ -71,8 +71,8 @@ function resolveEnvValue(value: string, env: NodeJS.ProcessEnv, where: string): 
     }
     return found;
   };
-  const whole = ENV_WHOLE.exec(value);
-  if (whole) return read(whole[1] ?? whole[2]);
+  const whole = envReferenceName(value);
+  if (whole !== undefined) return read(whole);
   return value.replace(ENV_BRACED, (_match, name: string) => read(name));
 }
 
