@@ -4,6 +4,8 @@
  *   node mcp-test-server.js --stdio [--expect-secret-file F] [--pid-file F]
  *   node mcp-test-server.js --http [--port N] [--expect-secret-file F] [--pid-file F]   (prints `listening on N`)
  *
+ * Over HTTP it serves streamable HTTP at /mcp and the older SSE transport at /sse (messages to /messages).
+ *
  * Tools: `add` (read-only: a + b), `check_secret` (whether the secret arrived: env MCP_TEST_SECRET over stdio,
  * the `Authorization: Bearer …` header over HTTP, compared with the file's content; it never echoes it),
  * `sleep` (writes the server's pid to the pid file, then sleeps: the test kills it mid-call), `fail` (an
@@ -14,6 +16,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -84,8 +87,24 @@ async function main(): Promise<void> {
   }
   if (!values.http) throw new Error('pass --stdio or --http');
   if (values['pid-file']) writeFileSync(values['pid-file'], String(process.pid));
+  // The older SSE transport (DeerFlow's `type: sse`): a stream per client, its messages posted beside it.
+  const sseSessions = new Map<string, SSEServerTransport>();
   // Stateless: a server and a transport per request, as the SDK's stateless example does.
   const http = createServer((request, response) => {
+    if (request.method === 'GET' && request.url === '/sse') {
+      const transport = new SSEServerTransport('/messages', response);
+      sseSessions.set(transport.sessionId, transport);
+      response.on('close', () => sseSessions.delete(transport.sessionId));
+      void buildServer(() => bearer(request)).connect(transport);
+      return;
+    }
+    if (request.method === 'POST' && request.url?.startsWith('/messages')) {
+      const sessionId = new URL(request.url, 'http://localhost').searchParams.get('sessionId') ?? '';
+      const transport = sseSessions.get(sessionId);
+      if (transport) void transport.handlePostMessage(request, response);
+      else response.writeHead(404).end();
+      return;
+    }
     if (request.url !== '/mcp') {
       response.writeHead(404).end();
       return;

@@ -66,6 +66,41 @@ it('lists a server that was down at start once it is up and the worker gets SIGH
   }
 }, 60_000);
 
+it("connects to a server over DeerFlow's older SSE transport, headers included", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-sse-'));
+  writeFileSync(join(dir, 'secret'), 'sse-secret');
+  httpServer = spawn(
+    process.execPath,
+    [serverScript, '--http', '--expect-secret-file', join(dir, 'secret')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const [chunk] = (await once(httpServer.stdout!, 'data')) as [Buffer];
+  const port = /listening on (\d+)/.exec(chunk.toString())?.[1];
+  const { config } = parseConfig({
+    mcp_servers: {
+      old: {
+        type: 'sse',
+        url: `http://127.0.0.1:${port}/sse`,
+        headers: { Authorization: 'Bearer ${SSE_TOKEN}' },
+      },
+    },
+  });
+  const mcp = await startWorkerMcp(config.mcp_servers, () => undefined, { SSE_TOKEN: 'sse-secret' });
+  try {
+    const server = mcp?.catalog.server('old');
+    expect(server?.state).toBe('connected');
+    const signal = new AbortController().signal;
+    const sum = await server?.call('add', { a: 2, b: 2 }, { signal, timeoutMs: 10_000 });
+    const secret = await server?.call('check_secret', {}, { signal, timeoutMs: 10_000 });
+    expect([sum?.content, secret?.content]).toEqual([
+      [{ type: 'text', text: 'sum: 4' }],
+      [{ type: 'text', text: 'secret arrived: yes' }],
+    ]);
+  } finally {
+    await mcp?.close();
+  }
+}, 60_000);
+
 it('`subagents mcp list` prints each server with its tools, and exits 1 when one is down', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-list-'));
   const file = join(dir, 'config.yaml');
