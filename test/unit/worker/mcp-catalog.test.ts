@@ -8,6 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mcpCallInfo, mcpToolSpecs } from '../../../activities/mcp';
 import { parseConfig } from '../../../contracts/config';
 import { startWorkerMcp } from '../../../worker/mcp';
 import { runCli } from '../../../bench/support/cli-process';
@@ -58,9 +59,23 @@ it('lists a server that was down at start once it is up and the worker gets SIGH
       "SIGHUP: listing the MCP servers' tools again",
       expect.stringMatching(/^MCP server later \(http\): 5 tools: later__add, later__check_secret, /),
     ]);
-    expect(mcp?.catalog.tools({ allow: ['later__add'], deny: [] }).map((tool) => tool.read_only)).toEqual([
-      true,
+    // What the model is shown: the server's JSON schema, under the tool's full name.
+    expect(mcpToolSpecs({ allow: ['later__add'], deny: [] })).toEqual([
+      {
+        name: 'later__add',
+        description: 'Adds two numbers.',
+        parameters: expect.objectContaining({
+          type: 'object',
+          properties: { a: { type: 'number' }, b: { type: 'number' } },
+          required: ['a', 'b'],
+        }),
+      },
     ]);
+    expect(
+      mcpCallInfo({ allow: ['later__*'], deny: [] }, [{ id: '1', name: 'later__add', args: '{}' }]),
+    ).toEqual({
+      later__add: { read_only: true, timeout_seconds: 60 },
+    });
   } finally {
     await mcp?.close();
   }
