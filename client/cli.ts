@@ -14,6 +14,7 @@ import { doctorCommand } from './doctor';
 import { UsageError } from './flags';
 import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
 import { listCommand } from './list-command';
+import { MCP_USAGE, mcpCommand } from './mcp-command';
 import { reportCommand } from './report-command';
 import { runCommand, startCommand } from './run-command';
 import { scheduleCommand } from './schedule-command';
@@ -66,6 +67,7 @@ ${BATCH_USAGE}
   schedule trigger <name> [--overlap P]
                             one run now, paused or not (by the schedule's overlap policy unless --overlap)
   schedule delete <name>    remove the schedule (runs it started go on to their end)
+${MCP_USAGE}
   ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
   doctor                    what this machine has and lacks (Node, Temporal CLI, models, server), with fixes
 
@@ -104,6 +106,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   schedule: (args) => scheduleCommand(args),
   'ensure-temporal': ensureTemporalCommand,
   doctor: (args) => doctorCommand(args),
+  mcp: mcpCommand,
 };
 
 /** Commands that install the SDK's runtime after reading their config (workerCommand). */

@@ -14,6 +14,7 @@ import { configurePayloads } from '../worker/payloads/store';
 import { settleCoreLogs } from '../worker/runtime';
 import { signalExitCode } from '../worker/shutdown';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
+import { startWorkerMcp } from '../worker/mcp';
 import { bundleProjectWorkflows, createProjectWorker, workerTuning } from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem, type RunHandle } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
@@ -158,6 +159,7 @@ async function openSession(
         : resumableLines({ ...settings, address, runId, configFile }, cancelRequested),
     withWorker: async (body) => {
       const tracing = startTracing(config.tracing);
+      const mcp = await startWorkerMcp(config.mcp_servers, say);
       const worker = await createProjectWorker({
         connection,
         namespace: settings.namespace,
@@ -173,6 +175,7 @@ async function openSession(
         return await worker.runUntil(body);
       } finally {
         await tracing?.shutdown();
+        await mcp?.close();
         await settleCoreLogs();
       }
     },

@@ -47,6 +47,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       worker: config.worker,
       metrics: config.metrics,
       tracing: config.tracing,
+      mcpServers: config.mcp_servers,
       say,
     });
     return 0;

@@ -213,6 +213,9 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     output_cap_chars: wholeNumber(1),
   });
 
+  /** Which MCP tools an agent may use (contracts/mcp.ts): what a run's activities apply, so it is checked. */
+  const mcpFilter = object({ allow: listOf(toolName, 'tool names'), deny: listOf(toolName, 'tool names') });
+
   const agent = object({
     name: text,
     description: text,
@@ -222,6 +225,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     timeout_seconds: seconds,
     token_budget: tokenBudget,
     model: modelSettings,
+    mcp: mcpFilter.optional(),
   });
 
   const limits = object({
@@ -268,6 +272,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
       run_id: text.optional(),
       model: modelSettings,
       tools: listOf(toolName, 'tool names'),
+      mcp: mcpFilter.optional(),
       agents: listOf(agent, 'agents'),
       workspace: workspacePath,
       sandbox,

@@ -6,6 +6,7 @@ import { defineQuery } from '@temporalio/workflow';
 import type { BatchToolSettings } from './batch';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
+import type { McpToolFilter } from './mcp';
 import type { JsonValue, LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
@@ -50,6 +51,8 @@ export interface LeadRunInput {
   model: ModelSettings;
   /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
   tools: string[];
+  /** The MCP tools the lead may see and run (every one the config's servers offer); absent: none. */
+  mcp?: McpToolFilter;
   /** The agents `task` may start, every override applied, in the order the tool lists them. */
   agents: ResolvedAgent[];
   workspace: string;

@@ -1,3 +1,4 @@
+import type { McpCallInfo, McpToolFilter } from './mcp';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from './messages';
 import type { TranscriptRef } from './transcript';
 
@@ -64,6 +65,11 @@ export interface ModelCallInput {
   builtin_tools?: string[];
   /** Specs shown after the built-in ones (the task tool), or every spec of an older call. */
   tools: ToolSpec[];
+  /**
+   * MCP tools the model is shown, as a filter: the activity builds their specs from its worker's catalog of
+   * connected servers (activities/mcp/), shown after `tools`. Absent: none.
+   */
+  mcp_tools?: McpToolFilter;
   /** The stored prefix of the transcript (see contracts/transcript.ts); resolved by the activity. */
   transcript_ref?: TranscriptRef;
   /** A fork child's first call: the lead's stored prefix, whose completed turns follow the system message. */
@@ -100,4 +106,9 @@ export interface ModelCallResult {
   transcript_ref?: TranscriptRef;
   /** The `tools_key` whose specs are now stored: later calls may send the key alone. */
   tools_stored?: string;
+  /**
+   * For each MCP tool the response calls that the model was shown: how to schedule its call (read-only or not,
+   * its timeout), so the workflow decides from history, never from a worker's catalog.
+   */
+  mcp_calls?: Record<string, McpCallInfo>;
 }

@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { LedgerEntry } from './ledger';
+import type { McpToolFilter } from './mcp';
 import type { LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
@@ -53,6 +54,8 @@ export interface ResolvedAgent {
   timeout_seconds: number;
   token_budget: TokenBudgetSettings;
   model: ModelSettings;
+  /** The MCP tools it may see and run (its allow/deny entries that name them); absent: none. */
+  mcp?: McpToolFilter;
 }
 
 export interface SubagentInput {

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../contracts/config';
 import type { ConfigOverrides } from '../contracts/config/overrides';
+import { withExtensionsConfig } from './mcp-config';
 import { workspaceRootProblem } from '../contracts/inputs';
 import { withoutUndefined } from '../contracts/records';
 
@@ -28,16 +29,16 @@ export function loadConfig(
 ): LoadedConfig {
   if (path === undefined) {
     const { config, warnings } = parseConfig({}, { env, overrides });
-    return { config: withAbsolutePaths(config, process.cwd()), warnings };
+    return withExtensionsConfig({ config: withAbsolutePaths(config, process.cwd()), warnings });
   }
   const file = resolve(path);
   const raw = readYaml(file);
   const { config, warnings } = parseConfig(raw.value, { env, overrides, file });
-  return {
+  return withExtensionsConfig({
     config: withAbsolutePaths(config, dirname(file)),
     warnings: [...raw.warnings, ...warnings],
     path: file,
-  };
+  });
 }
 
 /** Aliases one document may expand, weighted by what each expands to (the `yaml` package's measure). */
@@ -146,5 +147,8 @@ function withAbsolutePaths(config: Config, base: string): Config {
     }),
     payloads: withoutUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
     tracing: withoutUndefined({ ...config.tracing, file: absolute(config.tracing.file) }),
+    ...(config.extensions_config !== undefined && {
+      extensions_config: resolve(base, config.extensions_config),
+    }),
   };
 }

@@ -5,8 +5,8 @@
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE
  * (temporal.toml). Env besides: TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO),
  * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise), SUBAGENTS_CONFIG (a
- * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics` and `tracing` the worker
- * runs with; the defaults otherwise).
+ * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics`, `tracing` and
+ * `mcp_servers` the worker runs with; the defaults otherwise).
  * Both print the start lines (`worker ready: …`, the bash sandbox, both admission bounds) on stdout once the worker polls, log
  * to stderr, and exit 0 after a clean shutdown on SIGINT or SIGTERM.
  */
@@ -17,7 +17,9 @@ import { describeAdmission, type AdmissionSettings } from '../contracts/admissio
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import type { SandboxSettings } from '../contracts/tools';
 import type { MetricsSettings, TracingSettings } from '../contracts/config';
+import type { McpServersConfig } from '../contracts/config/mcp';
 import { loadConfig } from './config';
+import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
 import { installRuntime, logLevelFromEnv } from './runtime';
 import { runWorkerUntilSignal } from './shutdown';
@@ -44,6 +46,8 @@ export interface WorkerService {
   metrics?: MetricsSettings;
   /** The `tracing:` section: with `enabled`, the worker exports OpenTelemetry spans. */
   tracing?: TracingSettings;
+  /** `mcp_servers` (and extensions_config's): connected when the worker starts, their tools offered to runs. */
+  mcpServers?: McpServersConfig;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -69,6 +73,7 @@ export function workerStartLines(
 /** Runs a project worker until SIGINT or SIGTERM, then shuts it down once; resolves when it has stopped. */
 export async function serveWorker(service: WorkerService): Promise<void> {
   const tracing = startTracing(service.tracing);
+  const mcp = await startWorkerMcp(service.mcpServers, service.say);
   try {
     const worker = await createProjectWorker({
       connection: service.connection,
@@ -89,6 +94,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
   } finally {
     // The spans still buffered go out before the process ends.
     await tracing?.shutdown();
+    await mcp?.close();
   }
   service.say('worker stopped');
 }
@@ -119,6 +125,7 @@ async function main(): Promise<void> {
       worker: config.worker,
       metrics: config.metrics,
       tracing: config.tracing,
+      mcpServers: config.mcp_servers,
       say: (line) => process.stderr.write(`${line}\n`),
     });
   } finally {

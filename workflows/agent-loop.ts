@@ -14,6 +14,7 @@ import {
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import type * as activities from '../activities';
 import type { LoopCarry } from '../contracts/loop-carry';
+import { isMcpToolName, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
 import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
 import type { ModelErrorFallback, ModelSettings } from '../contracts/model';
@@ -25,6 +26,7 @@ import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
 import { sha256Hex } from './digest';
 import { runGuards, type Guard } from './guards';
+import { runMcpToolCall } from './mcp-tool-call';
 import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
 import { buildStep } from './steps';
@@ -46,6 +48,8 @@ export interface AgentLoopConfig {
   toolSpecs: ToolSpec[];
   /** What the tool activity may run (visibility is not authority: it checks again). */
   allowedTools: string[];
+  /** The MCP tools the agent may see and run (the MCP tool activity checks again); absent: none. */
+  mcpTools?: McpToolFilter;
   /** Each built with its settings (`defaultGuards`); asked after every model response. */
   guards: readonly Guard[];
   /** Keep a step log in `state.steps` (a subagent answers the steps query with it; the lead has none). */
@@ -209,9 +213,13 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
   }
 }
 
-function interruptedToolMessage(call: ToolCall, err: unknown): ToolMessage {
+function interruptedToolMessage(
+  call: ToolCall,
+  err: unknown,
+  idempotent = isIdempotentCall(call),
+): ToolMessage {
   const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
-  const content = isIdempotentCall(call)
+  const content = idempotent
     ? `Tool "${call.name}" failed: ${cause}`
     : `Tool "${call.name}" was interrupted (${cause}). It may or may not have run: check its effects before running it again.`;
   return { role: 'tool', tool_call_id: call.id, name: call.name, content, is_error: true };
@@ -226,18 +234,25 @@ export async function runAgentLoop(
   const tools = toolActivities(config.sandbox);
   // 429, 5xx and network errors are retried per the model's retry policy; 400/401/404 come back as a result.
   const callModel = modelActivity(config.model, HEARTBEAT_TIMEOUT);
+  // What the model activity said about the MCP tools the current response calls (read-only, timeout).
+  let mcpCalls: Record<string, McpCallInfo> = {};
   const runTool = async (call: ToolCall): Promise<ToolMessage> => {
     const execute = isIdempotentCall(call) ? tools.idempotent : tools.once;
+    const mcp = config.mcpTools !== undefined && isMcpToolName(call.name) ? config.mcpTools : undefined;
+    const mcpInfo = mcp && mcpCalls[call.name];
     try {
-      const result = await execute(
-        {
-          call,
-          workspace: config.workspace,
-          allowed_tools: config.allowedTools,
-          sandbox: config.sandbox,
-        },
-        callLine(call.name, call.args),
-      );
+      const summary = callLine(call.name, call.args);
+      const result = mcp
+        ? await runMcpToolCall(call, mcp, mcpInfo, { heartbeatTimeout: HEARTBEAT_TIMEOUT, summary })
+        : await execute(
+            {
+              call,
+              workspace: config.workspace,
+              allowed_tools: config.allowedTools,
+              sandbox: config.sandbox,
+            },
+            summary,
+          );
       return {
         role: 'tool',
         tool_call_id: result.tool_call_id,
@@ -247,7 +262,7 @@ export async function runAgentLoop(
       };
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      return interruptedToolMessage(call, err);
+      return interruptedToolMessage(call, err, mcp ? mcpInfo?.read_only === true : isIdempotentCall(call));
     }
   };
 
@@ -278,6 +293,7 @@ export async function runAgentLoop(
         ...(transcript.fork_from && { fork_from: transcript.fork_from }),
         ...(context && { system_context: context }),
         builtin_tools: config.builtinTools,
+        ...(config.mcpTools && { mcp_tools: config.mcpTools }),
         // The specs go by key once an earlier call of this execution stored them.
         tools: toolsStored ? [] : config.toolSpecs,
         ...(toolsKey !== undefined && { tools_key: toolsKey }),
@@ -286,6 +302,7 @@ export async function runAgentLoop(
       `${config.model.name} · ${config.agentName} turn ${state.turns + 1}`,
     );
     if (toolsKey !== undefined && response.tools_stored === toolsKey) toolsStored = true;
+    mcpCalls = response.mcp_calls ?? {};
     state.turns += 1;
     state.model_name = response.model_name;
     // What was sent is stored now: the next call sends the reference and only what comes after it.

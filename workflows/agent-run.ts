@@ -16,6 +16,7 @@ import { subagentAdmissionSignal } from '../contracts/admission';
 import type { BatchToolSettings } from '../contracts/batch';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
+import type { McpToolFilter } from '../contracts/mcp';
 import type { TaskEvent } from '../contracts/events';
 import type { ModelSettings } from '../contracts/model';
 import { subagentProgressSignal } from '../contracts/queries';
@@ -69,6 +70,8 @@ export interface AgentSpec {
   model: ModelSettings;
   /** Built-in tools the agent may see and run (`task` is added when it may delegate). */
   tools: string[];
+  /** MCP tools the agent may see and run; absent: none. */
+  mcp?: McpToolFilter;
   maxTurns: number;
   tokenBudget: TokenBudgetSettings;
   /** The wall clock, counted from `clockStartMs`; absent → none. */
@@ -171,6 +174,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     builtinTools,
     toolSpecs,
     allowedTools: agent.tools,
+    ...(agent.mcp && { mcpTools: agent.mcp }),
     guards: defaultGuards({
       maxTurns: agent.maxTurns,
       tokenBudget: agent.tokenBudget,

@@ -184,6 +184,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       name: 'lead',
       model: input.model,
       tools: input.tools,
+      ...(input.mcp && { mcp: input.mcp }),
       maxTurns: input.max_turns,
       tokenBudget: input.token_budget,
       // The lead's own wall clock, when it has one, spans every execution of the run, from its slot's grant.

@@ -182,6 +182,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       name: agent.name,
       model: agent.model,
       tools: agent.tools,
+      ...(agent.mcp && { mcp: agent.mcp }),
       maxTurns: agent.max_turns,
       tokenBudget: agent.token_budget,
       // The wall clock spans every execution of the run: a continued one waits only for what is left of it.

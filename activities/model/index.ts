@@ -26,6 +26,7 @@ import {
 } from '../transcripts';
 import { whileHeartbeating } from '../activity-context';
 import { builtinToolSpecs } from '../../contracts/tool-specs';
+import { mcpCallInfo, mcpToolSpecs } from '../mcp/model-tools';
 import { callOpenAIModel } from './openai';
 import { warmUpOpenAIProvider } from './openai-warm-up';
 import { recordModelCall } from './metrics';
@@ -36,7 +37,11 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   const [transcript, sentTools] = await whileHeartbeating(() =>
     Promise.all([fullTranscript(input), toolSpecsOf(input)]),
   );
-  const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools];
+  const tools = [
+    ...builtinToolSpecs(input.builtin_tools ?? []),
+    ...sentTools,
+    ...mcpToolSpecs(input.mcp_tools),
+  ];
   const result = await callProvider({
     model: input.model,
     agent_name: input.agent_name,
@@ -48,7 +53,13 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   const [transcriptRef, toolsStored] = await whileHeartbeating(() =>
     Promise.all([storeSentTranscript(input, transcript), storeToolSpecs(input)]),
   );
-  return { ...result, transcript_ref: transcriptRef, ...(toolsStored && { tools_stored: toolsStored }) };
+  const mcpCalls = mcpCallInfo(input.mcp_tools, result.tool_calls);
+  return {
+    ...result,
+    transcript_ref: transcriptRef,
+    ...(toolsStored && { tools_stored: toolsStored }),
+    ...(mcpCalls && { mcp_calls: mcpCalls }),
+  };
 }
 
 /**

@@ -17,6 +17,8 @@ import { ownEntry } from '../records';
 import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
 import type { SummarizationRuntime } from '../summarization';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
+import type { McpToolFilter } from '../mcp';
+import { resolveMcpFilter } from './mcp';
 
 interface BuiltinAgentDefinition {
   description: string;
@@ -109,6 +111,10 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
       timeout_seconds: override.timeout_seconds ?? settings.timeout_seconds,
       token_budget: resolveTokenBudget(config, undefined, override.token_budget),
       model: resolveAgentModel(config, override.model, settings.model),
+      // `bash` stays a command-line specialist: MCP tools only when its allow list names them.
+      ...withMcp(
+        resolveMcpFilter(config.mcp_servers, override.tools?.allow, override.tools?.deny, name !== 'bash'),
+      ),
     };
   }
   const custom: CustomAgentConfig | undefined = ownEntry(settings.custom_agents, name);
@@ -125,6 +131,14 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
     timeout_seconds: override.timeout_seconds ?? custom.timeout_seconds,
     token_budget: resolveTokenBudget(config, custom.token_budget, override.token_budget),
     model: resolveAgentModel(config, override.model, custom.model, settings.model),
+    ...withMcp(
+      resolveMcpFilter(
+        config.mcp_servers,
+        override.tools?.allow ?? custom.tools?.allow,
+        override.tools?.deny ?? custom.tools?.deny,
+        true,
+      ),
+    ),
   };
 }
 
@@ -159,6 +173,11 @@ export function resolveModel(config: Config, name: string): ModelSettings {
     throw new ConfigError([`model: ${JSON.stringify(name)} is not a configured model (${names.join(', ')})`]);
   }
   return model;
+}
+
+/** `{ mcp }` when the agent gets MCP tools, else nothing: an agent without them keeps its old shape. */
+export function withMcp(filter: McpToolFilter | undefined): { mcp?: McpToolFilter } {
+  return filter === undefined ? {} : { mcp: filter };
 }
 
 function isBuiltin(name: string): name is BuiltinAgentName {

@@ -32,6 +32,8 @@ import {
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
+import { isMcpToolName } from '../mcp';
+import { extensionsConfigKey, mcpServersSection } from './mcp';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
@@ -252,6 +254,8 @@ const sections = {
   tracing: tracing.prefault({}),
   workspace: workspace.prefault({}),
   payloads: payloadsSection,
+  mcp_servers: mcpServersSection.prefault({}),
+  extensions_config: extensionsConfigKey.optional(),
 };
 
 /** The top-level sections this project reads; any other section is ignored with a warning. */
@@ -415,6 +419,9 @@ export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedCon
           `ignoring sections this project does not read: ${unknown.join(', ')} (it reads ${CONFIG_SECTIONS.join(', ')})`,
         ];
   const normalized = normalizeDeerFlowConfig(source, CONFIG_SECTIONS, options.env);
+  // MCP servers' `$NAME` values are read by the worker that connects, from its own environment (config/mcp.ts).
+  const mcpServers = normalizeDeerFlowConfig(source, ['mcp_servers'], undefined).sections.mcp_servers;
+  if (mcpServers !== undefined) normalized.sections.mcp_servers = mcpServers;
   const { sections, sources } = applyOverrides(normalized.sections, options.overrides);
   const parsed = configSchema.safeParse(sections, { reportInput: true });
   const problems = [
@@ -470,7 +477,7 @@ function configWarnings(config: Config, prepared: Mapping): string[] {
   }
   const tools: readonly string[] = KNOWN_TOOL_NAMES;
   const strangers = Object.keys(config.loop_detection.tool_freq_overrides).filter(
-    (tool) => !tools.includes(tool),
+    (tool) => !tools.includes(tool) && !isMcpToolName(tool),
   );
   if (strangers.length > 0) {
     out.push(

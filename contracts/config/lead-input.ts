@@ -1,9 +1,11 @@
 /** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
 import { listAgents, resolveLeadModel, resolveLeadTokenBudget, resolveSummarization } from './agents';
+import { withMcp } from './agents';
 import type { Config } from './index';
 import type { BatchLimits, BatchToolSettings } from '../batch';
 import type { LeadRunInput } from '../lead';
 import { BUILTIN_TOOL_NAMES } from '../tools';
+import { allMcpTools } from './mcp';
 
 export interface LeadRunRequest {
   prompt: string;
@@ -20,6 +22,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(request.run_id !== undefined && { run_id: request.run_id }),
     model: resolveLeadModel(config),
     tools: [...BUILTIN_TOOL_NAMES],
+    ...withMcp(allMcpTools(config.mcp_servers)),
     agents: subagents.enabled ? listAgents(config) : [],
     workspace: request.workspace,
     sandbox: config.sandbox,

@@ -7,6 +7,7 @@
  * APIs.
  */
 import { z } from 'zod';
+import { isMcpToolPattern } from '../mcp';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
 
 // zod completes its settings (its default locale, its memoizer) on the global object when it builds its first
@@ -80,12 +81,23 @@ export function valueTypes() {
     .string({ error: typeError('an http(s) URL') })
     .regex(/^https?:\/\/\S+$/, { error: 'is not an http(s) URL (e.g. http://localhost:8000/v1)' });
 
-  const toolName = z.enum(KNOWN_TOOL_NAMES, {
-    error: (issue: RawIssue) =>
-      issue.input === undefined
-        ? `is missing (a tool name: ${KNOWN_TOOL_NAMES.join(', ')})`
-        : `is not a known tool (${KNOWN_TOOL_NAMES.join(', ')})`,
-  });
+  // MCP tools are named by their server (`<server>__<tool>`, `<server>__*`): which exist is known when a
+  // worker connects, so only the shape is checked here.
+  const unknownTool = (name: string) =>
+    name.includes('__')
+      ? 'is not an MCP tool name (<server>__<tool> or <server>__*; a server name has letters, digits, - and single _)'
+      : `is not a known tool (${KNOWN_TOOL_NAMES.join(', ')})`;
+  const toolName = z
+    .string({
+      error: (issue: RawIssue) =>
+        issue.input === undefined
+          ? `is missing (a tool name: ${KNOWN_TOOL_NAMES.join(', ')})`
+          : `is not a known tool (${KNOWN_TOOL_NAMES.join(', ')})`,
+    })
+    .superRefine((name, ctx) => {
+      if ((KNOWN_TOOL_NAMES as readonly string[]).includes(name) || isMcpToolPattern(name)) return;
+      ctx.addIssue({ code: 'custom', input: name, message: unknownTool(name) });
+    });
   return { seconds, positiveNumber, fraction, temperature, bool, text, httpUrl, toolName };
 }
 

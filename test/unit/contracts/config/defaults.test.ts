@@ -110,6 +110,8 @@ describe('the configuration with nothing written', () => {
       'tracing',
       'workspace',
       'payloads',
+      'mcp_servers',
+      'extensions_config',
     ]);
   });
 });

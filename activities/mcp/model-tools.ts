@@ -1,0 +1,39 @@
+/**
+ * What the model activity needs of the catalog: the specs of the MCP tools an agent is shown, and, for the
+ * MCP tools a response calls, how the workflow should schedule each call (read-only, timeout), so that
+ * decision lands in history with the response.
+ */
+import type { McpCallInfo, McpToolFilter } from '../../contracts/mcp';
+import type { ToolCall, ToolSpec } from '../../contracts/messages';
+import { installedMcpCatalog } from './catalog';
+
+/** The specs of the MCP tools `filter` allows among those the worker's servers listed. */
+export function mcpToolSpecs(filter: McpToolFilter | undefined): ToolSpec[] {
+  if (filter === undefined) return [];
+  return (installedMcpCatalog()?.tools(filter) ?? []).map(({ name, description, parameters }) => ({
+    name,
+    description,
+    parameters,
+  }));
+}
+
+/** For each call of a shown MCP tool: its read-only flag and its server's timeout. Undefined when none. */
+export function mcpCallInfo(
+  filter: McpToolFilter | undefined,
+  calls: readonly ToolCall[],
+): Record<string, McpCallInfo> | undefined {
+  const catalog = installedMcpCatalog();
+  if (filter === undefined || catalog === undefined) return undefined;
+  const shown = new Map(catalog.tools(filter).map((tool) => [tool.name, tool]));
+  const info: Record<string, McpCallInfo> = {};
+  for (const call of calls) {
+    const tool = shown.get(call.name);
+    const server = tool && catalog.server(tool.server);
+    if (!tool || !server) continue;
+    info[call.name] = {
+      ...(tool.read_only && { read_only: true as const }),
+      timeout_seconds: server.settings.tool_timeout_seconds,
+    };
+  }
+  return Object.keys(info).length > 0 ? info : undefined;
+}

@@ -1,0 +1,134 @@
+/**
+ * A small MCP server for the tests, over stdio or streamable HTTP (the official SDK's server side):
+ *
+ *   node mcp-test-server.js --stdio [--expect-secret-file F] [--pid-file F]
+ *   node mcp-test-server.js --http [--port N] [--expect-secret-file F] [--pid-file F]   (prints `listening on N`)
+ *
+ * Over HTTP it serves streamable HTTP at /mcp and the older SSE transport at /sse (messages to /messages).
+ *
+ * Tools: `add` (read-only: a + b), `check_secret` (whether the secret arrived: env MCP_TEST_SECRET over stdio,
+ * the `Authorization: Bearer …` header over HTTP, compared with the file's content; it never echoes it),
+ * `sleep` (writes the server's pid to the pid file, then sleeps: the test kills it mid-call), `fail` (an
+ * `isError` result), `picture` (text and an image), and `bad.name` (not usable as a tool name: left out).
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+const { values } = parseArgs({
+  options: {
+    stdio: { type: 'boolean' },
+    http: { type: 'boolean' },
+    port: { type: 'string' },
+    'expect-secret-file': { type: 'string' },
+    'pid-file': { type: 'string' },
+  },
+});
+
+const expectedSecret = values['expect-secret-file']
+  ? readFileSync(values['expect-secret-file'], 'utf8').trim()
+  : undefined;
+
+const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
+
+/** A server whose `check_secret` compares `secret()` (what arrived) with the expected one. */
+function buildServer(secret: () => string | undefined): McpServer {
+  const server = new McpServer({ name: 'mcp-test-server', version: '1.0.0' });
+  server.registerTool(
+    'add',
+    {
+      description: 'Adds two numbers.',
+      inputSchema: { a: z.number(), b: z.number() },
+      annotations: { readOnlyHint: true },
+    },
+    ({ a, b }) => text(`sum: ${a + b}`),
+  );
+  server.registerTool('check_secret', { description: 'Says whether the expected secret arrived.' }, () =>
+    text(`secret arrived: ${expectedSecret !== undefined && secret() === expectedSecret ? 'yes' : 'no'}`),
+  );
+  server.registerTool(
+    'sleep',
+    { description: 'Sleeps for a while.', inputSchema: { seconds: z.number() } },
+    async ({ seconds }) => {
+      if (values['pid-file']) writeFileSync(values['pid-file'], String(process.pid));
+      await sleep(seconds * 1000);
+      return text(`slept ${seconds} s`);
+    },
+  );
+  server.registerTool('fail', { description: 'Always fails.' }, () => ({
+    content: [{ type: 'text' as const, text: 'it broke' }],
+    isError: true,
+  }));
+  server.registerTool('picture', { description: 'A caption and a picture.' }, () => ({
+    content: [
+      { type: 'text' as const, text: 'a red dot' },
+      { type: 'image' as const, data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+    ],
+  }));
+  server.registerTool('bad.name', { description: 'A name providers refuse.' }, () => text('unreachable'));
+  return server;
+}
+
+function bearer(request: IncomingMessage): string | undefined {
+  const header = request.headers.authorization;
+  return header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : undefined;
+}
+
+async function main(): Promise<void> {
+  if (values.stdio) {
+    await buildServer(() => process.env.MCP_TEST_SECRET).connect(new StdioServerTransport());
+    return;
+  }
+  if (!values.http) throw new Error('pass --stdio or --http');
+  if (values['pid-file']) writeFileSync(values['pid-file'], String(process.pid));
+  // The older SSE transport (DeerFlow's `type: sse`): a stream per client, its messages posted beside it.
+  const sseSessions = new Map<string, SSEServerTransport>();
+  // Stateless: a server and a transport per request, as the SDK's stateless example does.
+  const http = createServer((request, response) => {
+    if (request.method === 'GET' && request.url === '/sse') {
+      const transport = new SSEServerTransport('/messages', response);
+      sseSessions.set(transport.sessionId, transport);
+      response.on('close', () => sseSessions.delete(transport.sessionId));
+      void buildServer(() => bearer(request)).connect(transport);
+      return;
+    }
+    if (request.method === 'POST' && request.url?.startsWith('/messages')) {
+      const sessionId = new URL(request.url, 'http://localhost').searchParams.get('sessionId') ?? '';
+      const transport = sseSessions.get(sessionId);
+      if (transport) void transport.handlePostMessage(request, response);
+      else response.writeHead(404).end();
+      return;
+    }
+    if (request.url !== '/mcp') {
+      response.writeHead(404).end();
+      return;
+    }
+    const server = buildServer(() => bearer(request));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    response.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    server
+      .connect(transport)
+      .then(() => transport.handleRequest(request, response))
+      .catch(() => response.writeHead(500).end());
+  });
+  http.listen(Number(values.port ?? 0), '127.0.0.1', () => {
+    const address = http.address();
+    process.stdout.write(`listening on ${typeof address === 'object' && address ? address.port : '?'}\n`);
+  });
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

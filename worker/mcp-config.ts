@@ -1,0 +1,66 @@
+/**
+ * DeerFlow's extensions_config.json beside the config file: its `mcpServers` join `mcp_servers:` (a server
+ * named in both is a problem), checked by the same rules. Then the agents' tool filters are checked against
+ * the servers now known: an entry naming no server is a warning (it would match nothing).
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError, type Config } from '../contracts/config';
+import { parseExtensionsConfig, unknownMcpServerWarnings } from '../contracts/config/mcp';
+
+/** A config as loadConfig returns it (worker/config.ts). */
+interface Loaded {
+  config: Config;
+  warnings: string[];
+  path?: string;
+}
+
+function readExtensionsFile(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new ConfigError([
+      `extensions_config: ${file} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${(err as Error).message})`}`,
+    ]);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError([`extensions_config: ${file} is not valid JSON (${(err as Error).message})`]);
+  }
+}
+
+export function withExtensionsConfig(loaded: Loaded): Loaded {
+  const { config } = loaded;
+  const warnings = [...loaded.warnings];
+  let servers = config.mcp_servers;
+  const file = config.extensions_config;
+  if (file !== undefined) {
+    const extension = parseExtensionsConfig(readExtensionsFile(file), file);
+    const twice = Object.keys(extension.servers).filter((name) => Object.hasOwn(servers, name));
+    if (twice.length > 0) {
+      throw new ConfigError(
+        twice.map((name) => `mcp_servers.${name}: is also in extensions_config ${file} (keep one)`),
+      );
+    }
+    servers = { ...servers, ...extension.servers };
+    warnings.push(...extension.warnings);
+  }
+  const { agents, custom_agents: customAgents } = config.subagents;
+  const filters = [
+    ...Object.entries(agents).map(([name, agent]) => ({
+      where: ['subagents', 'agents', name, 'tools'],
+      tools: agent.tools,
+    })),
+    ...Object.entries(customAgents).map(([name, agent]) => ({
+      where: ['subagents', 'custom_agents', name, 'tools'],
+      tools: agent.tools,
+    })),
+  ].flatMap(({ where, tools }) => [
+    { where: [...where, 'allow'], entries: tools?.allow ?? [] },
+    { where: [...where, 'deny'], entries: tools?.deny ?? [] },
+  ]);
+  warnings.push(...unknownMcpServerWarnings(servers, filters));
+  return { ...loaded, config: { ...config, mcp_servers: servers }, warnings };
+}
