@@ -2,3 +2,4 @@
 export { callModel } from './model';
 export { summarizeTranscript } from './summarize';
 export { executeToolCall } from './tools';
+export { runGraphSubagent } from './graph/run-graph';

@@ -222,6 +222,12 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     timeout_seconds: seconds,
     token_budget: tokenBudget,
     model: modelSettings,
+    graph: object({
+      module: text,
+      export: text,
+      nodes_per_turn: wholeNumber(1),
+      one_time_nodes: wholeNumber(0),
+    }).optional(),
   });
 
   const limits = object({

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { GraphAgentSettings } from './graph';
 import type { LedgerEntry } from './ledger';
 import type { LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
@@ -53,6 +54,8 @@ export interface ResolvedAgent {
   timeout_seconds: number;
   token_budget: TokenBudgetSettings;
   model: ModelSettings;
+  /** Set for an agent that is a LangGraph graph: the subagent runs it instead of the agent loop. */
+  graph?: GraphAgentSettings;
 }
 
 export interface SubagentInput {
