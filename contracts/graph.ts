@@ -87,15 +87,12 @@ type GraphProblem = [path: (string | number)[], input: unknown, message: string]
 /** What a custom agent's config must say, graph or not (checked with the rest of the config). */
 export function graphAgentProblems(
   name: string,
-  custom: { system_prompt?: string; graph?: string; tools?: unknown; nodes_per_turn?: number; one_time_nodes?: number },
+  custom: { graph?: string; tools?: unknown; nodes_per_turn?: number; one_time_nodes?: number },
   overrides: Record<string, { tools?: unknown } | undefined>,
 ): GraphProblem[] {
   const at = (key: string): (string | number)[] => ['subagents', 'custom_agents', name, key];
   if (custom.graph === undefined) {
     const out: GraphProblem[] = [];
-    if (custom.system_prompt === undefined) {
-      out.push([at('system_prompt'), undefined, 'is missing (every custom agent but a graph agent needs one)']);
-    }
     for (const key of ['nodes_per_turn', 'one_time_nodes'] as const) {
       if (custom[key] !== undefined) out.push([at(key), custom[key], 'applies to a graph agent only (set graph)']);
     }

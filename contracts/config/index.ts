@@ -91,7 +91,15 @@ const customAgent = section('subagents.custom_agents.<name>', {
   max_turns: wholeNumber(1).default(50),
   timeout_seconds: seconds.default(900),
   token_budget: tokenBudgetSection('subagents.custom_agents.<name>.token_budget').optional(),
-});
+}).superRefine(
+  (agent, ctx) => {
+    if (agent.graph === undefined && agent.system_prompt === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['system_prompt'], input: undefined, message: 'is missing (text)' });
+    }
+  },
+  // Said with the section's other problems, so a file is fixed in one pass.
+  { when: (payload) => isMapping(payload.value) },
+);
 
 const subagents = section('subagents', {
   enabled: bool.default(true),
