@@ -69,7 +69,9 @@ export async function whileHeartbeating<T>(
   const signal = AbortSignal.any(sources);
   const intervalMs = heartbeatIntervalMs(activity?.info.heartbeatTimeoutMs);
   const beats =
-    activity && intervalMs !== undefined ? setInterval(() => activity.heartbeat(heartbeatDetails.get(activity)?.()), intervalMs) : undefined;
+    activity && intervalMs !== undefined
+      ? setInterval(() => activity.heartbeat(heartbeatDetails.get(activity)?.()), intervalMs)
+      : undefined;
 
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_resolve, reject) => {

@@ -36,7 +36,10 @@ export function parseGraphReference(reference: string): { module: string; export
  * LangGraph's super-step budget for `max_turns` (the seeds' mapping): `max_turns × nodes per turn + one-time
  * nodes`, so a configured number of turns really yields that many turns.
  */
-export function graphRecursionLimit(maxTurns: number, graph: Pick<GraphAgentSettings, 'nodes_per_turn' | 'one_time_nodes'>): number {
+export function graphRecursionLimit(
+  maxTurns: number,
+  graph: Pick<GraphAgentSettings, 'nodes_per_turn' | 'one_time_nodes'>,
+): number {
   return maxTurns * graph.nodes_per_turn + graph.one_time_nodes;
 }
 
@@ -94,13 +97,18 @@ export function graphAgentProblems(
   if (custom.graph === undefined) {
     const out: GraphProblem[] = [];
     for (const key of ['nodes_per_turn', 'one_time_nodes'] as const) {
-      if (custom[key] !== undefined) out.push([at(key), custom[key], 'applies to a graph agent only (set graph)']);
+      if (custom[key] !== undefined)
+        out.push([at(key), custom[key], 'applies to a graph agent only (set graph)']);
     }
     return out;
   }
   const out: GraphProblem[] = [];
   if (parseGraphReference(custom.graph) === undefined) {
-    out.push([at('graph'), custom.graph, 'is not <module path>#<export> (e.g. ./agents/researcher.js#graph)']);
+    out.push([
+      at('graph'),
+      custom.graph,
+      'is not <module path>#<export> (e.g. ./agents/researcher.js#graph)',
+    ]);
   }
   const toolsMessage = 'does not apply to a graph agent (its graph binds its own tools)';
   if (custom.tools !== undefined) out.push([at('tools'), undefined, toolsMessage]);

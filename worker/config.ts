@@ -141,7 +141,10 @@ function withAbsolutePaths(config: Config, base: string): Config {
               client_key_path: absolute(tls.client_key_path),
             }),
           },
-    subagents: { ...config.subagents, custom_agents: withAbsoluteGraphs(config.subagents.custom_agents, base) },
+    subagents: {
+      ...config.subagents,
+      custom_agents: withAbsoluteGraphs(config.subagents.custom_agents, base),
+    },
     workspace: withoutUndefined({
       root,
       sample_dir: absolute(config.workspace.sample_dir),

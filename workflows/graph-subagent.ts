@@ -82,7 +82,8 @@ async function runGraphAgent(
     return graphRunEnd(result);
   } catch (err) {
     if (isCancellation(err)) return { kind: 'cancelled' };
-    if (err instanceof ActivityFailure) return { kind: 'activity_failed', message: err.cause?.message ?? err.message };
+    if (err instanceof ActivityFailure)
+      return { kind: 'activity_failed', message: err.cause?.message ?? err.message };
     throw err;
   } finally {
     clockScope.cancel();

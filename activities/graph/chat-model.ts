@@ -49,7 +49,11 @@ export class ProjectChatModel extends BaseChatModel {
   override bindTools(tools: BindToolsInput[]): ProjectChatModel {
     const specs = tools.map((tool): ToolSpec => {
       const { function: fn } = convertToOpenAITool(tool);
-      return { name: fn.name, description: fn.description ?? '', parameters: fn.parameters as ToolSpec['parameters'] };
+      return {
+        name: fn.name,
+        description: fn.description ?? '',
+        parameters: fn.parameters as ToolSpec['parameters'],
+      };
     });
     return new ProjectChatModel(this.settings, specs);
   }
@@ -71,7 +75,14 @@ export class ProjectChatModel extends BaseChatModel {
     const invalid: InvalidToolCall[] = [];
     for (const call of result.tool_calls) {
       const args = parseArgs(call.args);
-      if (args === undefined) invalid.push({ type: 'invalid_tool_call', id: call.id, name: call.name, args: call.args, error: 'arguments are not a JSON object' });
+      if (args === undefined)
+        invalid.push({
+          type: 'invalid_tool_call',
+          id: call.id,
+          name: call.name,
+          args: call.args,
+          error: 'arguments are not a JSON object',
+        });
       else toolCalls.push({ type: 'tool_call', id: call.id, name: call.name, args });
     }
     const message = new AIMessage({

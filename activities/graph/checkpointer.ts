@@ -10,11 +10,7 @@
  * no mutable "latest" entry; the heartbeat holds that pointer, and it belongs to this activity's attempts only.
  */
 import { MemorySaver } from '@langchain/langgraph-checkpoint';
-import type {
-  Checkpoint,
-  CheckpointMetadata,
-  PendingWrite,
-} from '@langchain/langgraph-checkpoint';
+import type { Checkpoint, CheckpointMetadata, PendingWrite } from '@langchain/langgraph-checkpoint';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { blobKey, type BlobStore } from '../../worker/payloads/store';
 
@@ -53,7 +49,11 @@ export class StoredCheckpointSaver extends MemorySaver {
       ...head.checkpoints.map(async ([thread, ns, id, checkpointKey, metadataKey, parent]) => {
         const [checkpoint, metadata] = await Promise.all([this.blob(checkpointKey), this.blob(metadataKey)]);
         ((storage[thread] ??= Object.create(null) as Record<string, Record<string, StoredCheckpoint>>)[ns] ??=
-          Object.create(null) as Record<string, StoredCheckpoint>)[id] = [checkpoint, metadata, parent ?? undefined];
+          Object.create(null) as Record<string, StoredCheckpoint>)[id] = [
+          checkpoint,
+          metadata,
+          parent ?? undefined,
+        ];
       }),
       ...head.writes.map(async ([outer, inner, taskId, channel, valueKey, taskPath]) => {
         (writes[outer] ??= Object.create(null) as Record<string, StoredWrite>)[inner] = [
@@ -132,7 +132,9 @@ export class StoredCheckpointSaver extends MemorySaver {
   private async blob(key: string): Promise<Uint8Array> {
     const bytes = await this.store.get(key);
     if (bytes === undefined) {
-      throw new Error(`graph checkpoint blob ${key} is missing from the payload store (${this.store.description})`);
+      throw new Error(
+        `graph checkpoint blob ${key} is missing from the payload store (${this.store.description})`,
+      );
     }
     this.stored.add(key);
     return bytes;

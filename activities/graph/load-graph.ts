@@ -38,7 +38,10 @@ function isCompiledGraph(value: unknown): value is CompiledGraph {
 }
 
 /** The agent's compiled graph, built by its factory when the export is one. */
-export async function loadGraph(settings: GraphAgentSettings, context: GraphFactoryContext): Promise<CompiledGraph> {
+export async function loadGraph(
+  settings: GraphAgentSettings,
+  context: GraphFactoryContext,
+): Promise<CompiledGraph> {
   const where = `graph module ${settings.module}`;
   let module: Record<string, unknown>;
   try {
@@ -52,7 +55,10 @@ export async function loadGraph(settings: GraphAgentSettings, context: GraphFact
     const names = Object.keys(module).join(', ') || 'none';
     throw new GraphModuleError(`${where} has no export "${settings.export}" (its exports: ${names})`);
   }
-  const graph = typeof exported === 'function' && !isCompiledGraph(exported) ? await (exported as (c: GraphFactoryContext) => unknown)(context) : exported;
+  const graph =
+    typeof exported === 'function' && !isCompiledGraph(exported)
+      ? await (exported as (c: GraphFactoryContext) => unknown)(context)
+      : exported;
   if (!isCompiledGraph(graph)) {
     throw new GraphModuleError(
       `${where}: export "${settings.export}" is not a compiled LangGraph graph (call .compile()) nor a factory returning one`,

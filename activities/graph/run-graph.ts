@@ -15,7 +15,13 @@ import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
 import type { GraphRunInput, GraphRunResult } from '../../contracts/graph';
-import { addUsage, ZERO_USAGE, type AssistantMessage, type TokenUsage, type ToolMessage } from '../../contracts/messages';
+import {
+  addUsage,
+  ZERO_USAGE,
+  type AssistantMessage,
+  type TokenUsage,
+  type ToolMessage,
+} from '../../contracts/messages';
 import { payloadStore } from '../../worker/payloads/store';
 import { keepHeartbeatDetails, whileHeartbeating } from '../activity-context';
 import { GraphModelFallback, ProjectChatModel, toChatMessage } from './chat-model';
@@ -91,7 +97,9 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
   const overBudget = (): boolean =>
     budget.enabled && (progress.usage?.total_tokens ?? 0) >= budget.max_tokens * budget.hard_threshold;
   const deadline =
-    input.deadline_ms === undefined ? undefined : AbortSignal.timeout(Math.max(0, input.deadline_ms - Date.now()));
+    input.deadline_ms === undefined
+      ? undefined
+      : AbortSignal.timeout(Math.max(0, input.deadline_ms - Date.now()));
 
   let graph;
   try {
@@ -114,14 +122,17 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
   const recursionLimit = Math.max(1, input.recursion_limit - stepsDone);
   const end = await whileHeartbeating(
     async (signal) => {
-      const stream = await graph.stream(latest === undefined ? { messages: [new HumanMessage(input.prompt)] } : null, {
-        ...thread,
-        recursionLimit,
-        durability: 'sync',
-        streamMode: 'updates',
-        callbacks: [new UsageCollector(progress, beat)],
-        signal,
-      });
+      const stream = await graph.stream(
+        latest === undefined ? { messages: [new HumanMessage(input.prompt)] } : null,
+        {
+          ...thread,
+          recursionLimit,
+          durability: 'sync',
+          streamMode: 'updates',
+          callbacks: [new UsageCollector(progress, beat)],
+          signal,
+        },
+      );
       for await (const update of stream) {
         progress.super_steps += 1;
         const nodes = Object.keys(update as object);
@@ -136,10 +147,15 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
     if (err instanceof StopGraph) return 'token_capped';
     if (deadline?.aborted && err === deadline.reason) return 'timed_out';
     if (err instanceof Error && err.name === 'GraphRecursionError') return 'turn_capped';
-    if (err instanceof GraphModelFallback) return { ...emptyResult(), end: 'failed', error_fallback: err.fallback };
+    if (err instanceof GraphModelFallback)
+      return { ...emptyResult(), end: 'failed', error_fallback: err.fallback };
     // A cancel, and a provider error time can fix (the attempt is retried and resumes), go to Temporal.
     if (err instanceof ApplicationFailure || Context.current().cancellationSignal.aborted) throw err;
-    return { ...emptyResult(), end: 'failed', error: `graph ${input.agent_name} failed: ${(err as Error).message}` };
+    return {
+      ...emptyResult(),
+      end: 'failed',
+      error: `graph ${input.agent_name} failed: ${(err as Error).message}`,
+    };
   });
   // Whatever a stopped graph was still writing is awaited before its state is read.
   const state = await graph.getState(thread);

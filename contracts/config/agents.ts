@@ -141,7 +141,9 @@ function resolveGraphAgent(
 ): ResolvedAgent {
   const reference = parseGraphReference(graph);
   if (reference === undefined) {
-    throw new ConfigError([`subagents.custom_agents.${name}.graph: ${JSON.stringify(graph)} is not <module>#<export>`]);
+    throw new ConfigError([
+      `subagents.custom_agents.${name}.graph: ${JSON.stringify(graph)} is not <module>#<export>`,
+    ]);
   }
   return {
     name,

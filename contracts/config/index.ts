@@ -94,7 +94,12 @@ const customAgent = section('subagents.custom_agents.<name>', {
 }).superRefine(
   (agent, ctx) => {
     if (agent.graph === undefined && agent.system_prompt === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['system_prompt'], input: undefined, message: 'is missing (text)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['system_prompt'],
+        input: undefined,
+        message: 'is missing (text)',
+      });
     }
   },
   // Said with the section's other problems, so a file is fixed in one pass.

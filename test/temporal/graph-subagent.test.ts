@@ -50,14 +50,15 @@ const journalAnswers = {
   ],
 };
 
-async function runSubagent(
-  input: ReturnType<typeof subagentInput>,
-  label: string,
-): Promise<SubagentResult> {
+async function runSubagent(input: ReturnType<typeof subagentInput>, label: string): Promise<SubagentResult> {
   const taskQueue = uniqueTaskQueue(label);
   return withProjectWorker(taskQueue, () =>
     testClient()
-      .workflow.execute(subagentWorkflow, { taskQueue, workflowId: `${taskQueue}/task/call_1`, args: [input] })
+      .workflow.execute(subagentWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}/task/call_1`,
+        args: [input],
+      })
       .catch((err: unknown) => {
         const failed = failedSubagentResult(err);
         if (failed) return failed;
@@ -78,7 +79,11 @@ describe('graph agents', () => {
                 {
                   name: 'task',
                   id: 'g1',
-                  args: { description: 'Find the answer', prompt: 'What is the answer?', subagent_type: 'journaler' },
+                  args: {
+                    description: 'Find the answer',
+                    prompt: 'What is the answer?',
+                    subagent_type: 'journaler',
+                  },
                 },
               ],
             },
@@ -95,7 +100,11 @@ describe('graph agents', () => {
     });
     const taskQueue = uniqueTaskQueue('graph-lead');
     const result = await withProjectWorker(taskQueue, () =>
-      testClient().workflow.execute(leadRunWorkflow, { taskQueue, workflowId: `${taskQueue}-lead`, args: [input] }),
+      testClient().workflow.execute(leadRunWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-lead`,
+        args: [input],
+      }),
     );
     expect(result.final_output).toBe('Lead saw: Task Succeeded. Result: The answer is 42.');
     expect(result.ledger).toEqual([
@@ -156,7 +165,8 @@ describe('graph agents', () => {
       const steps = await handle.query(subagentStepsQuery, 0);
       expect(steps.map((s) => s.text)).toEqual(['Plan: look, then answer.', 'The answer is 42.']);
       const attempts = (await handle.fetchHistory()).events?.filter(
-        (e) => e.activityTaskStartedEventAttributes !== undefined && e.activityTaskStartedEventAttributes !== null,
+        (e) =>
+          e.activityTaskStartedEventAttributes !== undefined && e.activityTaskStartedEventAttributes !== null,
       );
       expect(attempts?.at(-1)?.activityTaskStartedEventAttributes?.attempt).toBe(2);
     } finally {
@@ -175,7 +185,9 @@ describe('graph agents', () => {
         agent: 'thinker',
         config: {
           subagents: {
-            custom_agents: { thinker: graphAgent('endlessGraph', { max_turns: 3, nodes_per_turn: 1, one_time_nodes: 0 }) },
+            custom_agents: {
+              thinker: graphAgent('endlessGraph', { max_turns: 3, nodes_per_turn: 1, one_time_nodes: 0 }),
+            },
           },
         },
       }),
@@ -231,7 +243,9 @@ describe('graph agents', () => {
         scriptFile,
         agent: 'journaler',
         prompt: 'What is the answer? wait_ms=60000',
-        config: { subagents: { custom_agents: { journaler: graphAgent('journalGraph', { timeout_seconds: 3 }) } } },
+        config: {
+          subagents: { custom_agents: { journaler: graphAgent('journalGraph', { timeout_seconds: 3 }) } },
+        },
       }),
       'graph-timeout',
     );

@@ -10,10 +10,15 @@ import type { GraphFactoryContext } from '../../../activities/graph/load-graph';
 
 export function graph({ model, systemPrompt }: GraphFactoryContext) {
   const step = (instruction: string) => async (state: typeof MessagesAnnotation.State) => ({
-    messages: [await model.invoke([new SystemMessage(`${systemPrompt}\n\n${instruction}`), ...state.messages])],
+    messages: [
+      await model.invoke([new SystemMessage(`${systemPrompt}\n\n${instruction}`), ...state.messages]),
+    ],
   });
   return new StateGraph(MessagesAnnotation)
-    .addNode('plan', step('First write a short research plan: the questions to answer, in order. No answer yet.'))
+    .addNode(
+      'plan',
+      step('First write a short research plan: the questions to answer, in order. No answer yet.'),
+    )
     .addNode('answer', step('Now answer the task, following your plan. Keep the key facts inline.'))
     .addEdge(START, 'plan')
     .addEdge('plan', 'answer')

@@ -16,7 +16,10 @@ describe('graph agents in config', () => {
       module: './agents/researcher.js',
       export: 'researcher',
     });
-    expect(parseGraphReference('./agents/researcher.js')).toEqual({ module: './agents/researcher.js', export: 'graph' });
+    expect(parseGraphReference('./agents/researcher.js')).toEqual({
+      module: './agents/researcher.js',
+      export: 'graph',
+    });
     expect(parseGraphReference('#graph')).toBeUndefined();
     expect(parseGraphReference('./a.js#not an export')).toBeUndefined();
   });
@@ -55,9 +58,15 @@ describe('graph agents in config', () => {
   it('takes the module path from the config file’s folder', () => {
     const dir = tempDir('graph-config');
     const file = join(dir, 'config.yaml');
-    writeFileSync(file, 'subagents:\n  custom_agents:\n    r:\n      description: R.\n      graph: ./agents/r.js\n');
+    writeFileSync(
+      file,
+      'subagents:\n  custom_agents:\n    r:\n      description: R.\n      graph: ./agents/r.js\n',
+    );
     const { config } = loadConfig(file);
-    expect(resolveAgent(config, 'r').graph).toMatchObject({ module: join(dir, 'agents', 'r.js'), export: 'graph' });
+    expect(resolveAgent(config, 'r').graph).toMatchObject({
+      module: join(dir, 'agents', 'r.js'),
+      export: 'graph',
+    });
   });
 
   it('refuses tools on a graph agent, graph keys on another, and a malformed reference', () => {
