@@ -42,6 +42,15 @@ function journal(workspace: string): string[] {
   return readFileSync(join(workspace, 'journal.txt'), 'utf8').trim().split('\n');
 }
 
+/** The journal so far (none before the first node ran). */
+function readJournal(workspace: string): string[] {
+  try {
+    return journal(workspace);
+  } catch {
+    return [];
+  }
+}
+
 const journalAnswers = {
   agent: 'journaler',
   turns: [
@@ -140,13 +149,7 @@ describe('graph agents', () => {
         args: [input],
       });
       // `plan` is done and checkpointed; `slow` is waiting.
-      await waitFor('the slow node', () => {
-        try {
-          return journal(workspace).includes('slow');
-        } catch {
-          return false;
-        }
-      });
+      await waitFor('the slow node', () => readJournal(workspace).includes('slow'));
       // A beat carries the checkpoint's key to the server within a second.
       await new Promise((resolve) => setTimeout(resolve, 1500));
       workers[0].kill('SIGKILL');
@@ -255,6 +258,33 @@ describe('graph agents', () => {
       result: 'Plan: look, then answer.',
     });
     expect(Date.now() - started).toBeLessThan(20_000);
-    expect(journal(workspace)).toEqual(['plan', 'slow']);
+    expect(journal(workspace)).toEqual(['plan', 'slow', 'slow aborted']);
+  });
+
+  it('stop when cancelled: cancelled, the graph aborted mid-node', async () => {
+    const { workspace, scriptFile } = setUp({ scripts: [journalAnswers] });
+    const input = subagentInput({
+      workspace,
+      scriptFile,
+      agent: 'journaler',
+      prompt: 'What is the answer? wait_ms=60000',
+      config: { subagents: { custom_agents: { journaler: graphAgent('journalGraph') } } },
+    });
+    const taskQueue = uniqueTaskQueue('graph-cancel');
+    const result = await withProjectWorker(taskQueue, async () => {
+      const handle = await testClient().workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}/task/call_1`,
+        args: [input],
+      });
+      await waitFor('the slow node', () => readJournal(workspace).includes('slow'));
+      await handle.cancel();
+      const cancelled = await handle.result();
+      // The activity hears of the cancel at its next heartbeat (within a second) and aborts the graph.
+      await waitFor('the graph aborted', () => readJournal(workspace).includes('slow aborted'), 10_000);
+      return cancelled;
+    });
+    expect(result).toMatchObject({ status: 'cancelled', error: 'Task cancelled by user' });
+    expect(journal(workspace)).toEqual(['plan', 'slow', 'slow aborted']);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Graphs the graph-subagent tests run. Each node appends its name to `journal.txt` in the workspace, so a test
  * can tell a resumed run (earlier nodes once) from a restarted one. `wait_ms=N` in the prompt makes the `slow`
- * node wait that long (a worker can be killed meanwhile; the graph's abort signal ends the wait).
+ * node wait that long (a worker can be killed meanwhile); the graph's abort signal ends the wait, journaled as
+ * `slow aborted`.
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,7 +27,12 @@ export function journalGraph({ model, workspace }: GraphFactoryContext) {
     .addNode('slow', async (state: State, config: LangGraphRunnableConfig) => {
       journal(workspace, 'slow');
       const wait = /wait_ms=(\d+)/.exec(state.messages[0].text)?.[1];
-      await sleep(Number(wait ?? 0), undefined, { signal: config.signal });
+      try {
+        await sleep(Number(wait ?? 0), undefined, { signal: config.signal });
+      } catch (err) {
+        if (config.signal?.aborted) journal(workspace, 'slow aborted');
+        throw err;
+      }
       return {};
     })
     .addNode('answer', async (state: State) => {
