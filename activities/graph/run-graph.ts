@@ -74,8 +74,43 @@ class UsageCollector extends BaseCallbackHandler {
   }
 }
 
+/**
+ * Refuses to start a node past the run's super-step budget. LangGraph numbers a run's super-steps from its
+ * first checkpoint (`langgraph_step`, resumed attempts included); its own recursion limit counts from where an
+ * invocation starts, so only this holds the total on a resumed attempt.
+ */
+class TurnGate extends BaseCallbackHandler {
+  name = 'graph-turn-gate';
+  override awaitHandlers = true;
+  // A handler's error is only logged unless it says otherwise.
+  override raiseError = true;
+
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override handleChainStart(
+    _chain: unknown,
+    _inputs: unknown,
+    _runId: string,
+    _runType?: string,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+  ): void {
+    const step = metadata?.langgraph_step;
+    if (typeof step === 'number' && step > this.limit) throw new StopGraph('turn_capped');
+  }
+}
+
 /** Ends the run early at a super-step's end, with this stop reason. */
-class StopGraph extends Error {}
+class StopGraph extends Error {
+  constructor(readonly stopReason: 'token_capped' | 'turn_capped') {
+    // Worded for the log line LangChain writes when a handler stops a run.
+    super(
+      stopReason === 'turn_capped' ? 'the turn budget (max_turns) is spent' : 'the token budget is spent',
+    );
+  }
+}
 
 export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunResult> {
   const previous = previousProgress();
@@ -117,26 +152,30 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
   }
 
   const latest = await saver.getTuple(thread);
-  // LangGraph counts its limit from where a run starts: a resumed one gets only what is left of the budget.
-  const stepsDone = latest === undefined ? 0 : (latest.metadata?.step ?? -1) + 1;
-  const recursionLimit = Math.max(1, input.recursion_limit - stepsDone);
   const end = await whileHeartbeating(
     async (signal) => {
       const stream = await graph.stream(
         latest === undefined ? { messages: [new HumanMessage(input.prompt)] } : null,
         {
           ...thread,
-          recursionLimit,
+          // LangGraph counts this from where an invocation starts (a resumed attempt would get a fresh budget);
+          // TurnGate holds the run's total.
+          recursionLimit: input.recursion_limit,
           durability: 'sync',
-          streamMode: 'updates',
-          callbacks: [new UsageCollector(progress, beat)],
+          // Updates name the nodes that ran; values come once the super-step's checkpoint is stored.
+          streamMode: ['updates', 'values'],
+          callbacks: [new UsageCollector(progress, beat), new TurnGate(input.recursion_limit)],
           signal,
         },
       );
-      for await (const update of stream) {
-        progress.super_steps += 1;
-        const nodes = Object.keys(update as object);
-        if (nodes.length > 0) progress.node = nodes.join(', ');
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
+        if (mode === 'updates') {
+          const nodes = Object.keys(chunk as object);
+          if (nodes.length > 0) progress.node = nodes.join(', ');
+          continue;
+        }
+        const snapshot = await graph.getState(thread);
+        progress.super_steps = Math.max(0, snapshot.metadata?.step ?? 0);
         beat();
         if (overBudget()) throw new StopGraph('token_capped');
       }
@@ -144,7 +183,7 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
     },
     { signal: deadline },
   ).catch((err: unknown): GraphRunResult['end'] | GraphRunResult => {
-    if (err instanceof StopGraph) return 'token_capped';
+    if (err instanceof StopGraph) return err.stopReason;
     if (deadline?.aborted && err === deadline.reason) return 'timed_out';
     if (err instanceof Error && err.name === 'GraphRecursionError') return 'turn_capped';
     if (err instanceof GraphModelFallback)
