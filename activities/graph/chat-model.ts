@@ -17,6 +17,7 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import type { ChatMessage, ToolSpec } from '../../contracts/messages';
 import type { ModelErrorFallback, ModelSettings } from '../../contracts/model';
 import { callProvider } from '../model';
+import { withSystemContext } from '../transcripts';
 
 /** A provider error retrying cannot fix (400, 401, a broken script): the subagent ends `failed` with it. */
 export class GraphModelFallback extends Error {
@@ -31,6 +32,8 @@ export interface ProjectChatModelSettings {
   model: ModelSettings;
   /** The agent's name: the scripted provider's scripts key on it. */
   agentName: string;
+  /** A one-time note for the next call's system message (the token budget's warning), taken when read. */
+  takeNote?: () => string | undefined;
 }
 
 export class ProjectChatModel extends BaseChatModel {
@@ -67,7 +70,7 @@ export class ProjectChatModel extends BaseChatModel {
     const result = await callProvider({
       model: this.settings.model,
       agent_name: this.settings.agentName,
-      messages: transcript,
+      messages: withSystemContext(transcript, this.settings.takeNote?.()),
       tools: this.tools,
     });
     if (result.error_fallback) throw new GraphModelFallback(result.error_fallback);

@@ -23,6 +23,7 @@ import {
   type ToolMessage,
 } from '../../contracts/messages';
 import { payloadStore } from '../../worker/payloads/store';
+import { tokenBudgetGuard } from '../../workflows/guards/token-budget-guard';
 import { keepHeartbeatDetails, whileHeartbeating } from '../activity-context';
 import { GraphModelFallback, ProjectChatModel, toChatMessage } from './chat-model';
 import { StoredCheckpointSaver } from './checkpointer';
@@ -38,6 +39,8 @@ export interface GraphProgress {
   model_calls: number;
   usage?: TokenUsage;
   model_name?: string;
+  /** The token budget's one-time warning was given. */
+  budget_warned?: boolean;
 }
 
 /** Sums the provider-reported usage of every model call the graph makes (its nodes' calls included). */
@@ -128,9 +131,23 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
     beat();
   });
   const thread = { configurable: { thread_id: input.thread_id } };
-  const budget = input.token_budget;
-  const overBudget = (): boolean =>
-    budget.enabled && (progress.usage?.total_tokens ?? 0) >= budget.max_tokens * budget.hard_threshold;
+  // The agent loop's own token guard, asked after every model call: a one-time warning, then the stop.
+  const budgetGuard = tokenBudgetGuard(input.token_budget);
+  let budgetState = { warned: progress.budget_warned === true };
+  let budgetNote: string | undefined;
+  let budgetSpent = false;
+  const checkBudget = (): void => {
+    if (progress.usage === undefined) return;
+    const { state, verdict } = budgetGuard.check(budgetState, {
+      turn: progress.model_calls,
+      usage: progress.usage,
+      response: { content: '', tool_calls: [] },
+    });
+    budgetState = state;
+    progress.budget_warned = state.warned;
+    if (verdict.note !== undefined) budgetNote = verdict.note;
+    if (verdict.stop !== undefined) budgetSpent = true;
+  };
   const deadline =
     input.deadline_ms === undefined
       ? undefined
@@ -140,7 +157,15 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
   try {
     if (previous?.head !== undefined) await whileHeartbeating(() => saver.restore(previous.head as string));
     const compiled = await loadGraph(input.graph, {
-      model: new ProjectChatModel({ model: input.model, agentName: input.agent_name }),
+      model: new ProjectChatModel({
+        model: input.model,
+        agentName: input.agent_name,
+        takeNote: () => {
+          const note = budgetNote;
+          budgetNote = undefined;
+          return note;
+        },
+      }),
       systemPrompt: input.system_prompt,
       agentName: input.agent_name,
       workspace: input.workspace,
@@ -164,7 +189,13 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
           durability: 'sync',
           // Updates name the nodes that ran; values come once the super-step's checkpoint is stored.
           streamMode: ['updates', 'values'],
-          callbacks: [new UsageCollector(progress, beat), new TurnGate(input.recursion_limit)],
+          callbacks: [
+            new UsageCollector(progress, () => {
+              checkBudget();
+              beat();
+            }),
+            new TurnGate(input.recursion_limit),
+          ],
           signal,
         },
       );
@@ -177,7 +208,7 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
         const snapshot = await graph.getState(thread);
         progress.super_steps = Math.max(0, snapshot.metadata?.step ?? 0);
         beat();
-        if (overBudget()) throw new StopGraph('token_capped');
+        if (budgetSpent) throw new StopGraph('token_capped');
       }
       return 'answered' as const;
     },

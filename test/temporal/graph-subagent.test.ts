@@ -205,13 +205,22 @@ describe('graph agents', () => {
     expect(journal(workspace)).toEqual(['think', 'think', 'think']);
   });
 
-  it('end token_capped once the graph’s model calls reach the token budget', async () => {
+  it('warn, then end token_capped once the graph’s model calls reach the token budget', async () => {
     const { workspace, scriptFile } = setUp({
       scripts: [
         {
           agent: 'thinker',
           repeat_last: true,
-          turns: [{ content: 'Expensive thought.', usage: { input_tokens: 50, output_tokens: 10 } }],
+          turns: [
+            { content: 'Expensive thought.', usage: { input_tokens: 50, output_tokens: 10 } },
+            { content: 'Expensive thought.', usage: { input_tokens: 50, output_tokens: 10 } },
+            // At 120 of 150 tokens (past warn_threshold 0.7) the graph's next call carries the warning.
+            {
+              content: 'Wrapping up as warned.',
+              usage: { input_tokens: 50, output_tokens: 10 },
+              if_missing: { text: '[TOKEN BUDGET WARNING]', turn: { content: 'No warning seen.' } },
+            },
+          ],
         },
       ],
     });
@@ -231,7 +240,7 @@ describe('graph agents', () => {
     expect(result).toMatchObject({
       status: 'completed',
       stop_reason: 'token_capped',
-      result: 'Expensive thought.',
+      result: 'Wrapping up as warned.',
       token_usage: { input_tokens: 150, output_tokens: 30, total_tokens: 180 },
       turns: 3,
     });
