@@ -29,6 +29,8 @@ type StoredWrite = [string, string, Uint8Array, string];
 export class StoredCheckpointSaver extends MemorySaver {
   /** Blobs this process knows are stored: written once. */
   private readonly stored = new Set<string>();
+  /** Each record's key, by its bytes (MemorySaver keeps a record's bytes as they are). */
+  private readonly keys = new WeakMap<Uint8Array, string>();
   /** Persists run one after another, each writing the whole current state's head. */
   private persisting: Promise<void> = Promise.resolve();
 
@@ -121,7 +123,12 @@ export class StoredCheckpointSaver extends MemorySaver {
 
   /** Stores `bytes` (once) and gives their key. */
   private async put_(bytes: Uint8Array): Promise<string> {
-    const key = blobKey(bytes);
+    // Every persist lists every record: each is hashed once, not at every super-step.
+    let key = this.keys.get(bytes);
+    if (key === undefined) {
+      key = blobKey(bytes);
+      this.keys.set(bytes, key);
+    }
     if (!this.stored.has(key)) {
       await this.store.put(key, bytes);
       this.stored.add(key);

@@ -176,7 +176,29 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
     return { end: 'failed', error: err.message, model_calls: 0, super_steps: 0, messages: [] };
   }
 
+  /** The run's result: how it ended, and the answer (or the partial one) in the graph's latest state. */
+  const finished = async (end: GraphRunEnding): Promise<GraphRunResult> => {
+    // Whatever a stopped graph was still writing is awaited before its state is read.
+    const state = await graph.getState(thread);
+    const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []).filter(
+      (m) => m.getType() === 'ai' || m.getType() === 'tool',
+    );
+    const text = [...messages].reverse().find((m) => m.getType() === 'ai' && m.text.trim() !== '')?.text;
+    return {
+      ...(typeof end === 'string' ? { end } : end),
+      ...(text !== undefined && { text }),
+      ...(progress.usage && { usage: progress.usage }),
+      ...(progress.model_name !== undefined && { model_name: progress.model_name }),
+      model_calls: progress.model_calls,
+      super_steps: progress.super_steps,
+      messages: messages.map((m) => toChatMessage(m) as AssistantMessage | ToolMessage),
+      ...(previous?.head !== undefined && { resumed: true }),
+    };
+  };
   const latest = await saver.getTuple(thread);
+  // An earlier attempt may have spent the budget in the step it did not finish.
+  checkBudget();
+  if (budgetSpent) return await finished('token_capped');
   const end = await whileHeartbeating(
     async (signal) => {
       const stream = await graph.stream(
@@ -213,41 +235,23 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
       return 'answered' as const;
     },
     { signal: deadline },
-  ).catch((err: unknown): GraphRunResult['end'] | GraphRunResult => {
+  ).catch((err: unknown): GraphRunEnding => {
     if (err instanceof StopGraph) return err.stopReason;
     if (deadline?.aborted && err === deadline.reason) return 'timed_out';
     if (err instanceof Error && err.name === 'GraphRecursionError') return 'turn_capped';
-    if (err instanceof GraphModelFallback)
-      return { ...emptyResult(), end: 'failed', error_fallback: err.fallback };
+    if (err instanceof GraphModelFallback) return { end: 'failed', error_fallback: err.fallback };
     // A cancel, and a provider error time can fix (the attempt is retried and resumes), go to Temporal.
     if (err instanceof ApplicationFailure || Context.current().cancellationSignal.aborted) throw err;
     return {
-      ...emptyResult(),
       end: 'failed',
       error: `graph ${input.agent_name} failed: ${(err as Error).message}`,
     };
   });
-  // Whatever a stopped graph was still writing is awaited before its state is read.
-  const state = await graph.getState(thread);
-  const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []).filter(
-    (m) => m.getType() === 'ai' || m.getType() === 'tool',
-  );
-  const text = [...messages].reverse().find((m) => m.getType() === 'ai' && m.text.trim() !== '')?.text;
-  return {
-    ...(typeof end === 'string' ? { end } : end),
-    ...(text !== undefined && { text }),
-    ...(progress.usage && { usage: progress.usage }),
-    ...(progress.model_name !== undefined && { model_name: progress.model_name }),
-    model_calls: progress.model_calls,
-    super_steps: progress.super_steps,
-    messages: messages.map((m) => toChatMessage(m) as AssistantMessage | ToolMessage),
-    ...(previous?.head !== undefined && { resumed: true }),
-  };
+  return await finished(end);
 }
 
-function emptyResult(): Omit<GraphRunResult, 'end'> {
-  return { model_calls: 0, super_steps: 0, messages: [] };
-}
+/** How a run ended: the end alone, or a failure with its reason. */
+type GraphRunEnding = GraphRunResult['end'] | Pick<GraphRunResult, 'end' | 'error' | 'error_fallback'>;
 
 /** The last heartbeat of an earlier attempt, when this one is a retry. */
 function previousProgress(): GraphProgress | undefined {
