@@ -13,6 +13,7 @@ import {
   type ToolCall as LangChainToolCall,
 } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
+import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import type { ChatMessage, ToolSpec } from '../../contracts/messages';
 import type { ModelErrorFallback, ModelSettings } from '../../contracts/model';
@@ -67,12 +68,17 @@ export class ProjectChatModel extends BaseChatModel {
     _runManager?: CallbackManagerForLLMRun,
   ): Promise<ChatResult> {
     const transcript = messages.map(toChatMessage);
-    const result = await callProvider({
+    const request = {
       model: this.settings.model,
       agent_name: this.settings.agentName,
       messages: withSystemContext(transcript, this.settings.takeNote?.()),
       tools: this.tools,
-    });
+    };
+    // Outside the graph's callback context: the `openai` provider's own LangChain model would otherwise report
+    // the same call to the graph's callbacks again (its usage counted twice).
+    const result = await AsyncLocalStorageProviderSingleton.getInstance().run(undefined, () =>
+      callProvider(request),
+    );
     if (result.error_fallback) throw new GraphModelFallback(result.error_fallback);
     const toolCalls: LangChainToolCall[] = [];
     const invalid: InvalidToolCall[] = [];

@@ -21,6 +21,7 @@ import {
   withProjectWorker,
 } from '../harness/temporal';
 import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { FakeOpenAI } from '../../bench/support/fake-openai';
 
 const testClient = useTestClient();
 
@@ -295,5 +296,61 @@ describe('graph agents', () => {
     });
     expect(result).toMatchObject({ status: 'cancelled', error: 'Task cancelled by user' });
     expect(journal(workspace)).toEqual(['plan', 'slow', 'slow aborted']);
+  });
+
+  it('run the example researcher on the openai provider (a local OpenAI-compatible server)', async () => {
+    const keyEnv = 'FAKE_GRAPH_API_KEY';
+    process.env[keyEnv] = 'sk-graph';
+    const fake = await FakeOpenAI.start({
+      replies: [
+        { content: 'Plan: 1. retries.', usage: { input_tokens: 30, output_tokens: 6 } },
+        { content: 'Retries follow the retry policy.', usage: { input_tokens: 40, output_tokens: 7 } },
+      ],
+      api_key: 'sk-graph',
+    });
+    try {
+      const workspace = join(tempDir('graph-openai'), 'workspace');
+      mkdirSync(workspace);
+      const researcher = join(__dirname, '..', '..', 'client', 'demo', 'graph', 'researcher.js');
+      const result = await runSubagent(
+        subagentInput({
+          workspace,
+          agent: 'researcher',
+          prompt: 'How does Temporal retry?',
+          config: {
+            models: [
+              {
+                name: 'fake',
+                provider: 'openai',
+                model: 'fake-model',
+                base_url: fake.url,
+                api_key: `$${keyEnv}`,
+              },
+            ],
+            subagents: {
+              custom_agents: {
+                researcher: { description: 'Researches.', system_prompt: 'You research.', graph: researcher },
+              },
+            },
+          },
+        }),
+        'graph-openai',
+      );
+      expect(result).toMatchObject({
+        status: 'completed',
+        result: 'Retries follow the retry policy.',
+        model_name: 'fake-model',
+        turns: 2,
+        token_usage: { input_tokens: 70, output_tokens: 13, total_tokens: 83 },
+      });
+      const [plan, answer] = fake.chatRequests;
+      expect(plan.messages[0]).toMatchObject({ role: 'system' });
+      expect(String(plan.messages[0].content)).toMatch(
+        /^You research\.\n\nFirst write a short research plan/,
+      );
+      expect(answer.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
+    } finally {
+      await fake.close();
+    }
   });
 });
