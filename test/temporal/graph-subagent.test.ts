@@ -206,6 +206,49 @@ describe('graph agents', () => {
     expect(journal(workspace)).toEqual(['think', 'think', 'think']);
   });
 
+  it('end failed + turn_capped when the graph produced no text before the limit', async () => {
+    const { workspace, scriptFile } = setUp({
+      scripts: [{ agent: 'thinker', repeat_last: true, turns: [{ content: '' }] }],
+    });
+    const result = await runSubagent(
+      subagentInput({
+        workspace,
+        scriptFile,
+        agent: 'thinker',
+        config: {
+          subagents: {
+            custom_agents: {
+              thinker: graphAgent('endlessGraph', { max_turns: 2, nodes_per_turn: 1, one_time_nodes: 0 }),
+            },
+          },
+        },
+      }),
+      'graph-no-text',
+    );
+    expect(result).toMatchObject({
+      status: 'failed',
+      stop_reason: 'turn_capped',
+      error: 'The subagent used up its turn budget before producing any text.',
+    });
+  });
+
+  it('fail with a clear message when the module has no such export', async () => {
+    const { workspace, scriptFile } = setUp({ scripts: [journalAnswers] });
+    const result = await runSubagent(
+      subagentInput({
+        workspace,
+        scriptFile,
+        agent: 'journaler',
+        config: { subagents: { custom_agents: { journaler: graphAgent('noSuchGraph') } } },
+      }),
+      'graph-no-export',
+    );
+    expect(result.status).toBe('failed');
+    expect(result.error).toBe(
+      `graph module ${GRAPHS} has no export "noSuchGraph" (its exports: journalGraph, endlessGraph)`,
+    );
+  });
+
   it('warn, then end token_capped once the graph’s model calls reach the token budget', async () => {
     const { workspace, scriptFile } = setUp({
       scripts: [
