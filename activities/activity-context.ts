@@ -35,6 +35,20 @@ export function currentAttempt(): number {
   return currentActivity()?.info.attempt ?? 1;
 }
 
+// Per activity: what its heartbeats carry (a retried attempt reads the last of them).
+const heartbeatDetails = new WeakMap<Context, () => unknown>();
+
+/**
+ * From now on every heartbeat of the current activity (those of `whileHeartbeating`, nested ones included)
+ * carries `details()`, and one is sent now: a plain beat would otherwise replace what a retry resumes from.
+ */
+export function keepHeartbeatDetails(details: () => unknown): void {
+  const activity = currentActivity();
+  if (activity === undefined) return;
+  heartbeatDetails.set(activity, details);
+  activity.heartbeat(details());
+}
+
 export interface HeartbeatingOptions {
   /** Ends the wait too, e.g. `AbortSignal.timeout(ms)` for a deadline of the caller's own. */
   signal?: AbortSignal;
@@ -55,7 +69,9 @@ export async function whileHeartbeating<T>(
   const signal = AbortSignal.any(sources);
   const intervalMs = heartbeatIntervalMs(activity?.info.heartbeatTimeoutMs);
   const beats =
-    activity && intervalMs !== undefined ? setInterval(() => activity.heartbeat(), intervalMs) : undefined;
+    activity && intervalMs !== undefined
+      ? setInterval(() => activity.heartbeat(heartbeatDetails.get(activity)?.()), intervalMs)
+      : undefined;
 
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_resolve, reject) => {

@@ -3,3 +3,4 @@ export { callModel } from './model';
 export { summarizeTranscript } from './summarize';
 export { executeToolCall } from './tools';
 export { executeMcpToolCall } from './mcp/execute-mcp-tool-call';
+export { runGraphSubagent } from './graph/run-graph';

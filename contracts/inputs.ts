@@ -226,6 +226,12 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     token_budget: tokenBudget,
     model: modelSettings,
     mcp: mcpFilter.optional(),
+    graph: object({
+      module: text,
+      export: text,
+      nodes_per_turn: wholeNumber(1),
+      one_time_nodes: wholeNumber(0),
+    }).optional(),
   });
 
   const limits = object({

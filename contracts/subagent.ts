@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { GraphAgentSettings } from './graph';
 import type { LedgerEntry } from './ledger';
 import type { McpToolFilter } from './mcp';
 import type { LoopCarry } from './loop-carry';
@@ -56,6 +57,8 @@ export interface ResolvedAgent {
   model: ModelSettings;
   /** The MCP tools it may see and run (its allow/deny entries that name them); absent: none. */
   mcp?: McpToolFilter;
+  /** Set for an agent that is a LangGraph graph: the subagent runs it instead of the agent loop. */
+  graph?: GraphAgentSettings;
 }
 
 export interface SubagentInput {

@@ -7,6 +7,7 @@ import type { ConfigOverrides } from '../contracts/config/overrides';
 import { withExtensionsConfig } from './mcp-config';
 import { workspaceRootProblem } from '../contracts/inputs';
 import { withoutUndefined } from '../contracts/records';
+import { withAbsoluteGraphs } from '../activities/graph/module-path';
 
 export interface LoadedConfig {
   /** Every default applied; file paths in it are absolute. */
@@ -141,6 +142,10 @@ function withAbsolutePaths(config: Config, base: string): Config {
               client_key_path: absolute(tls.client_key_path),
             }),
           },
+    subagents: {
+      ...config.subagents,
+      custom_agents: withAbsoluteGraphs(config.subagents.custom_agents, base),
+    },
     workspace: withoutUndefined({
       root,
       sample_dir: absolute(config.workspace.sample_dir),

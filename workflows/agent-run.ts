@@ -131,7 +131,7 @@ const BACKSTOP_MARGIN_MS = 5_000;
  * When the wall clock runs out: `timeoutSeconds` after it started, but never later than just before the
  * execution's hard backstop (a subagent that waited long for a slot may have less left than its timeout).
  */
-function clockEnd(startedAtMs: number, timeoutSeconds: number): number {
+export function clockEnd(startedAtMs: number, timeoutSeconds: number): number {
   const { startTime, executionTimeoutMs } = workflowInfo();
   const own = startedAtMs + timeoutSeconds * 1000;
   if (executionTimeoutMs === undefined) return own;

@@ -33,7 +33,8 @@ import {
   type AgentLoopState,
   type LoopPlugins,
 } from './agent-loop';
-import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
+import { createDelegator, runContext, type AgentRunEnd } from './agent-run';
+import { runSubagentAgent } from './graph-subagent';
 import { admit, releaseSlot } from './subagent-admission';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
 import { reportOutcome, reportsOutcome, reportState } from './outcome';
@@ -176,7 +177,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
   const delegator = input.delegation && createDelegator(context, input.delegation, () => state);
 
-  const end = await runAgent({
+  const end = await runSubagentAgent(input, {
     context,
     agent: {
       name: agent.name,

@@ -12,6 +12,7 @@ import {
   type CustomAgentConfig,
   type TokenBudgetOverride,
 } from './index';
+import { DEFAULT_NODES_PER_TURN, DEFAULT_ONE_TIME_NODES, parseGraphReference } from '../graph';
 import type { ModelSettings } from '../model';
 import { ownEntry } from '../records';
 import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
@@ -119,10 +120,12 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
   }
   const custom: CustomAgentConfig | undefined = ownEntry(settings.custom_agents, name);
   if (custom === undefined) throw new UnknownAgentError(name, listAgentNames(config));
+  if (custom.graph !== undefined) return resolveGraphAgent(config, name, custom, custom.graph, override);
   return {
     name,
     description: custom.description,
-    system_prompt: custom.system_prompt,
+    // Checked when the config was parsed: only a graph agent may leave it out.
+    system_prompt: custom.system_prompt ?? '',
     tools: filterTools(
       override.tools?.allow ?? custom.tools?.allow ?? BUILTIN_TOOL_NAMES,
       override.tools?.deny ?? custom.tools?.deny ?? [],
@@ -139,6 +142,37 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
         true,
       ),
     ),
+  };
+}
+
+/** A graph agent: no tools of ours (its graph binds its own), its graph and its turn mapping. */
+function resolveGraphAgent(
+  config: Config,
+  name: string,
+  custom: CustomAgentConfig,
+  graph: string,
+  override: AgentOverride,
+): ResolvedAgent {
+  const reference = parseGraphReference(graph);
+  if (reference === undefined) {
+    throw new ConfigError([
+      `subagents.custom_agents.${name}.graph: ${JSON.stringify(graph)} is not <module>#<export>`,
+    ]);
+  }
+  return {
+    name,
+    description: custom.description,
+    system_prompt: custom.system_prompt ?? custom.description,
+    tools: [],
+    max_turns: override.max_turns ?? custom.max_turns,
+    timeout_seconds: override.timeout_seconds ?? custom.timeout_seconds,
+    token_budget: resolveTokenBudget(config, custom.token_budget, override.token_budget),
+    model: resolveAgentModel(config, override.model, custom.model, config.subagents.model),
+    graph: {
+      ...reference,
+      nodes_per_turn: custom.nodes_per_turn ?? DEFAULT_NODES_PER_TURN,
+      one_time_nodes: custom.one_time_nodes ?? DEFAULT_ONE_TIME_NODES,
+    },
   };
 }
 

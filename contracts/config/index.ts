@@ -38,6 +38,7 @@ import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
 import { temporalSection } from './temporal';
+import { graphAgentProblems } from '../graph';
 
 export const BUILTIN_AGENT_NAMES = ['general-purpose', 'bash'] as const;
 export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
@@ -81,13 +82,31 @@ const agentOverride = section('subagents.agents.<name>', {
 
 const customAgent = section('subagents.custom_agents.<name>', {
   description: text,
-  system_prompt: text,
+  // Required, except for a graph agent (its graph has its own prompts; a factory is handed this one).
+  system_prompt: text.optional(),
+  // A LangGraph graph run as the agent: `<module path>#<export>` (contracts/graph.ts).
+  graph: text.optional(),
+  nodes_per_turn: wholeNumber(1).optional(),
+  one_time_nodes: wholeNumber(0).optional(),
   tools: toolFilterSection('subagents.custom_agents.<name>.tools').optional(),
   model: text.optional(),
   max_turns: wholeNumber(1).default(50),
   timeout_seconds: seconds.default(900),
   token_budget: tokenBudgetSection('subagents.custom_agents.<name>.token_budget').optional(),
-});
+}).superRefine(
+  (agent, ctx) => {
+    if (agent.graph === undefined && agent.system_prompt === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['system_prompt'],
+        input: undefined,
+        message: 'is missing (text)',
+      });
+    }
+  },
+  // Said with the section's other problems, so a file is fixed in one pass.
+  { when: (payload) => isMapping(payload.value) },
+);
 
 const subagents = section('subagents', {
   enabled: bool.default(true),
@@ -322,6 +341,7 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
       ]);
     }
     checkModel(['subagents', 'custom_agents', name, 'model'], custom.model);
+    out.push(...graphAgentProblems(name, custom, agents));
   }
   const agentNames = [...builtins, ...Object.keys(customAgents)];
   for (const [name, override] of Object.entries(agents)) {
