@@ -359,7 +359,7 @@ export class RunHandle {
       if (!/^([A-Za-z0-9_.:-]+\/)*[A-Za-z0-9_.:-]+$/.test(ref)) {
         throw new AnswerRefusedError(
           `--question ${JSON.stringify(options.question)} is not a question of a run (e.g. q1, or call_1/q1 ` +
-            'for a subagent\'s)',
+            "for a subagent's)",
           ANSWER_REFUSALS.unknown,
         );
       }

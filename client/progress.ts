@@ -146,7 +146,8 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
     else
       for (const event of events) {
         out.write(`${eventLine(event)}\n`);
-        if (event.type === 'clarification_requested') out.write(`${answerHint(handle.runId, event.task_id)}\n`);
+        if (event.type === 'clarification_requested')
+          out.write(`${answerHint(handle.runId, event.task_id)}\n`);
       }
     if (closed && finished) {
       // Without a terminal the tree is printed once, complete, after the event lines.

@@ -135,9 +135,7 @@ export interface ClarificationTimedOutEvent extends TaskEventBase {
 }
 
 export type ClarificationEvent =
-  | ClarificationRequestedEvent
-  | ClarificationAnsweredEvent
-  | ClarificationTimedOutEvent;
+  ClarificationRequestedEvent | ClarificationAnsweredEvent | ClarificationTimedOutEvent;
 
 export type TaskEvent =
   | ClarificationEvent

@@ -25,13 +25,7 @@ import type { ChatMessage } from '../contracts/messages';
 import { recordsAfter } from '../contracts/queries';
 import { DELEGATION_LIMIT_STOP_REASON, type RunStopReason } from '../contracts/status';
 import { initialLoopState, loopCarry, restoreLoopState, type AgentLoopState } from './agent-loop';
-import {
-  createClarifications,
-  createDelegator,
-  runAgent,
-  runContext,
-  type AgentRunEnd,
-} from './agent-run';
+import { createClarifications, createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { lastAssistantText } from './subagent-result';
 import { admit, releaseSlot, type QueuedAt } from './subagent-admission';

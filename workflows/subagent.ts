@@ -34,13 +34,7 @@ import {
   type AgentLoopState,
   type LoopPlugins,
 } from './agent-loop';
-import {
-  createClarifications,
-  createDelegator,
-  runAgent,
-  runContext,
-  type AgentRunEnd,
-} from './agent-run';
+import { createClarifications, createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { admit, releaseSlot } from './subagent-admission';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
 import { reportOutcome, reportsOutcome, reportState } from './outcome';
