@@ -382,35 +382,47 @@ export class RunHandle {
         args: [{ ...(target.id !== undefined && { question_id: target.id }), answer }],
       });
     } catch (err) {
-      throw this.answerFailure(err, target.workflowId, options.question);
+      throw await this.answerFailure(err, target.workflowId, options.question);
     }
   }
 
   /** Why an answer did not land, in the user's terms. */
-  private answerFailure(err: unknown, workflowId: string, question: string | undefined): Error {
+  private async answerFailure(
+    err: unknown,
+    workflowId: string,
+    question: string | undefined,
+  ): Promise<Error> {
     const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type && REFUSAL_KINDS.includes(cause.type)) {
       return new AnswerRefusedError(cause.message, cause.type as AnswerRefusal);
     }
-    const who = workflowId === this.handle.workflowId ? `run ${this.runId}` : `the subagent of ${question}`;
+    const who =
+      workflowId === this.handle.workflowId ? `run ${this.runId}` : `the subagent that asked ${question}`;
     // A workflow that never registered the handler: it has not come as far as asking (queued for a slot).
     if (cause instanceof ApplicationFailure && /No registered handler for update/.test(cause.message)) {
       return new AnswerRefusedError(`${who} is not waiting for an answer`, ANSWER_REFUSALS.notWaiting);
     }
+    // The server answers an Update to a closed workflow as to a missing one: which it is, describe says.
     if (err instanceof WorkflowNotFoundError) {
+      const exists = await this.handle.client
+        .getHandle(workflowId)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        );
+      if (exists) {
+        return new AnswerRefusedError(
+          `${who} has ended: it is not waiting for an answer`,
+          ANSWER_REFUSALS.notWaiting,
+        );
+      }
       return workflowId === this.handle.workflowId
         ? err
         : new AnswerRefusedError(
             `run ${this.runId} has no subagent for ${question} (${workflowId})`,
             ANSWER_REFUSALS.unknown,
           );
-    }
-    // An Update to a workflow that has closed: the server says the execution has completed.
-    if (/already completed|workflow execution already completed/i.test(String((err as Error)?.message))) {
-      return new AnswerRefusedError(
-        `${who} has ended: it is not waiting for an answer`,
-        ANSWER_REFUSALS.notWaiting,
-      );
     }
     return err instanceof Error ? err : new Error(String(err));
   }

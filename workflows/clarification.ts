@@ -249,7 +249,7 @@ export class Clarifications {
   private notWaitingText(): string {
     const base = `${this.who()} is not waiting for an answer`;
     const children = this.pending().filter((q) => q.workflow_id !== workflowInfo().workflowId);
-    if (children.length === 0) return `${base} (no question of its is open)`;
+    if (children.length === 0) return `${base} (it has no open question)`;
     return `${base}; its subagents are: ${children.map((q) => q.ref).join(', ')} (name one with --question)`;
   }
 

@@ -105,7 +105,7 @@ it('waits for an answer across a worker restart, takes it from the CLI, and refu
     expect(early).toBeInstanceOf(AnswerRefusedError);
     expect((early as AnswerRefusedError).kind).toBe('NotWaitingForAnswer');
     expect((early as Error).message).toBe(
-      `run ${runId} is not waiting for an answer (no question of its is open)`,
+      `run ${runId} is not waiting for an answer (it has no open question)`,
     );
 
     await waitForQuestion(handle, 'q1');
@@ -304,5 +304,13 @@ it("answers a subagent's question given with the lead's run id", async () => {
       'clarification_answered call_1/q1',
       'task_completed call_1',
     ]);
+    // The subagent has ended: a second answer to its question has nowhere to go.
+    const run = new SubagentsClient(testClient(), testNamespace()).getRun(runId);
+    const late = await run.answer('Red', { question: 'call_1/q1' }).catch((err: unknown) => err);
+    expect(late).toBeInstanceOf(AnswerRefusedError);
+    expect((late as AnswerRefusedError).kind).toBe('NotWaitingForAnswer');
+    expect((late as Error).message).toBe(
+      'the subagent that asked call_1/q1 has ended: it is not waiting for an answer',
+    );
   });
 });
