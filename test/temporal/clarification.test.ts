@@ -116,6 +116,13 @@ it('waits for an answer across a worker restart, takes it from the CLI, and refu
     );
     expect(shown.stdout).toContain(`answer: subagents answer ${runId} "<answer>" (closes unanswered at `);
     expect(eventTypes(await handle.query(leadEventsQuery, 0))).toEqual(['clarification_requested q1']);
+    // The Web UI's current details say what the run waits for, and how to answer.
+    const { currentDetails } = await handle.query<{ currentDetails?: string }>(
+      '__temporal_workflow_metadata',
+    );
+    expect(currentDetails).toContain(
+      `Now: waiting for an answer to q1: "Which region should the report cover?" · subagents answer ${runId} "<answer>" --question q1`,
+    );
     // The wait is the workflow's own: no tool activity was scheduled for the question.
     const scheduled = ((await handle.fetchHistory()).events ?? []).flatMap(
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
@@ -311,6 +318,107 @@ it("answers a subagent's question given with the lead's run id", async () => {
     expect((late as AnswerRefusedError).kind).toBe('NotWaitingForAnswer');
     expect((late as Error).message).toBe(
       'the subagent that asked call_1/q1 has ended: it is not waiting for an answer',
+    );
+  });
+});
+
+/** A custom agent that may ask, and one that delegates to it. */
+const painter = {
+  description: 'Paints.',
+  system_prompt: 'You paint.',
+  tools: { allow: ['ls', 'ask_clarification'] },
+};
+const coordinator = {
+  description: 'Coordinates.',
+  system_prompt: 'You coordinate.',
+  tools: { allow: ['task'] },
+};
+const delegate = (id: string, type: string) => ({
+  name: 'task',
+  id,
+  args: { description: `Do ${id}`, prompt: `Do ${id}.`, subagent_type: type },
+});
+
+it("passes a nested subagent's question up to the lead, and its answer down to the subagent", async () => {
+  const input = setUp(
+    {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [{ tool_calls: [delegate('co', 'coordinator')] }, { content: 'Lead: {{tool_result}}' }],
+        },
+        {
+          agent: 'coordinator',
+          turns: [{ tool_calls: [delegate('paint', 'painter')] }, { content: 'Co: {{tool_result}}' }],
+        },
+        {
+          agent: 'painter',
+          turns: [{ tool_calls: [ask('p1', 'Which colour?')] }, { content: '{{tool_result}}' }],
+        },
+      ],
+    },
+    {
+      clarification: { timeout_seconds: 600 },
+      subagents: { max_depth: 2, custom_agents: { painter, coordinator } },
+    },
+  );
+  const taskQueue = uniqueTaskQueue('clarify-nested');
+  await withProjectWorker(taskQueue, async () => {
+    const handle = await startLead(input, taskQueue);
+    const runId = handle.workflowId;
+    await waitForQuestion(handle, 'co/paint/q1');
+    const answered = await suiteCli(['answer', runId, 'Green', '--question', 'co/paint/q1']);
+    expect(answered.code).toBe(0);
+    const result = await handle.result();
+    expect(result.final_output).toBe(
+      `Lead: Task Succeeded. Result: Co: Task Succeeded. Result: ${answeredToolText('Green')}`,
+    );
+    expect(eventTypes(await handle.query(leadEventsQuery, 0))).toEqual([
+      'task_started co',
+      'clarification_requested co/paint/q1',
+      'clarification_answered co/paint/q1',
+      'task_completed co',
+    ]);
+  });
+});
+
+it('ends a subagent whose own wall clock runs out while it waits, and its question with it', async () => {
+  const input = setUp(
+    {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [{ tool_calls: [delegate('paint', 'painter')] }, { content: 'Lead: {{tool_result}}' }],
+        },
+        { agent: 'painter', turns: [{ content: 'Asking.', tool_calls: [ask('p1', 'Which colour?')] }] },
+      ],
+    },
+    {
+      clarification: { timeout_seconds: 600 },
+      subagents: { custom_agents: { painter: { ...painter, timeout_seconds: 3 } } },
+    },
+  );
+  const taskQueue = uniqueTaskQueue('clarify-clock');
+  await withProjectWorker(taskQueue, async () => {
+    const handle = await startLead(input, taskQueue);
+    const runId = handle.workflowId;
+    await waitForQuestion(handle, 'paint/q1');
+    const result = await handle.result();
+    expect(result.ledger.map((e) => [e.id, e.status])).toEqual([['paint', 'timed_out']]);
+    expect(result.final_output).toMatch(
+      /^Lead: Task timed out\. Error: Execution timed out after 3 seconds\n/,
+    );
+    expect(eventTypes(await handle.query(leadEventsQuery, 0))).toEqual([
+      'task_started paint',
+      'clarification_requested paint/q1',
+      'task_timed_out paint',
+    ]);
+    const late = await new SubagentsClient(testClient(), testNamespace())
+      .getRun(runId)
+      .answer('Red', { question: 'paint/q1' })
+      .catch((err: unknown) => err);
+    expect((late as Error).message).toBe(
+      'the subagent that asked paint/q1 has ended: it is not waiting for an answer',
     );
   });
 });
