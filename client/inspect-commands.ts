@@ -301,7 +301,8 @@ export function eventsCommand(args: string[]): Promise<number> {
     const taskQueue = inspected.task_queue;
     let descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
     const write = async (event: TaskEvent) => {
-      if (!('description' in event) && !descriptions.has(event.task_id))
+      // A question's event names no delegation (its task_id is the question's name).
+      if (!('description' in event) && !('question_id' in event) && !descriptions.has(event.task_id))
         descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
       process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
     };
