@@ -10,6 +10,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { AnswerRefusedError, SubagentsClient } from '../../client/api';
 import { answeredToolText, timedOutToolText, type RecordedAnswer } from '../../contracts/clarification';
@@ -21,6 +22,7 @@ import {
   startProjectWorkerProcess,
   suiteCli,
   testNamespace,
+  testWorkflowBundle,
   uniqueTaskQueue,
   useTestClient,
   waitFor,
@@ -179,6 +181,12 @@ it('waits for an answer across a worker restart, takes it from the CLI, and refu
       'clarification_requested q2',
       'clarification_answered q2',
     ]);
+    // Its history, the Update and the worker's death included, replays against this code.
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: testWorkflowBundle() } },
+      await handle.fetchHistory(),
+      runId,
+    );
     const late = await suiteCli(['answer', runId, 'too late']);
     expect(late.code).toBe(1);
     expect(late.stderr).toBe(
