@@ -8,8 +8,11 @@ import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import {
+  ApplicationFailure,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
   isGrpcDeadlineError,
@@ -18,6 +21,15 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import {
+  answerClarificationUpdate,
+  answerProblem,
+  ANSWER_REFUSALS,
+  questionTarget,
+  type AnswerRefusal,
+  type PendingQuestion,
+  type RecordedAnswer,
+} from '../contracts/clarification';
 import type { NewTaskEvent, TaskEvent } from '../contracts/events';
 import { assertLeadRunInput, InvalidInputError, systemFolderProblem } from '../contracts/inputs';
 import {
@@ -217,6 +229,37 @@ export function ledgerCounts(ledger: readonly LedgerEntry[]): LeadStatus['counts
   return counts;
 }
 
+/**
+ * An answer the run refused, or could not be given: the message says why and what would be accepted. `kind`
+ * tells a mistake in the request (invalid, unknown, ambiguous) from the run's state (not waiting, closed).
+ */
+export class AnswerRefusedError extends Error {
+  override name = 'AnswerRefusedError';
+
+  constructor(
+    message: string,
+    readonly kind: AnswerRefusal,
+  ) {
+    super(message);
+  }
+
+  /** A mistake the user can fix in the request itself. */
+  get isUsageMistake(): boolean {
+    return (
+      this.kind === ANSWER_REFUSALS.invalid ||
+      this.kind === ANSWER_REFUSALS.unknown ||
+      this.kind === ANSWER_REFUSALS.ambiguous
+    );
+  }
+}
+
+const REFUSAL_KINDS: readonly string[] = Object.values(ANSWER_REFUSALS);
+
+export interface AnswerOptions {
+  /** The question (`q1`, or `<delegation id>/q1` for a subagent's); absent: the one the run waits on. */
+  question?: string;
+}
+
 export class RunHandle {
   constructor(
     readonly runId: string,
@@ -294,6 +337,95 @@ export class RunHandle {
 
   status(): Promise<LeadStatus> {
     return this.handle.query(leadStatusQuery);
+  }
+
+  /** The questions (`ask_clarification`) the run and its subagents wait on; none once it has ended. */
+  async questions(): Promise<PendingQuestion[]> {
+    return (await this.status()).questions ?? [];
+  }
+
+  /**
+   * Answers a question the run waits on (a Workflow Update to the workflow that asked: the lead, or one of
+   * its subagents) and returns what it recorded. Without `question`, the one question waiting; refused
+   * (AnswerRefusedError) when none or several wait, the question is unknown or closed, or the answer is empty
+   * or too long. Needs a worker, as queries do.
+   */
+  async answer(answer: string, options: AnswerOptions = {}): Promise<RecordedAnswer> {
+    const problem = answerProblem(answer);
+    if (problem !== undefined) throw new AnswerRefusedError(problem, ANSWER_REFUSALS.invalid);
+    const leadId = this.handle.workflowId;
+    let target: { workflowId: string; id?: string } = { workflowId: leadId };
+    if (options.question !== undefined) {
+      const ref = options.question.trim();
+      if (!/^([A-Za-z0-9_.:-]+\/)*[A-Za-z0-9_.:-]+$/.test(ref)) {
+        throw new AnswerRefusedError(
+          `--question ${JSON.stringify(options.question)} is not a question of a run (e.g. q1, or call_1/q1 ` +
+            "for a subagent's)",
+          ANSWER_REFUSALS.unknown,
+        );
+      }
+      target = questionTarget(leadId, ref);
+    } else {
+      const waiting = await this.questions();
+      if (waiting.length > 1) {
+        throw new AnswerRefusedError(
+          `run ${this.runId} waits on ${waiting.length} questions (${waiting.map((q) => q.ref).join(', ')}): ` +
+            'name one with --question',
+          ANSWER_REFUSALS.ambiguous,
+        );
+      }
+      // None: the lead says it is not waiting, in its own words.
+      if (waiting.length === 1) target = { workflowId: waiting[0].workflow_id, id: waiting[0].id };
+    }
+    const handle = this.handle.client.getHandle(target.workflowId);
+    try {
+      return await handle.executeUpdate(answerClarificationUpdate, {
+        args: [{ ...(target.id !== undefined && { question_id: target.id }), answer }],
+      });
+    } catch (err) {
+      throw await this.answerFailure(err, target.workflowId, options.question);
+    }
+  }
+
+  /** Why an answer did not land, in the user's terms. */
+  private async answerFailure(
+    err: unknown,
+    workflowId: string,
+    question: string | undefined,
+  ): Promise<Error> {
+    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type && REFUSAL_KINDS.includes(cause.type)) {
+      return new AnswerRefusedError(cause.message, cause.type as AnswerRefusal);
+    }
+    const who =
+      workflowId === this.handle.workflowId ? `run ${this.runId}` : `the subagent that asked ${question}`;
+    // A workflow that never registered the handler: it has not come as far as asking (queued for a slot).
+    if (cause instanceof ApplicationFailure && /No registered handler for update/.test(cause.message)) {
+      return new AnswerRefusedError(`${who} is not waiting for an answer`, ANSWER_REFUSALS.notWaiting);
+    }
+    // The server answers an Update to a closed workflow as to a missing one: which it is, describe says.
+    if (err instanceof WorkflowNotFoundError) {
+      const exists = await this.handle.client
+        .getHandle(workflowId)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        );
+      if (exists) {
+        return new AnswerRefusedError(
+          `${who} has ended: it is not waiting for an answer`,
+          ANSWER_REFUSALS.notWaiting,
+        );
+      }
+      return workflowId === this.handle.workflowId
+        ? err
+        : new AnswerRefusedError(
+            `run ${this.runId} has no subagent for ${question} (${workflowId})`,
+            ANSWER_REFUSALS.unknown,
+          );
+    }
+    return err instanceof Error ? err : new Error(String(err));
   }
 
   /** Cancels the run; its running children are cancelled with it and report back before it ends. */

@@ -7,6 +7,7 @@ import { ConfigError } from '../contracts/config';
 import { CodecServerError } from '../worker/payloads/codec-server';
 import { installRuntime } from '../worker/runtime';
 import { TemporalCliNotFoundError } from '../worker/temporal-cli';
+import { answerCommand } from './answer-command';
 import { BATCH_USAGE, batchCommand } from './batch-command';
 import { codecServerCommand } from './codec-server-command';
 import { ConnectionError } from './connection';
@@ -51,6 +52,9 @@ Commands:
   report <run-id> [-o FILE] one HTML page of the run (timeline, ledger, every subagent's steps), written to
                             FILE (default report-<run-id>.html here); a closed run's without a worker
   cancel <run-id>           cancel the run and its running subagents
+  answer <run-id> "<answer>" [--question REF]
+                            answer the question the run waits on (ask_clarification: the lead's, or a
+                            subagent's, e.g. --question call_1/q1, as status shows it)
 ${BATCH_USAGE}
   schedule create <name> (--every 6h | --cron "0 2 * * *") [--overlap skip] "<prompt>"
                             a lead run on the prompt, started by the server on that schedule (each run its own
@@ -102,6 +106,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   steps: stepsCommand,
   report: reportCommand,
   cancel: cancelCommand,
+  answer: answerCommand,
   batch: (args) => batchCommand(args),
   schedule: (args) => scheduleCommand(args),
   'ensure-temporal': ensureTemporalCommand,

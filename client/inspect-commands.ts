@@ -21,6 +21,7 @@ import { connectClient, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { eventLine } from './progress';
+import { pendingQuestionLines } from './questions';
 import { queuePlace, renderLedgerTable } from './tree';
 import { workerCommandLine } from './worker-presence';
 
@@ -35,6 +36,8 @@ class InspectionError extends Error {
 interface Inspected {
   run: RunHandle;
   values: FlagValues;
+  /** What follows the run id on the command line (`answer`'s text). */
+  rest: string[];
   /** The run's page in the Web UI, when the server has one this command knows of. */
   uiUrl?: string;
   /** An open run's queries, within the deadline, or an InspectionError naming the task queue no worker polls. */
@@ -73,16 +76,19 @@ export function noWorkerMessage(options: {
   );
 }
 
-async function withRun(
+/** Runs `body` on the run named on the command line (`usage`: what it takes after the command, run id first). */
+export async function withRun(
   command: string,
   args: string[],
   spec: FlagSpec,
   body: (inspected: Inspected) => Promise<number>,
+  usage = { positionals: 1, what: 'one run id', shape: '<run-id>' },
 ): Promise<number> {
   const { values, positionals } = parseFlags(args, spec, command);
-  if (positionals.length !== 1)
-    throw new UsageError(`${command}: give one run id: subagents ${command} <run-id>`);
-  const [runId] = positionals;
+  if (positionals.length !== usage.positionals) {
+    throw new UsageError(`${command}: give ${usage.what}: subagents ${command} ${usage.shape}`);
+  }
+  const [runId, ...rest] = positionals;
   const settings = await requireServer(command, loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   try {
@@ -112,7 +118,7 @@ async function withRun(
       }
     };
     try {
-      return await body({ run, values, ...(uiUrl && { uiUrl }), query });
+      return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
@@ -191,6 +197,7 @@ export function openStatusLines(runId: string, status: LeadStatus, uiUrl?: strin
   return [
     `${runId}: ${state}, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
       `delegations: ${countsText(status.counts)}`,
+    ...pendingQuestionLines(runId, status.questions),
     ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
   ];
 }
@@ -294,7 +301,8 @@ export function eventsCommand(args: string[]): Promise<number> {
     const taskQueue = inspected.task_queue;
     let descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
     const write = async (event: TaskEvent) => {
-      if (!('description' in event) && !descriptions.has(event.task_id))
+      // A question's event names no delegation (its task_id is the question's name).
+      if (!('description' in event) && !('question_id' in event) && !descriptions.has(event.task_id))
         descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
       process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
     };

@@ -7,6 +7,7 @@ import type { TaskEvent } from '../contracts/events';
 import type { LeadRunResult, LeadStatus } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { RunHandle } from './api';
+import { answerHint, clarificationEventLine } from './questions';
 import { foldTaskProgress, renderTree, terminalRows, type TaskProgress, type TreeSnapshot } from './tree';
 
 export interface WatchOptions {
@@ -36,6 +37,10 @@ export function eventLine(event: TaskEvent, description?: string): string {
       return `${at} ${event.task_id}${named} running: turn ${event.turns}${event.token_usage ? `, ${event.token_usage.total_tokens} tokens` : ''}`;
     case 'batch_started':
       return `${at} ${event.task_id} batch started: ${event.items} items for ${event.subagent_type} "${event.description}" (${event.workflow_id})`;
+    case 'clarification_requested':
+    case 'clarification_answered':
+    case 'clarification_timed_out':
+      return clarificationEventLine(event, at);
     case 'batch_finished': {
       const { completed = 0, failed = 0, cancelled = 0, total } = event.counts;
       const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';
@@ -126,6 +131,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       },
       ledger,
       progress,
+      ...(status.questions && status.state !== 'finished' && { questions: status.questions }),
       ...(options.uiUrl && { ui_url: options.uiUrl }),
       ...(options.childUiUrl && {
         children_ui_urls: Object.fromEntries(
@@ -137,7 +143,12 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       }),
     });
     if (options.live) draw(snapshot());
-    else for (const event of events) out.write(`${eventLine(event)}\n`);
+    else
+      for (const event of events) {
+        out.write(`${eventLine(event)}\n`);
+        if (event.type === 'clarification_requested')
+          out.write(`${answerHint(handle.runId, event.task_id)}\n`);
+      }
     if (closed && finished) {
       // Without a terminal the tree is printed once, complete, after the event lines.
       if (!options.live) {

@@ -4,6 +4,7 @@
  */
 import { stripVTControlCharacters, styleText } from 'node:util';
 import stringWidth from 'string-width';
+import type { PendingQuestion } from '../contracts/clarification';
 import type { TaskEvent } from '../contracts/events';
 import type { LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
@@ -11,6 +12,7 @@ import type { TokenUsage } from '../contracts/messages';
 import { STOP_REASON_LABELS, type LedgerStatus, type RunStopReason } from '../contracts/status';
 import { ownEntry } from '../contracts/records';
 import { groupThousands } from '../contracts/text';
+import { pendingQuestionLines } from './questions';
 
 /** A child's latest turns and cumulative usage, from its last `task_running` or terminal event. */
 export interface TaskProgress {
@@ -39,6 +41,8 @@ export interface TreeSnapshot {
   /** Per task id, folded from `lead_events` by `foldTaskProgress`. */
   progress: Record<string, TaskProgress>;
   ui_url?: string;
+  /** Questions (`ask_clarification`) the run waits on: each drawn with the command that answers it. */
+  questions?: PendingQuestion[];
   /** Per task id: the child workflow's page, linked under a child that did not complete. */
   children_ui_urls?: Record<string, string>;
 }
@@ -285,6 +289,8 @@ export function foldTaskProgress(
       event.type === 'batch_finished'
     )
       continue;
+    // A question's events carry no progress.
+    if (!('turns' in event)) continue;
     next[event.task_id] = {
       turns: event.turns,
       ...(event.token_usage !== undefined && { token_usage: event.token_usage }),
@@ -422,6 +428,8 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
       lines.push(`${last ? '   ' : '│  '}  ${link}`);
     }
   });
+  // Never cut: the command must stay whole to be copied.
+  lines.push(...pendingQuestionLines(snapshot.run_id, snapshot.questions));
   return lines;
 }
 

@@ -3,6 +3,7 @@
  * the `lead_events` query with an `after_seq` cursor (no signal per step, so history stays small). The names
  * are DeerFlow's `task_*` events; snake_case on the wire.
  */
+import type { ClarificationType } from './clarification';
 import type { TokenUsage } from './messages';
 import type { LedgerBatchCounts } from './ledger';
 import type { SubagentStatus, SubagentStopReason } from './status';
@@ -18,12 +19,20 @@ export type TerminalTaskEventType = (typeof TERMINAL_TASK_EVENT_TYPES)[number];
 /** A batch the run started with `batch_task`, and its end (its items are followed in the batch itself). */
 export const BATCH_EVENT_TYPES = ['batch_started', 'batch_finished'] as const;
 
+/** A question asked with `ask_clarification` (by the lead or a subagent), and how it closed. */
+export const CLARIFICATION_EVENT_TYPES = [
+  'clarification_requested',
+  'clarification_answered',
+  'clarification_timed_out',
+] as const;
+
 export const TASK_EVENT_TYPES = [
   'task_queued',
   'task_started',
   'task_running',
   ...TERMINAL_TASK_EVENT_TYPES,
   ...BATCH_EVENT_TYPES,
+  ...CLARIFICATION_EVENT_TYPES,
 ] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
@@ -95,7 +104,41 @@ export interface BatchFinishedEvent extends TaskEventBase {
   error?: string;
 }
 
+/**
+ * A question waits for its answer (`subagents answer`). `task_id`: the question's name in the run (`q1` for the
+ * lead's own, `<delegation id>/q1` for a subagent's), which `--question` takes.
+ */
+export interface ClarificationRequestedEvent extends TaskEventBase {
+  type: 'clarification_requested';
+  question_id: string;
+  asked_by: string;
+  workflow_id: string;
+  question: string;
+  clarification_type: ClarificationType;
+  context?: string;
+  options?: string[];
+  timeout_seconds: number;
+}
+
+export interface ClarificationAnsweredEvent extends TaskEventBase {
+  type: 'clarification_answered';
+  question_id: string;
+  /** Head and tail, at most 2,000 characters. */
+  answer: string;
+}
+
+/** No answer came within `timeout_seconds`: the model was told so, and a late answer is refused. */
+export interface ClarificationTimedOutEvent extends TaskEventBase {
+  type: 'clarification_timed_out';
+  question_id: string;
+  timeout_seconds: number;
+}
+
+export type ClarificationEvent =
+  ClarificationRequestedEvent | ClarificationAnsweredEvent | ClarificationTimedOutEvent;
+
 export type TaskEvent =
+  | ClarificationEvent
   | TaskQueuedEvent
   | TaskStartedEvent
   | TaskRunningEvent
@@ -105,6 +148,9 @@ export type TaskEvent =
 
 /** An event before the log gives it its `seq`. */
 export type NewTaskEvent =
+  | Omit<ClarificationRequestedEvent, 'seq'>
+  | Omit<ClarificationAnsweredEvent, 'seq'>
+  | Omit<ClarificationTimedOutEvent, 'seq'>
   | Omit<TaskQueuedEvent, 'seq'>
   | Omit<TaskStartedEvent, 'seq'>
   | Omit<TaskRunningEvent, 'seq'>

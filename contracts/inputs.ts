@@ -260,6 +260,8 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     model: modelSettings.optional(),
   });
 
+  const clarification = object({ timeout_seconds: seconds, questions_asked: wholeNumber(0).optional() });
+
   const ledger = listOf(object({ id: z.string(), run_id: z.string() }), 'ledger entries');
 
   const transcriptRef = object({ key: text, count: wholeNumber(0), chars: wholeNumber(0) });
@@ -289,6 +291,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
       summarization: summarization.optional(),
       limits,
       batch: batch.optional(),
+      clarification: clarification.optional(),
       depth: wholeNumber(0),
       ledger: ledger.optional(),
       carry: carry.optional(),
@@ -314,6 +317,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
       fork_from: transcriptRef.optional(),
       delegation: object({ agents: listOf(agent, 'agents'), limits, ledger: ledger.optional() }).optional(),
       summarization: summarization.optional(),
+      clarification: clarification.optional(),
       fairness_key: text.optional(),
       first_report_after_ms: wholeNumber(0).optional(),
       admitted_at: text.optional(),

@@ -4,6 +4,7 @@
  */
 import { defineQuery } from '@temporalio/workflow';
 import type { BatchToolSettings } from './batch';
+import type { ClarificationSettings, PendingQuestion } from './clarification';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
 import type { McpToolFilter } from './mcp';
@@ -72,6 +73,11 @@ export interface LeadRunInput {
    * offered `batch_task` and the tools that follow a batch. The limits are the ceiling for its batches.
    */
   batch?: BatchToolSettings;
+  /**
+   * `ask_clarification`: present when the config enables it (`clarification.enabled`); then the lead is offered
+   * the tool, and subagents whose tools allow it. Runs started before it existed carry none: no new tool.
+   */
+  clarification?: ClarificationSettings;
   /** 0 for a top-level lead; a lead started by a delegating child has the child's depth. */
   depth: number;
   /**
@@ -139,6 +145,8 @@ export interface LeadStatus {
   counts: Record<LedgerStatus, number>;
   /** The last event's sequence number: pass it as `after_seq` to read only what is new. */
   last_seq: number;
+  /** Questions (`ask_clarification`) of the lead and its subagents waiting for an answer; absent: none. */
+  questions?: PendingQuestion[];
 }
 
 export const leadLedgerQuery = defineQuery<LedgerEntry[]>('lead_ledger');

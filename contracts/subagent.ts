@@ -3,6 +3,7 @@ import type { GraphAgentSettings } from './graph';
 import type { LedgerEntry } from './ledger';
 import type { McpToolFilter } from './mcp';
 import type { LoopCarry } from './loop-carry';
+import type { ClarificationSettings } from './clarification';
 import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
 import type { SubagentStatus, SubagentStopReason } from './status';
@@ -106,6 +107,11 @@ export interface SubagentInput {
    * a search attribute update in every child that checks it).
    */
   asks_slot?: true;
+  /**
+   * The run's `ask_clarification` settings, when the config enables it: the subagent is offered the tool if its
+   * agent's tools allow it, and hands the settings on to what it delegates.
+   */
+  clarification?: ClarificationSettings;
   /** Set by the subagent itself when it continues as new: where the previous execution left off. */
   carry?: LoopCarry;
 }

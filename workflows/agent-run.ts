@@ -14,6 +14,7 @@ import {
 } from '@temporalio/workflow';
 import { subagentAdmissionSignal } from '../contracts/admission';
 import type { BatchToolSettings } from '../contracts/batch';
+import type { ClarificationSettings } from '../contracts/clarification';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { McpToolFilter } from '../contracts/mcp';
@@ -26,9 +27,12 @@ import type { ToolSpec } from '../contracts/messages';
 import { isBuiltinToolName } from '../contracts/tools';
 import type { SandboxSettings } from '../contracts/tools';
 import { runAgentLoop, type AgentLoopState, type LoopEnd, type LoopPlugins } from './agent-loop';
+import { combineClaimedCalls } from './claimed-calls';
+import { Clarifications } from './clarification';
 import { historyWantsContinueAsNew } from './continue-as-new';
 import { Delegator } from './delegation/delegator';
 import { defaultGuards } from './guards';
+import { showLiveState } from './outcome';
 
 /** What every agent of one run shares (from the workflow input). */
 export interface RunContext {
@@ -41,6 +45,8 @@ export interface RunContext {
   loopDetection: LoopDetectionSettings;
   /** Compaction for this agent and every child; absent → off. */
   summarization?: SummarizationRuntime;
+  /** `ask_clarification` for this run (who is offered it: `createClarifications`); absent → off. */
+  clarification?: ClarificationSettings;
 }
 
 /** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
@@ -51,6 +57,7 @@ export function runContext(
     sandbox: SandboxSettings;
     loop_detection: LoopDetectionSettings;
     summarization?: SummarizationRuntime;
+    clarification?: ClarificationSettings;
   },
   runId: string,
 ): RunContext {
@@ -61,6 +68,7 @@ export function runContext(
     sandbox: input.sandbox,
     loopDetection: input.loop_detection,
     ...(input.summarization && { summarization: input.summarization }),
+    ...(input.clarification && { clarification: input.clarification }),
   };
 }
 
@@ -109,7 +117,40 @@ export function createDelegator(
     ...(delegation.events && { events: delegation.events }),
     ...(delegation.batch && { batch: delegation.batch }),
     ...(context.summarization && { summarization: context.summarization }),
+    ...(context.clarification && { clarification: context.clarification }),
   });
+}
+
+/**
+ * The agent's questions (`ask_clarification`, when `offered`) and those of its subagents, its Update handler
+ * registered: the lead's are logged in its event log and listed by its status.
+ */
+export function createClarifications(
+  context: RunContext,
+  agent: { name: string; offered: boolean; leadWorkflowId: string },
+  state: () => AgentLoopState,
+  delegator?: Delegator,
+): Clarifications {
+  const clarifications = new Clarifications({
+    ...(context.clarification && { settings: context.clarification }),
+    offered: agent.offered,
+    agentName: agent.name,
+    runId: context.runId,
+    leadWorkflowId: agent.leadWorkflowId,
+    ...(delegator && {
+      record: (event) => delegator.recordEvent(event),
+      delegationEnded: (taskId) => delegator.hasEnded(taskId),
+    }),
+    showDoing: (doing) =>
+      showLiveState({
+        agent: agent.name,
+        turns: state().turns,
+        ...(state().usage && { tokens: state().usage }),
+        doing,
+      }),
+  });
+  clarifications.register();
+  return clarifications;
 }
 
 export interface AgentRunOptions {
@@ -118,6 +159,8 @@ export interface AgentRunOptions {
   state: AgentLoopState;
   /** Present when the agent may delegate. */
   delegator?: Delegator;
+  /** Its questions (`ask_clarification`), when the run has them. */
+  clarifications?: Clarifications;
   /** Keep the step log (for a steps query). */
   recordSteps: boolean;
   /** Called after every model response (progress reports). */
@@ -153,17 +196,20 @@ export type AgentRunEnd =
  * have reported back before this returns, so no ledger entry stays `in_progress`.
  */
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
-  const { context, agent, state, delegator } = options;
+  const { context, agent, state, delegator, clarifications } = options;
   const builtinTools = agent.tools.filter(isBuiltinToolName);
   const toolSpecs: ToolSpec[] = [];
   // At the depth cap the tools stay visible and their calls are refused with an explanation.
   if (delegator) toolSpecs.push(...delegator.toolSpecs());
+  if (clarifications) toolSpecs.push(...clarifications.toolSpecs());
   if (delegator) {
     setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
     setHandler(subagentAdmissionSignal, (update) => delegator.recordAdmission(update));
   }
+  const delegation = delegator?.plugins();
   const plugins: LoopPlugins = {
-    ...delegator?.plugins(),
+    ...delegation,
+    claimedCalls: combineClaimedCalls(delegation?.claimedCalls, clarifications?.claimedCalls()),
     onTurn: options.onTurn,
     // Between turns nothing is in flight: when history grows long, the run continues as new there.
     shouldContinueAsNew: () => historyWantsContinueAsNew(workflowInfo()),

@@ -20,11 +20,12 @@ import {
   type LeadRunStatus,
 } from '../contracts/lead';
 import { failOnInvalidLeadRunInput } from '../contracts/inputs';
+import type { PendingQuestion } from '../contracts/clarification';
 import type { ChatMessage } from '../contracts/messages';
 import { recordsAfter } from '../contracts/queries';
 import { DELEGATION_LIMIT_STOP_REASON, type RunStopReason } from '../contracts/status';
 import { initialLoopState, loopCarry, restoreLoopState, type AgentLoopState } from './agent-loop';
-import { createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
+import { createClarifications, createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { lastAssistantText } from './subagent-result';
 import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
@@ -96,6 +97,11 @@ function startingState(input: LeadRunInput): AgentLoopState {
   return state;
 }
 
+/** The status's `questions`: present only while some wait (older clients and tests see the shape they knew). */
+function questionsOf(questions: PendingQuestion[]): { questions?: PendingQuestion[] } {
+  return questions.length > 0 ? { questions } : {};
+}
+
 /** How the run ended, as its result says it. */
 function leadOutcome(
   end: Exclude<AgentRunEnd, { kind: 'continue_as_new' }>,
@@ -137,6 +143,13 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     },
     () => state,
   );
+  // Offered when the run's input carries the settings (runs from before it existed see no new tool).
+  const clarifications = createClarifications(
+    context,
+    { name: 'lead', offered: input.clarification !== undefined, leadWorkflowId: workflowInfo().workflowId },
+    () => state,
+    delegator,
+  );
   let finished = false;
   let queuedAt: QueuedAt | undefined;
   setHandler(leadLedgerQuery, () => delegator.ledger);
@@ -148,6 +161,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
     counts: countByStatus(delegator.ledger, runId),
     last_seq: delegator.events.length,
+    ...(!finished && questionsOf(clarifications.pending())),
   }));
 
   // Its slot first (a continued execution holds it already): before any model call.
@@ -193,6 +207,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     },
     state,
     delegator,
+    clarifications,
     recordSteps: false,
   });
   if (end.kind === 'continue_as_new') {
@@ -201,6 +216,9 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       run_id: runId,
       ledger: delegator.ledger,
       carry: { ...loopCarry(state, (input.carry?.continued ?? 0) + 1), events: delegator.events },
+      ...(input.clarification && {
+        clarification: { ...input.clarification, questions_asked: clarifications.asked },
+      }),
       // The slot stays held across executions.
       ...(admittedAt !== undefined && { admitted_at: admittedAt }),
     });

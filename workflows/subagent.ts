@@ -12,6 +12,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import { failOnInvalidSubagentInput } from '../contracts/inputs';
 import type { ChatMessage } from '../contracts/messages';
 import {
@@ -33,7 +34,7 @@ import {
   type AgentLoopState,
   type LoopPlugins,
 } from './agent-loop';
-import { createDelegator, runContext, type AgentRunEnd } from './agent-run';
+import { createClarifications, createDelegator, runContext, type AgentRunEnd } from './agent-run';
 import { runSubagentAgent } from './graph-subagent';
 import { admit, releaseSlot } from './subagent-admission';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
@@ -176,6 +177,17 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   }
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
   const delegator = input.delegation && createDelegator(context, input.delegation, () => state);
+  const clarifications = createClarifications(
+    context,
+    {
+      name: agent.name,
+      offered: input.clarification !== undefined && agent.tools.includes(CLARIFICATION_TOOL_NAME),
+      // The lead's workflow id is its run id (every starter of this project sets it so).
+      leadWorkflowId: input.run_id,
+    },
+    () => state,
+    delegator,
+  );
 
   const end = await runSubagentAgent(input, {
     context,
@@ -193,6 +205,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     },
     state,
     ...(delegator && { delegator }),
+    clarifications,
     recordSteps: true,
     onTurn: progressReporter(input),
   });
@@ -204,6 +217,9 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       fork_from: undefined,
       ...(input.delegation && delegator && { delegation: { ...input.delegation, ledger: delegator.ledger } }),
       carry: loopCarry(state, (input.carry?.continued ?? 0) + 1),
+      ...(input.clarification && {
+        clarification: { ...input.clarification, questions_asked: clarifications.asked },
+      }),
       // The slot stays held across executions.
       ...(admittedAt !== undefined && { admitted_at: admittedAt }),
     });

@@ -17,6 +17,7 @@ import type { ModelSettings } from '../model';
 import { ownEntry } from '../records';
 import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
 import type { SummarizationRuntime } from '../summarization';
+import { CLARIFICATION_TOOL_NAME, type ClarificationSettings } from '../clarification';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
 import type { McpToolFilter } from '../mcp';
 import { resolveMcpFilter } from './mcp';
@@ -194,6 +195,12 @@ export function resolveSummarization(config: Config): SummarizationRuntime | und
   };
 }
 
+/** `ask_clarification` as a run uses it: absent when `clarification.enabled` is false. */
+export function resolveClarification(config: Config): ClarificationSettings | undefined {
+  const settings = config.clarification;
+  return settings.enabled ? { timeout_seconds: settings.timeout_seconds } : undefined;
+}
+
 /** The lead uses the first model listed, as DeerFlow does. */
 export function resolveLeadModel(config: Config): ModelSettings {
   return config.models[0];
@@ -220,7 +227,7 @@ function isBuiltin(name: string): name is BuiltinAgentName {
 
 /** In the fixed order of the tool list, so the model sees the same tools in the same order every run. */
 function filterTools(allow: readonly string[], deny: readonly string[]): string[] {
-  return [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME].filter(
+  return [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME, CLARIFICATION_TOOL_NAME].filter(
     (tool) => allow.includes(tool) && !deny.includes(tool),
   );
 }

@@ -31,6 +31,7 @@ import {
   wholeNumber,
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
+import { CLARIFICATION_TOOL_NAME, DEFAULT_CLARIFICATION_TIMEOUT_SECONDS } from '../clarification';
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { isMcpToolName } from '../mcp';
 import { extensionsConfigKey, mcpServersSection } from './mcp';
@@ -186,6 +187,13 @@ const lead = section('lead', {
   fairness_key: text.optional(),
 });
 
+// Human in the loop (`ask_clarification`): offered to the lead when enabled, to a custom agent whose tools.allow
+// lists it; a question waits timeout_seconds for its answer (`subagents answer`).
+const clarification = section('clarification', {
+  enabled: bool.default(true),
+  timeout_seconds: seconds.default(DEFAULT_CLARIFICATION_TIMEOUT_SECONDS),
+});
+
 const sandbox = section('sandbox', {
   use: text.optional(),
   kind: oneOf(SANDBOX_KINDS).optional(),
@@ -266,6 +274,7 @@ const sections = {
   loop_detection: loopDetection.prefault({}),
   summarization: summarization.prefault({}),
   lead: lead.prefault({}),
+  clarification: clarification.prefault({}),
   sandbox: sandbox.prefault({}),
   temporal: temporalSection,
   worker: worker.prefault({}),
@@ -353,6 +362,14 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
         ['subagents', 'agents', name, 'tools', 'allow'],
         undefined,
         `lists ${TASK_TOOL_NAME}, but built-in agents never delegate (define a custom agent for nested delegation)`,
+      ]);
+    }
+    if (builtins.includes(name) && override.tools?.allow?.includes(CLARIFICATION_TOOL_NAME)) {
+      out.push([
+        ['subagents', 'agents', name, 'tools', 'allow'],
+        undefined,
+        `lists ${CLARIFICATION_TOOL_NAME}, but built-in agents work without asking questions back ` +
+          '(define a custom agent that may ask)',
       ]);
     }
     checkModel(['subagents', 'agents', name, 'model'], override.model);

@@ -1,5 +1,11 @@
 /** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
-import { listAgents, resolveLeadModel, resolveLeadTokenBudget, resolveSummarization } from './agents';
+import {
+  listAgents,
+  resolveClarification,
+  resolveLeadModel,
+  resolveLeadTokenBudget,
+  resolveSummarization,
+} from './agents';
 import { withMcp } from './agents';
 import type { Config } from './index';
 import type { BatchLimits, BatchToolSettings } from '../batch';
@@ -17,6 +23,7 @@ export interface LeadRunRequest {
 export function buildLeadRunInput(config: Config, request: LeadRunRequest): LeadRunInput {
   const { subagents } = config;
   const summarization = resolveSummarization(config);
+  const clarification = resolveClarification(config);
   return {
     prompt: request.prompt,
     ...(request.run_id !== undefined && { run_id: request.run_id }),
@@ -31,6 +38,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     max_turns: config.lead.max_turns,
     ...(config.lead.timeout_seconds !== undefined && { timeout_seconds: config.lead.timeout_seconds }),
     ...(summarization && { summarization }),
+    ...(clarification && { clarification }),
     limits: {
       // Defaulted and capped by subagent_runtime.max_running where the config is parsed.
       max_concurrent: subagents.max_concurrent,

@@ -7,6 +7,7 @@
  * APIs.
  */
 import { z } from 'zod';
+import { CLARIFICATION_TOOL_NAME } from '../clarification';
 import { isMcpToolPattern } from '../mcp';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
 
@@ -50,7 +51,7 @@ export function wholeNumber(min: number, max?: number) {
   return max === undefined ? atLeast : atLeast.max(max, { error: outOfRange });
 }
 
-export const KNOWN_TOOL_NAMES = [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME] as const;
+export const KNOWN_TOOL_NAMES = [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME, CLARIFICATION_TOOL_NAME] as const;
 
 /** The value types without arguments, built anew on each call. */
 export function valueTypes() {

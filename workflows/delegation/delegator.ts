@@ -51,7 +51,8 @@ import {
   releaseSlotSignal,
   type SubagentAdmissionUpdate,
 } from '../../contracts/admission';
-import type { TaskEvent } from '../../contracts/events';
+import type { ClarificationSettings } from '../../contracts/clarification';
+import type { NewTaskEvent, TaskEvent } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
@@ -122,6 +123,8 @@ export interface DelegatorOptions {
   events?: TaskEvent[];
   /** Present when the agent may start durable batches (`batch_task`; the lead, when the config enables it). */
   batch?: BatchToolSettings;
+  /** The run's `ask_clarification` settings, handed to every child (its agent's tools decide if it may ask). */
+  clarification?: ClarificationSettings;
 }
 
 // Reading a workspace items file: a regular activity (it may be large), retried on a worker's fault.
@@ -244,6 +247,17 @@ export class Delegator {
       running: update.running,
       queued: update.queued,
     });
+  }
+
+  /** Appends to the run's event log (a question asked, answered or timed out). */
+  recordEvent(event: NewTaskEvent): void {
+    this.events = appendEvent(this.events, event);
+  }
+
+  /** Whether the delegation `id` has ended (a child's open questions end with it). */
+  hasEnded(id: string): boolean {
+    const entry = this.ledger.find((candidate) => candidate.id === id);
+    return entry !== undefined && isTerminal(entry.status);
   }
 
   /** Waits for every delegation still in flight (after a cancel, so that no entry stays `in_progress`). */
@@ -518,6 +532,9 @@ export class Delegator {
       ...(limits.provider === 'fork' && this.forkSource()),
       ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents, limits } }),
       ...(this.options.summarization && { summarization: this.options.summarization }),
+      ...(this.options.clarification && {
+        clarification: { timeout_seconds: this.options.clarification.timeout_seconds },
+      }),
       // Its turn at admission: the run's (or its tenant's), at every depth.
       fairness_key: limits.fairness_key ?? runId,
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,

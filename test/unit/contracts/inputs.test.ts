@@ -122,7 +122,7 @@ describe('workflow input schemas', () => {
     ).toEqual([
       'prompt: "" is empty (write some text)',
       'model: is missing (a mapping)',
-      'tools[1]: "rm" is not a known tool (bash, ls, read_file, write_file, str_replace, task)',
+      'tools[1]: "rm" is not a known tool (bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
       'workspace: "rel/ws" is not an absolute path (the workspace must be absolute, e.g. /home/me/project)',
       'token_budget.max_tokens: 0 is out of range (1 or more)',
       'max_turns: -1 is out of range (1 or more)',

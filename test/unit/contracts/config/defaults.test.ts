@@ -103,6 +103,7 @@ describe('the configuration with nothing written', () => {
       'loop_detection',
       'summarization',
       'lead',
+      'clarification',
       'sandbox',
       'temporal',
       'worker',

@@ -104,7 +104,7 @@ describe('config problems', () => {
       }),
     ).toEqual([
       'subagents.custom_agents.a.tools.deny[0]: "web_search" is not a known tool ' +
-        '(bash, ls, read_file, write_file, str_replace, task)',
+        '(bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
     ]);
   });
 

@@ -1,0 +1,369 @@
+/**
+ * `ask_clarification`, run by the workflow itself (a claimed call, like `task`): the question is recorded and
+ * shown (the run's event log, `status`, the Web UI's current details), then the agent waits on a durable
+ * condition, holding no worker slot, until the `answer_clarification` Update brings the answer or the timeout
+ * closes the question. A subagent's question is announced to its parent (a signal, passed up to the lead), so
+ * the lead's `status` lists every question of the run; the answer goes to the workflow that asked.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  answerClarificationUpdate,
+  answerCommandLine,
+  answeredToolText,
+  answerProblem,
+  ANSWER_REFUSALS,
+  buildClarificationToolSpec,
+  CLARIFICATION_TOOL_NAME,
+  clarificationNoticeSignal,
+  parseClarificationArgs,
+  questionRef,
+  timedOutToolText,
+  type AnswerRefusal,
+  type AnswerRequest,
+  type ClarificationNotice,
+  type ClarificationSettings,
+  type PendingQuestion,
+  type QuestionEnd,
+  type QuestionRecord,
+  type RecordedAnswer,
+} from '../contracts/clarification';
+import type { NewTaskEvent } from '../contracts/events';
+import type { ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
+import { RESULT_BRIEF_MAX_CHARS } from '../contracts/subagent';
+import { truncateHeadTail } from '../contracts/text';
+import type { LoopPlugins } from './agent-loop';
+
+export interface ClarificationOptions {
+  /** The run's settings; absent (disabled, or a run from before) → no tool, and nothing ever waits. */
+  settings?: ClarificationSettings;
+  /** This agent is offered the tool (the lead when enabled; a subagent whose tools allow it). */
+  offered: boolean;
+  agentName: string;
+  /** The lead run's id (the answer command names it) and its workflow id (question refs count from it). */
+  runId: string;
+  leadWorkflowId: string;
+  /** Appends to the run's event log, where this agent keeps one (it delegates). */
+  record?: (event: NewTaskEvent) => void;
+  /** Whether this agent's delegation `taskId` has ended (its questions are then gone). */
+  delegationEnded?: (taskId: string) => boolean;
+  /** Shows what the agent is doing in the Web UI's current details. */
+  showDoing?: (doing: string) => void;
+}
+
+function now(): string {
+  // The workflow clock: deterministic on replay.
+  return new Date().toISOString();
+}
+
+function refused(type: AnswerRefusal, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+function toolMessage(call: ToolCall, content: string, isError = false): ToolMessage {
+  return {
+    role: 'tool',
+    tool_call_id: call.id,
+    name: call.name,
+    content,
+    ...(isError && { is_error: true }),
+  };
+}
+
+function pendingOf(record: QuestionRecord): PendingQuestion {
+  const { state: _state, answer: _answer, closed_at: _closed, ...pending } = record;
+  return pending;
+}
+
+export class Clarifications {
+  /** This execution's own questions, open and closed. */
+  private readonly questions: QuestionRecord[] = [];
+  /** Questions of this agent's subagents (at any depth) still open, by `<workflow id>#<id>`. */
+  private readonly children = new Map<string, PendingQuestion>();
+  /** Questions this agent asked, earlier executions included: the next one is `q<asked + 1>`. */
+  asked: number;
+  private readonly askedBefore: number;
+
+  constructor(private readonly options: ClarificationOptions) {
+    this.asked = options.settings?.questions_asked ?? 0;
+    this.askedBefore = this.asked;
+  }
+
+  /** Answers the Update and hears children's questions. Registering changes no history: safe for any run. */
+  register(): void {
+    setHandler(answerClarificationUpdate, (request) => this.answer(request), {
+      validator: (request) => void this.check(request),
+    });
+    setHandler(clarificationNoticeSignal, (notice) => this.hear(notice));
+  }
+
+  private get settings(): ClarificationSettings | undefined {
+    return this.options.offered ? this.options.settings : undefined;
+  }
+
+  toolSpecs(): ToolSpec[] {
+    const settings = this.settings;
+    return settings ? [buildClarificationToolSpec(settings.timeout_seconds)] : [];
+  }
+
+  /** The calls this agent runs itself: its questions, one after another (ask one thing at a time). */
+  claimedCalls(): LoopPlugins['claimedCalls'] {
+    if (!this.settings) return undefined;
+    return {
+      claims: (call) => call.name === CLARIFICATION_TOOL_NAME,
+      run: async (calls) => {
+        const results: ToolMessage[] = [];
+        for (const call of calls) results.push(await this.ask(call));
+        return results;
+      },
+    };
+  }
+
+  /** Every question of this agent and its subagents waiting for an answer, oldest first. */
+  pending(): PendingQuestion[] {
+    const own = this.questions.filter((q) => q.state === 'pending').map(pendingOf);
+    const ended = this.options.delegationEnded;
+    const children = [...this.children.values()].filter(
+      (q) => ended === undefined || !ended(q.ref.split('/')[0]),
+    );
+    return [...own, ...children].sort((a, b) => a.asked_at.localeCompare(b.asked_at));
+  }
+
+  private async ask(call: ToolCall): Promise<ToolMessage> {
+    const settings = this.settings!;
+    const parsed = parseClarificationArgs(call.args);
+    if (!parsed.ok) return toolMessage(call, parsed.error, true);
+    this.asked += 1;
+    const id = `q${this.asked}`;
+    const { workflowId } = workflowInfo();
+    const askedAt = new Date();
+    const timeoutMs = settings.timeout_seconds * 1000;
+    const question: QuestionRecord = {
+      ...parsed.args,
+      ref: questionRef(this.options.leadWorkflowId, workflowId, id),
+      id,
+      workflow_id: workflowId,
+      asked_by: this.options.agentName,
+      asked_at: askedAt.toISOString(),
+      expires_at: new Date(askedAt.getTime() + timeoutMs).toISOString(),
+      timeout_seconds: settings.timeout_seconds,
+      state: 'pending',
+    };
+    this.questions.push(question);
+    this.opened(pendingOf(question));
+    this.options.showDoing?.(
+      `waiting for an answer to ${question.ref}: "${question.question}" · ` +
+        answerCommandLine(this.options.runId, question.ref),
+    );
+    let answered: boolean;
+    try {
+      answered = await condition(() => question.state !== 'pending', timeoutMs, {
+        summary: `ask_clarification: waiting for an answer to ${question.ref}`,
+      });
+    } catch (err) {
+      // Cancelled, or the agent's wall clock ran out: the question closes with the agent.
+      if (question.state === 'pending') this.close(question, 'cancelled');
+      throw err;
+    }
+    if (!answered) {
+      this.close(question, 'timed_out');
+      return toolMessage(call, timedOutToolText(settings.timeout_seconds));
+    }
+    this.closed(question);
+    return toolMessage(call, answeredToolText(question.answer ?? ''));
+  }
+
+  private close(question: QuestionRecord, end: Exclude<QuestionEnd, 'answered'>): void {
+    question.state = end;
+    question.closed_at = now();
+    this.closed(question);
+  }
+
+  /** The refusal for `request`, thrown (the Update's validator), or the question it answers. */
+  private check(request: AnswerRequest): QuestionRecord {
+    const problem = answerProblem(request?.answer);
+    if (problem !== undefined) throw refused(ANSWER_REFUSALS.invalid, problem);
+    const id = request.question_id;
+    if (id === undefined) {
+      const open = this.questions.filter((q) => q.state === 'pending');
+      if (open.length === 1) return open[0];
+      if (open.length > 1) {
+        throw refused(
+          ANSWER_REFUSALS.ambiguous,
+          `${open.length} questions are waiting (${open.map((q) => q.ref).join(', ')}): name one with --question`,
+        );
+      }
+      throw refused(ANSWER_REFUSALS.notWaiting, this.notWaitingText());
+    }
+    const question = this.questions.find((q) => q.id === id);
+    if (question === undefined) {
+      const number = /^q(\d+)$/.exec(id)?.[1];
+      if (number !== undefined && Number(number) >= 1 && Number(number) <= this.askedBefore) {
+        throw refused(
+          ANSWER_REFUSALS.closed,
+          `question ${id} of ${this.who()} is closed (asked before the run continued as new)`,
+        );
+      }
+      const known = this.questions.map((q) => q.id);
+      throw refused(
+        ANSWER_REFUSALS.unknown,
+        `${this.who()} has no question ${JSON.stringify(id)} (its questions: ${known.join(', ') || 'none'})`,
+      );
+    }
+    switch (question.state) {
+      case 'pending':
+        return question;
+      case 'answered':
+        throw refused(
+          ANSWER_REFUSALS.closed,
+          `question ${question.ref} was already answered at ${question.closed_at} ` +
+            `(${JSON.stringify(truncateHeadTail(question.answer ?? '', 200))}); an answer is taken once`,
+        );
+      case 'timed_out':
+        throw refused(
+          ANSWER_REFUSALS.closed,
+          `question ${question.ref} timed out at ${question.closed_at} (no answer within ` +
+            `${question.timeout_seconds} s); the run went on without it`,
+        );
+      case 'cancelled':
+        throw refused(
+          ANSWER_REFUSALS.closed,
+          `question ${question.ref} was closed at ${question.closed_at}: its agent was cancelled or ran out of time`,
+        );
+    }
+  }
+
+  private who(): string {
+    const { workflowId } = workflowInfo();
+    return workflowId === this.options.leadWorkflowId
+      ? `run ${this.options.runId}`
+      : `subagent ${this.options.agentName} (${workflowId})`;
+  }
+
+  private notWaitingText(): string {
+    const base = `${this.who()} is not waiting for an answer`;
+    const children = this.pending().filter((q) => q.workflow_id !== workflowInfo().workflowId);
+    if (children.length === 0) return `${base} (it has no open question)`;
+    return `${base}; its subagents are: ${children.map((q) => q.ref).join(', ')} (name one with --question)`;
+  }
+
+  /** The Update's handler: records the answer; the waiting call wakes in the same workflow task. */
+  private answer(request: AnswerRequest): RecordedAnswer {
+    const question = this.check(request);
+    question.state = 'answered';
+    question.answer = request.answer;
+    question.closed_at = now();
+    return {
+      ref: question.ref,
+      question_id: question.id,
+      question: question.question,
+      asked_by: question.asked_by,
+      workflow_id: question.workflow_id,
+      answer: request.answer,
+      answered_at: question.closed_at,
+    };
+  }
+
+  /** A question opened here: the run's event log, and the parent told. */
+  private opened(question: PendingQuestion): void {
+    this.logRequested(question);
+    const { ref: _ref, ...asked } = question;
+    this.tellParent({ state: 'asked', question: asked });
+  }
+
+  private logRequested(question: PendingQuestion): void {
+    this.options.record?.({
+      type: 'clarification_requested',
+      task_id: question.ref,
+      at: now(),
+      question_id: question.id,
+      asked_by: question.asked_by,
+      workflow_id: question.workflow_id,
+      question: question.question,
+      clarification_type: question.clarification_type,
+      ...(question.context !== undefined && { context: question.context }),
+      ...(question.options !== undefined && { options: question.options }),
+      timeout_seconds: question.timeout_seconds,
+    });
+  }
+
+  private closed(question: QuestionRecord): void {
+    if (question.state === 'pending') return;
+    this.endEvent(question.ref, question.id, question.state, question.answer, question.timeout_seconds);
+    this.tellParent({
+      state: 'closed',
+      workflow_id: question.workflow_id,
+      id: question.id,
+      end: question.state,
+      ...(question.answer !== undefined && {
+        answer: truncateHeadTail(question.answer, RESULT_BRIEF_MAX_CHARS),
+      }),
+    });
+  }
+
+  private endEvent(
+    ref: string,
+    id: string,
+    end: QuestionEnd,
+    answer: string | undefined,
+    timeoutSeconds: number,
+  ): void {
+    const record = this.options.record;
+    if (!record) return;
+    const at = now();
+    if (end === 'answered') {
+      record({
+        type: 'clarification_answered',
+        task_id: ref,
+        at,
+        question_id: id,
+        answer: truncateHeadTail(answer ?? '', RESULT_BRIEF_MAX_CHARS),
+      });
+    } else if (end === 'timed_out') {
+      record({
+        type: 'clarification_timed_out',
+        task_id: ref,
+        at,
+        question_id: id,
+        timeout_seconds: timeoutSeconds,
+      });
+    }
+  }
+
+  /** A subagent's question opened or closed: kept for `pending()`, logged, and passed up. */
+  private hear(notice: ClarificationNotice): void {
+    if (notice.state === 'asked') {
+      const { question } = notice;
+      const pending: PendingQuestion = {
+        ...question,
+        ref: questionRef(this.options.leadWorkflowId, question.workflow_id, question.id),
+      };
+      this.children.set(`${question.workflow_id}#${question.id}`, pending);
+      this.logRequested(pending);
+    } else {
+      const key = `${notice.workflow_id}#${notice.id}`;
+      const pending = this.children.get(key);
+      this.children.delete(key);
+      if (pending) this.endEvent(pending.ref, pending.id, notice.end, notice.answer, pending.timeout_seconds);
+    }
+    this.tellParent(notice);
+  }
+
+  /** A subagent tells the workflow that started it (a lead run has none). */
+  private tellParent(notice: ClarificationNotice): void {
+    const parent = workflowInfo().parent;
+    if (!parent || workflowInfo().workflowId === this.options.leadWorkflowId) return;
+    const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
+    // Also when the agent is being cancelled: the parent must hear its question closed. A parent that has
+    // ended cannot take it; nothing is lost then.
+    void CancellationScope.nonCancellable(() => handle.signal(clarificationNoticeSignal, notice)).catch(
+      () => undefined,
+    );
+  }
+}
