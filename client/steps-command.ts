@@ -6,6 +6,7 @@
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
+import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import type { ToolCall } from '../contracts/messages';
 import type { ModelCallResult } from '../contracts/model';
 import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
@@ -80,7 +81,9 @@ export function stepsFromHistory(
         missing.push(
           call.name === 'task'
             ? `the result of delegation ${call.id} (its text is built from the child's result: see the child's own steps)`
-            : `the result of tool call ${call.id} (${call.name}): not in history`,
+            : call.name === CLARIFICATION_TOOL_NAME
+              ? `the answer to question ${call.id} (the workflow waited for it: see the run's clarification events)`
+              : `the result of tool call ${call.id} (${call.name}): not in history`,
         );
       }
     }
@@ -108,6 +111,9 @@ export function stepsFromHistory(
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
+/** The activities that run one tool call (input `{call, …}`, result a ToolCallResult). */
+const TOOL_ACTIVITIES: ReadonlySet<string> = new Set(['executeToolCall', 'executeMcpToolCall']);
+
 /** The records of one execution's history, payloads decoded with the client's converter (and codec). */
 async function historyRecords(client: Client, events: readonly HistoryEvent[]): Promise<HistoryRecord[]> {
   const converter = client.options.loadedDataConverter;
@@ -117,7 +123,7 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
   const records: HistoryRecord[] = [];
   const failedTool = async (scheduledEventId: unknown, message: string) => {
     const activity = scheduled.get(String(scheduledEventId));
-    if (activity?.type !== 'executeToolCall') return;
+    if (!activity || !TOOL_ACTIVITIES.has(activity.type)) return;
     const input = await decode<ToolCallInput>(activity.input);
     records.push({ kind: 'tool_failed', call: input.call, message });
   };
@@ -135,7 +141,7 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
       const type = scheduled.get(String(completed.scheduledEventId))?.type;
       if (type === 'callModel')
         records.push({ kind: 'model', result: await decode<ModelCallResult>(completed.result) });
-      if (type === 'executeToolCall')
+      if (type !== undefined && TOOL_ACTIVITIES.has(type))
         records.push({ kind: 'tool', result: await decode<ToolCallResult>(completed.result) });
       continue;
     }
@@ -147,7 +153,7 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
     const marker = event.markerRecordedEventAttributes;
     if (marker?.markerName === 'core_local_activity' && marker.details?.result) {
       const data = await decode<{ activity_type?: string }>(marker.details.data);
-      if (data.activity_type === 'executeToolCall')
+      if (data.activity_type !== undefined && TOOL_ACTIVITIES.has(data.activity_type))
         records.push({ kind: 'tool', result: await decode<ToolCallResult>(marker.details.result) });
     }
   }

@@ -130,7 +130,7 @@ describe('MCP tool filters', () => {
     ).toEqual([
       'subagents.custom_agents.c.tools.allow[0]: "github__" is not an MCP tool name (<server>__<tool> or <server>__*; a server name has letters, digits, - and single _)',
       'subagents.custom_agents.c.tools.allow[1]: "__x" is not an MCP tool name (<server>__<tool> or <server>__*; a server name has letters, digits, - and single _)',
-      'subagents.custom_agents.c.tools.allow[2]: "web" is not a known tool (bash, ls, read_file, write_file, str_replace, task)',
+      'subagents.custom_agents.c.tools.allow[2]: "web" is not a known tool (bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
     ]);
   });
 });
@@ -141,7 +141,7 @@ describe('MCP filters in workflow inputs', () => {
     const input = buildLeadRunInput(config, { prompt: 'p', workspace: '/srv/work/run' });
     expect(leadRunInputProblems(input)).toEqual([]);
     expect(leadRunInputProblems({ ...input, mcp: { allow: ['github__*', 'rm -rf'], deny: 'x' } })).toEqual([
-      'mcp.allow[1]: "rm -rf" is not a known tool (bash, ls, read_file, write_file, str_replace, task)',
+      'mcp.allow[1]: "rm -rf" is not a known tool (bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
       'mcp.deny: "x" is not a list of tool names',
     ]);
   });
