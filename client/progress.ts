@@ -18,6 +18,8 @@ export interface WatchOptions {
   uiUrl?: string;
   /** Per task id, the child's Web UI page. */
   childUiUrl?: (workflowId: string) => string | undefined;
+  /** What the answer command needs besides the run id (`--address …` for a server only this process knows). */
+  answerFlags?: string;
   pollMs?: number;
 }
 
@@ -132,6 +134,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       ledger,
       progress,
       ...(status.questions && status.state !== 'finished' && { questions: status.questions }),
+      ...(options.answerFlags && { answer_flags: options.answerFlags }),
       ...(options.uiUrl && { ui_url: options.uiUrl }),
       ...(options.childUiUrl && {
         children_ui_urls: Object.fromEntries(
@@ -147,7 +150,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       for (const event of events) {
         out.write(`${eventLine(event)}\n`);
         if (event.type === 'clarification_requested')
-          out.write(`${answerHint(handle.runId, event.task_id)}\n`);
+          out.write(`${answerHint(handle.runId, event.task_id, options.answerFlags)}\n`);
       }
     if (closed && finished) {
       // Without a terminal the tree is printed once, complete, after the event lines.

@@ -34,22 +34,31 @@ export function questionText(
  * The two lines of a waiting question: what is asked, and the command that answers it (`--question` only when
  * the run waits on more than one).
  */
-export function questionLines(runId: string, question: PendingQuestion, several: boolean): string[] {
+export function questionLines(
+  runId: string,
+  question: PendingQuestion,
+  several: boolean,
+  flags?: string,
+): string[] {
   return [
     `question ${questionText(question)}`,
-    `${answerHint(runId, several || question.ref.includes('/') ? question.ref : undefined)} ` +
+    `${answerHint(runId, several || question.ref.includes('/') ? question.ref : undefined, flags)} ` +
       `(closes unanswered at ${question.expires_at})`,
   ];
 }
 
 /** How to answer the question `ref` (the line under its event while a run is followed). */
-export function answerHint(runId: string, ref?: string): string {
-  return `  answer: ${answerCommandLine(runId, ref)}`;
+export function answerHint(runId: string, ref?: string, flags?: string): string {
+  return `  answer: ${answerCommandLine(runId, ref, flags)}`;
 }
 
 /** Every waiting question's lines. */
-export function pendingQuestionLines(runId: string, questions: readonly PendingQuestion[] = []): string[] {
-  return questions.flatMap((question) => questionLines(runId, question, questions.length > 1));
+export function pendingQuestionLines(
+  runId: string,
+  questions: readonly PendingQuestion[] = [],
+  flags?: string,
+): string[] {
+  return questions.flatMap((question) => questionLines(runId, question, questions.length > 1, flags));
 }
 
 /** A `clarification_*` event as one line (after its time). */

@@ -6,6 +6,7 @@ import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../contracts/config';
+import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import type { LeadRunResult } from '../contracts/lead';
 import { describeSandbox, type SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
@@ -47,6 +48,11 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 interface Session {
   settings: ConnectionSettings;
   uiUrl?: string;
+  /**
+   * What another terminal's command needs to reach this run besides its id: `--address …` for an embedded
+   * server no record names (the commands find a recorded one, or the address the user gave, themselves).
+   */
+  reachFlags?: string;
   /** Where `bash` runs, when this command runs the worker itself (elsewhere, the workers there decide). */
   sandbox(): Promise<SandboxInUse | undefined>;
   /**
@@ -106,6 +112,7 @@ async function openSession(
   let server: TemporalServer | undefined;
   let codec: RunningCodecServer | undefined;
   let forgetServer = () => undefined as void;
+  let serverRecorded = false;
   // Bundling the workflows takes as long as starting a server: do both at once.
   const bundle = bundleProjectWorkflows();
   bundle.catch(() => undefined);
@@ -138,15 +145,20 @@ async function openSession(
         },
         env,
       );
-      if (claim.recorded) forgetServer = claim.forget;
+      if (claim.recorded) {
+        forgetServer = claim.forget;
+        serverRecorded = true;
+      }
     }
   }
   const address = settings.address;
   const uiUrl = recorded?.ui_url ?? server?.uiUrl;
   const connection = await connectWorker(settings);
+  const namespaceFlag = settings.namespace === DEFAULT_NAMESPACE ? '' : ` --namespace ${settings.namespace}`;
   return {
     settings,
     uiUrl,
+    ...(server && !serverRecorded && { reachFlags: `--address ${server.address}${namespaceFlag}` }),
     sandbox: () => describeSandbox(config.sandbox),
     watchWorkers: () => () => undefined,
     detaches: false,
@@ -159,12 +171,14 @@ async function openSession(
         : resumableLines({ ...settings, address, runId, configFile }, cancelRequested),
     withWorker: async (body) => {
       const tracing = startTracing(config.tracing);
+      // After the bundle's progress line has ended: the MCP servers' lines follow it.
+      const workflowBundleCode = await bundle;
       const mcp = await startWorkerMcp(config.mcp_servers, say);
       const worker = await createProjectWorker({
         connection,
         namespace: settings.namespace,
         taskQueue: settings.taskQueue,
-        workflowBundleCode: await bundle,
+        workflowBundleCode,
         admission: config.subagent_runtime,
         runAdmission: config.lead_runtime,
         tuning: workerTuning(config.worker),
@@ -300,6 +314,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
                   live: tty,
                   color,
                   ...(uiUrl && { uiUrl }),
+                  ...(session.reachFlags && { answerFlags: session.reachFlags }),
                   childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
                 });
             return following.finally(stopWatching);

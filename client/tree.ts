@@ -43,6 +43,8 @@ export interface TreeSnapshot {
   ui_url?: string;
   /** Questions (`ask_clarification`) the run waits on: each drawn with the command that answers it. */
   questions?: PendingQuestion[];
+  /** What the answer command needs besides the run id (`--address …` for a server only this process knows). */
+  answer_flags?: string;
   /** Per task id: the child workflow's page, linked under a child that did not complete. */
   children_ui_urls?: Record<string, string>;
 }
@@ -429,7 +431,7 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
     }
   });
   // Never cut: the command must stay whole to be copied.
-  lines.push(...pendingQuestionLines(snapshot.run_id, snapshot.questions));
+  lines.push(...pendingQuestionLines(snapshot.run_id, snapshot.questions, snapshot.answer_flags));
   return lines;
 }
 

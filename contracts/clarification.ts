@@ -273,9 +273,12 @@ export function questionTarget(leadWorkflowId: string, ref: string): { workflowI
   return { workflowId, id };
 }
 
-/** The one-line command that answers a question of run `runId`. */
-export function answerCommandLine(runId: string, ref?: string): string {
-  return `subagents answer ${runId} "<answer>"${ref === undefined ? '' : ` --question ${ref}`}`;
+/**
+ * The one-line command that answers a question of run `runId`; `flags` are what the command needs besides
+ * (e.g. `--address HOST:PORT` for a server only the following process knows).
+ */
+export function answerCommandLine(runId: string, ref?: string, flags = ''): string {
+  return `subagents answer ${runId} "<answer>"${ref === undefined ? '' : ` --question ${ref}`}${flags && ` ${flags}`}`;
 }
 
 /** The tool result once the user answered. */

@@ -26,6 +26,13 @@ describe('questions as the CLI prints them', () => {
     ]);
   });
 
+  it('carry the flags another terminal needs to reach a server only the following command knows', () => {
+    expect(pendingQuestionLines('run-1', [question('q1')], '--address 127.0.0.1:7233')).toEqual([
+      'question q1 (lead, missing_info): "Which region?"',
+      '  answer: subagents answer run-1 "<answer>" --address 127.0.0.1:7233 (closes unanswered at 2025-01-01T01:00:00.000Z)',
+    ]);
+  });
+
   it("name the question when it is a subagent's or one of several", () => {
     const lines = pendingQuestionLines('run-1', [
       question('q1'),
