@@ -5,8 +5,11 @@
 import { answerCommandLine, type PendingQuestion } from '../contracts/clarification';
 import type { ClarificationEvent } from '../contracts/events';
 
-/** Model text on one line, without control characters (no escape sequence reaches the terminal). */
-function oneLine(text: string): string {
+/**
+ * Text from a model or a user on one line: whitespace runs become one space and control characters go, so
+ * no escape sequence a model wrote can reach the terminal.
+ */
+export function oneLine(text: string): string {
   let out = '';
   for (const char of text) {
     const code = char.codePointAt(0) ?? 0;

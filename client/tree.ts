@@ -12,7 +12,7 @@ import type { TokenUsage } from '../contracts/messages';
 import { STOP_REASON_LABELS, type LedgerStatus, type RunStopReason } from '../contracts/status';
 import { ownEntry } from '../contracts/records';
 import { groupThousands } from '../contracts/text';
-import { pendingQuestionLines } from './questions';
+import { oneLine, pendingQuestionLines } from './questions';
 
 /** A child's latest turns and cumulative usage, from its last `task_running` or terminal event. */
 export interface TaskProgress {
@@ -141,20 +141,6 @@ export function displayWidth(text: string): number {
 /** Terminal rows `lines` take on a terminal `columns` wide, counting the ones that wrap. */
 export function terminalRows(lines: readonly string[], columns: number): number {
   return lines.reduce((rows, line) => rows + Math.max(1, Math.ceil(displayWidth(line) / columns)), 0);
-}
-
-/**
- * Text from a model or a user on one line: whitespace runs become one space and control characters go, so
- * no escape sequence a model wrote can reach the terminal.
- */
-function oneLine(text: string): string {
-  let out = '';
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    if (/\s/.test(char)) out += ' ';
-    else if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += char;
-  }
-  return out.replace(/ {2,}/g, ' ').trim();
 }
 
 /** Keeps newlines and tabs, drops every other control character. */

@@ -61,3 +61,14 @@ export function addUsage(a: TokenUsage, b: TokenUsage | undefined): TokenUsage {
 }
 
 export const ZERO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+
+/** The tool message answering `call` (`is_error` only when set: an answer that is not an error omits it). */
+export function toolMessageFor(call: ToolCall, content: string, isError = false): ToolMessage {
+  return {
+    role: 'tool',
+    tool_call_id: call.id,
+    name: call.name,
+    content,
+    ...(isError && { is_error: true }),
+  };
+}

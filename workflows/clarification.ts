@@ -35,7 +35,7 @@ import {
   type RecordedAnswer,
 } from '../contracts/clarification';
 import type { NewTaskEvent } from '../contracts/events';
-import type { ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
+import { toolMessageFor, type ToolCall, type ToolMessage, type ToolSpec } from '../contracts/messages';
 import { RESULT_BRIEF_MAX_CHARS } from '../contracts/subagent';
 import { truncateHeadTail } from '../contracts/text';
 import type { LoopPlugins } from './agent-loop';
@@ -64,16 +64,6 @@ function now(): string {
 
 function refused(type: AnswerRefusal, message: string): ApplicationFailure {
   return ApplicationFailure.create({ type, message, nonRetryable: true });
-}
-
-function toolMessage(call: ToolCall, content: string, isError = false): ToolMessage {
-  return {
-    role: 'tool',
-    tool_call_id: call.id,
-    name: call.name,
-    content,
-    ...(isError && { is_error: true }),
-  };
 }
 
 function pendingOf(record: QuestionRecord): PendingQuestion {
@@ -138,7 +128,7 @@ export class Clarifications {
   private async ask(call: ToolCall): Promise<ToolMessage> {
     const settings = this.settings!;
     const parsed = parseClarificationArgs(call.args);
-    if (!parsed.ok) return toolMessage(call, parsed.error, true);
+    if (!parsed.ok) return toolMessageFor(call, parsed.error, true);
     this.asked += 1;
     const id = `q${this.asked}`;
     const { workflowId } = workflowInfo();
@@ -173,10 +163,10 @@ export class Clarifications {
     }
     if (!answered) {
       this.close(question, 'timed_out');
-      return toolMessage(call, timedOutToolText(settings.timeout_seconds));
+      return toolMessageFor(call, timedOutToolText(settings.timeout_seconds));
     }
     this.closed(question);
-    return toolMessage(call, answeredToolText(question.answer ?? ''));
+    return toolMessageFor(call, answeredToolText(question.answer ?? ''));
   }
 
   private close(question: QuestionRecord, end: Exclude<QuestionEnd, 'answered'>): void {

@@ -56,7 +56,13 @@ import type { NewTaskEvent, TaskEvent } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
-import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../../contracts/messages';
+import {
+  toolMessageFor,
+  type AssistantMessage,
+  type ToolCall,
+  type ToolMessage,
+  type ToolSpec,
+} from '../../contracts/messages';
 import type { SubagentProgressUpdate } from '../../contracts/queries';
 import { runSearchAttributes } from '../../contracts/search-attributes';
 import {
@@ -300,7 +306,7 @@ export class Delegator {
   private async startBatch(call: ToolCall, id: string): Promise<ToolMessage> {
     const { agents, limits, depth, runId } = this.options;
     const settings = this.options.batch!;
-    const refuse = (text: string) => batchToolMessage(call, text, true);
+    const refuse = (text: string) => toolMessageFor(call, text, true);
     const parsed = parseBatchTaskArgs(
       call.args,
       agents.map((agent) => agent.name),
@@ -385,7 +391,7 @@ export class Delegator {
     });
     const { max_running_items: running, max_attempts: attempts } = args.limits;
     const lowered = args.lowered.length > 0 ? ` Lowered: ${args.lowered.join('; ')}.` : '';
-    return batchToolMessage(
+    return toolMessageFor(
       call,
       `Batch started: batch_id ${id}, ${items.length} ${agent.name} items, at most ${running} running at once, ` +
         `up to ${attempts} attempts an item (workflow ${workflowId}).${lowered} It runs on its own and does not ` +
@@ -399,7 +405,7 @@ export class Delegator {
   /** `batch_status`, `read_batch_result`, `cancel_batch`: on a batch this run (or its conversation) started. */
   private async followBatch(call: ToolCall, tool: BatchToolName): Promise<ToolMessage> {
     const parsed = parseBatchRefArgs(tool, call.args);
-    if (!parsed.ok) return batchToolMessage(call, parsed.error, true);
+    if (!parsed.ok) return toolMessageFor(call, parsed.error, true);
     const args = parsed.args;
     const entry = this.ledger.find(
       (candidate) =>
@@ -410,7 +416,7 @@ export class Delegator {
       const known = this.ledger
         .filter((candidate) => candidate.kind === 'batch')
         .map((candidate) => candidate.id);
-      return batchToolMessage(
+      return toolMessageFor(
         call,
         `No batch ${JSON.stringify(args.batch_id)} in this run (batches: ${known.join(', ') || 'none'}).`,
         true,
@@ -424,10 +430,10 @@ export class Delegator {
     };
     if (tool === CANCEL_BATCH_TOOL_NAME) {
       if (isTerminal(this.entryStatus(entry.id))) {
-        return batchToolMessage(call, `Batch ${entry.id} has already ended (${entry.status}).`, false);
+        return toolMessageFor(call, `Batch ${entry.id} has already ended (${entry.status}).`, false);
       }
       await getExternalWorkflowHandle(entry.workflow_id).cancel();
-      return batchToolMessage(
+      return toolMessageFor(
         call,
         `Cancellation requested for batch ${entry.id}: running items are cancelled, finished ones keep their ` +
           `answers, the rest never run. ${BATCH_STATUS_TOOL_NAME} shows the final counts.`,
@@ -441,7 +447,7 @@ export class Delegator {
         ? await readBatchResultsPage({ ...request, max_chars: args.max_chars })
         : await describeBatchPage(request);
     this.notePage(entry.id, page);
-    return batchToolMessage(call, page.text, false);
+    return toolMessageFor(call, page.text, false);
   }
 
   /** Waits durably until the batch ends or `seconds` pass; a batch not watched here is asked now and then. */
@@ -620,17 +626,6 @@ function failedDelegation(err: unknown, timeoutSeconds: number): SubagentResult 
 function now(): string {
   // The workflow clock: deterministic on replay.
   return new Date().toISOString();
-}
-
-/** The answer to a batch tool's call. */
-function batchToolMessage(call: ToolCall, content: string, isError: boolean): ToolMessage {
-  return {
-    role: 'tool',
-    tool_call_id: call.id,
-    name: call.name,
-    content,
-    ...(isError && { is_error: true }),
-  };
 }
 
 function batchRefusal(problems: readonly string[]): string {
