@@ -189,13 +189,15 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<Te
   };
 }
 
-/** How many times a start that lost a port race is tried in all. */
-const PORT_CLASH_ATTEMPTS = 3;
+/** How many times a start that may work again is tried in all. */
+const START_ATTEMPTS = 3;
 
 /**
- * The dev server picks the ports of its inner services (matching, history, worker) itself, as this module picks
- * the frontend's: a port free when picked can be taken by another process before it is bound. Such a start fails
- * with `address already in use`; it is tried again with fresh ports, which is all a person would do.
+ * The dev server picks the ports of its inner services (matching, history, membership) itself, as this module
+ * picks the frontend's: a port free when picked can be taken by another process before it is bound. Such a
+ * start fails with `address already in use`, or with a Go panic while the server is being built (a service
+ * whose listener failed); it is tried again with fresh ports, which is all a person would do. A start refused
+ * for any other reason (a bad flag, a locked file) is not.
  */
 async function startServer(options: DevServerOptions): Promise<TemporalServer> {
   const env = options.env ?? process.env;
@@ -207,17 +209,53 @@ async function startServer(options: DevServerOptions): Promise<TemporalServer> {
     try {
       return await startCliServer(options, cli, progress, log);
     } catch (err) {
-      if (attempt >= PORT_CLASH_ATTEMPTS || !isPortClash(err)) throw err;
-      progress.log(
-        `Temporal dev server lost a port to another process; starting it again on other ports`,
-        log,
-      );
+      if (attempt >= START_ATTEMPTS || !mayStartOnRetry(err)) throw err;
+      const why = isPortClash(err) ? 'lost a port to another process' : 'crashed while starting';
+      progress.log(`Temporal dev server ${why}; starting it again on other ports`, log);
     }
   }
 }
 
+const PORT_CLASH = /address already in use/;
+
+/** A start that failed this way may well work when tried again (on other ports). */
+export function mayStartOnRetry(err: unknown): boolean {
+  return isPortClash(err) || (err instanceof DevServerExitedError && /^panic: /m.test(err.output));
+}
+
 export function isPortClash(err: unknown): boolean {
-  return err instanceof Error && /exited with code[\s\S]*address already in use/.test(err.message);
+  if (err instanceof DevServerExitedError) return PORT_CLASH.test(err.output);
+  return err instanceof Error && /exited with code/.test(err.message) && PORT_CLASH.test(err.message);
+}
+
+/** The server process ended before it served: its whole output kept, for deciding what went wrong. */
+export class DevServerExitedError extends Error {
+  constructor(
+    readonly code: number | null,
+    readonly output: string,
+  ) {
+    super(`temporal server start-dev exited with code ${code}:\n${startFailureText(output)}`);
+    this.name = 'DevServerExitedError';
+  }
+}
+
+/** Characters of a failed start's output a message shows: the lines that say why, then the tail. */
+const FAILURE_TEXT_CHARS = 3000;
+
+/**
+ * What a failed start printed, short enough to read: all of it when short, else the lines that name the cause
+ * (errors, the panic) and then the tail. A panic's goroutine dump alone would push the cause out of the tail.
+ */
+export function startFailureText(output: string): string {
+  const text = output.trim();
+  if (text.length <= FAILURE_TEXT_CHARS) return text;
+  const causes = text
+    .split('\n')
+    .filter((line) => /level=(ERROR|FATAL)|^panic:|^Error:|address already in use/.test(line))
+    .slice(0, 6)
+    .map((line) => (line.length > 400 ? `${line.slice(0, 399)}…` : line));
+  const tail = text.slice(-(FAILURE_TEXT_CHARS - causes.join('\n').length));
+  return [...causes, '…', tail].join('\n');
 }
 
 async function startCliServer(
@@ -322,9 +360,7 @@ async function waitUntilServing(
   let lastError = '';
   while (Date.now() < deadline) {
     if (exited !== undefined) {
-      throw new Error(
-        `temporal server start-dev exited with code ${exited}:\n${output.join('').trim().slice(-3000)}`,
-      );
+      throw new DevServerExitedError(exited, output.join(''));
     }
     try {
       wait.update(`waiting for the frontend on ${address}`);
