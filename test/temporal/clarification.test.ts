@@ -206,7 +206,7 @@ it('tells the model no answer came once the timeout passes, and refuses a late a
           turns: [
             { tool_calls: [ask('ask1', 'Which region?')] },
             // Thinking long enough for a late answer to arrive meanwhile.
-            { content: 'Went on: {{tool_result}}', delay_ms: 4000 },
+            { content: 'Went on: {{tool_result}}', delay_ms: 8000 },
           ],
         },
       ],
@@ -403,7 +403,7 @@ it('ends a subagent whose own wall clock runs out while it waits, and its questi
     },
     {
       clarification: { timeout_seconds: 600 },
-      subagents: { custom_agents: { painter: { ...painter, timeout_seconds: 3 } } },
+      subagents: { custom_agents: { painter: { ...painter, timeout_seconds: 8 } } },
     },
   );
   const taskQueue = uniqueTaskQueue('clarify-clock');
@@ -414,7 +414,7 @@ it('ends a subagent whose own wall clock runs out while it waits, and its questi
     const result = await handle.result();
     expect(result.ledger.map((e) => [e.id, e.status])).toEqual([['paint', 'timed_out']]);
     expect(result.final_output).toMatch(
-      /^Lead: Task timed out\. Error: Execution timed out after 3 seconds\n/,
+      /^Lead: Task timed out\. Error: Execution timed out after 8 seconds\n/,
     );
     expect(eventTypes(await handle.query(leadEventsQuery, 0))).toEqual([
       'task_started paint',
