@@ -37,6 +37,12 @@ interface PageGlobals {
 
 const cli = suiteCli;
 
+/**
+ * Below the command's query deadline (10 s): a report this fast did not wait on a query no worker answers.
+ * (How fast it is, is a benchmark's figure: a loaded CI machine starts a process slowly.)
+ */
+const WITHOUT_WAITING_MS = 8_000;
+
 const itWithBrowser = itInBrowser('report');
 
 describe('report of a finished run, with no worker running', () => {
@@ -72,11 +78,11 @@ describe('report of a finished run, with no worker running', () => {
     ]);
   });
 
-  it('writes the page in a few seconds, and says where (--json: {path})', async () => {
+  it('writes the page without waiting for a worker, and says where (--json: {path})', async () => {
     const made = await cli(['report', result.run_id, '-o', page, '--config', config]);
     expect(made.stderr).toBe('');
     expect(made.code).toBe(0);
-    expect(made.ms).toBeLessThan(5000);
+    expect(made.ms).toBeLessThan(WITHOUT_WAITING_MS);
     expect(made.stdout).toBe(`${page}\n`);
     const html = readFileSync(page, 'utf8');
     expect(html).toContain('&lt;script&gt;window.pwned = 1&lt;/script&gt;');
@@ -177,7 +183,7 @@ it('an unknown run id, and an open run no worker polls: one line each, no page w
   });
   try {
     const open = await cli(['report', handle.workflowId, '-o', out]);
-    expect(open.ms).toBeLessThan(5000);
+    expect(open.ms).toBeLessThan(WITHOUT_WAITING_MS);
     expect(open.code).toBe(1);
     expect(open.stdout).toBe('');
     expect(open.stderr).toBe(
