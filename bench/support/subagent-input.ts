@@ -21,6 +21,17 @@ export function writeScript(dir: string, script: ModelScriptFileInput): string {
   return path;
 }
 
+/** A fresh folder holding an empty workspace and, beside it, the model script. */
+export function scriptedWorkspace(
+  label: string,
+  script: ModelScriptFileInput,
+): { dir: string; workspace: string; scriptFile: string } {
+  const dir = tempDir(label);
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  return { dir, workspace, scriptFile: writeScript(dir, script) };
+}
+
 /**
  * A scripted lead whose first response delegates one general-purpose task per id (`Part <id>`), then answers
  * `answer`; each subagent answers "Part done." after `childMs`.

@@ -4,6 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { AdmissionSettings } from '../../contracts/admission';
+import type { LeadRunInput } from '../../contracts/lead';
+import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
 import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
 import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
@@ -169,4 +171,17 @@ export async function suiteCli(args: string[]): Promise<Finished & { ms: number 
     cliEnv(),
   );
   return { ...finished, ms: Date.now() - started };
+}
+
+/** Starts a lead run on `taskQueue` with the id `<taskQueue>-lead`. */
+export function startLeadRun(
+  client: Client,
+  input: LeadRunInput,
+  taskQueue: string,
+): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
+  return client.workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
+    taskQueue,
+    workflowId: `${taskQueue}-lead`,
+    args: [input],
+  });
 }

@@ -6,8 +6,6 @@
  * tool asks, and the answer given with the lead's run id reaches it.
  */
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
@@ -17,7 +15,7 @@ import { answeredToolText, timedOutToolText, type RecordedAnswer } from '../../c
 import type { TaskEvent } from '../../contracts/events';
 import { leadEventsQuery, leadStatusQuery, type LeadRunInput, type LeadStatus } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace } from '../../bench/support/subagent-input';
 import {
   startProjectWorkerProcess,
   suiteCli,
@@ -27,6 +25,7 @@ import {
   useTestClient,
   waitFor,
   withProjectWorker,
+  startLeadRun,
 } from '../harness/temporal';
 
 const testClient = useTestClient();
@@ -38,21 +37,12 @@ const ask = (id: string, question: string, extra: Record<string, unknown> = {}) 
 });
 
 function setUp(script: ModelScriptFileInput, config: Record<string, unknown> = {}): LeadRunInput {
-  const dir = tempDir('clarification');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  return leadInput({ workspace, scriptFile: writeScript(dir, script), config });
+  const { workspace, scriptFile } = scriptedWorkspace('clarification', script);
+  return leadInput({ workspace, scriptFile, config });
 }
 
-async function startLead(
-  input: LeadRunInput,
-  taskQueue: string,
-): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
-  return testClient().workflow.start(leadRunWorkflow, {
-    taskQueue,
-    workflowId: `${taskQueue}-lead`,
-    args: [input],
-  });
+function startLead(input: LeadRunInput, taskQueue: string): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
+  return startLeadRun(testClient(), input, taskQueue);
 }
 
 async function status(handle: WorkflowHandle<typeof leadRunWorkflow>): Promise<LeadStatus> {

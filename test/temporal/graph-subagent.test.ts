@@ -20,7 +20,7 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace, subagentInput, tempDir } from '../../bench/support/subagent-input';
 import { FakeOpenAI } from '../../bench/support/fake-openai';
 
 const testClient = useTestClient();
@@ -33,10 +33,7 @@ function graphAgent(exported: string, extra: Record<string, unknown> = {}) {
 }
 
 function setUp(script: ModelScriptFileInput) {
-  const dir = tempDir('graph');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  return { workspace, scriptFile: writeScript(dir, script) };
+  return scriptedWorkspace('graph', script);
 }
 
 function journal(workspace: string): string[] {

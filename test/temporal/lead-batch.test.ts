@@ -4,7 +4,7 @@
  * own ledger entry and does not count toward `max_total_per_run`; bad items are refused before anything
  * starts; the batch outlives its lead's answer but not a cancel of the lead.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
@@ -12,8 +12,15 @@ import { BatchesClient } from '../../client/batches';
 import { batchStatusQuery, leadBatchWorkflowId } from '../../contracts/batch';
 import { leadEventsQuery, leadLedgerQuery, type LeadRunInput } from '../../contracts/lead';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
-import { childStarts, uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import {
+  childStarts,
+  startLeadRun,
+  uniqueTaskQueue,
+  useTestClient,
+  waitFor,
+  withProjectWorker,
+} from '../harness/temporal';
+import { leadInput, scriptedWorkspace } from '../../bench/support/subagent-input';
 
 const testClient = useTestClient();
 
@@ -29,13 +36,11 @@ function setUp(
   files: Record<string, string> = {},
   config: Record<string, unknown> = {},
 ): LeadRunInput {
-  const dir = tempDir('lead-batch');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
+  const { workspace, scriptFile } = scriptedWorkspace('lead-batch', script);
   for (const [name, text] of Object.entries(files)) writeFileSync(join(workspace, name), text);
   return leadInput({
     workspace,
-    scriptFile: writeScript(dir, script),
+    scriptFile,
     config: {
       subagents: {
         max_total_per_run: 1,
@@ -50,15 +55,8 @@ function jsonl(keys: readonly string[]): string {
   return keys.map((key) => JSON.stringify({ key, prompt: `Is requirement ${key} testable?` })).join('\n');
 }
 
-async function startLead(
-  input: LeadRunInput,
-  taskQueue: string,
-): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
-  return testClient().workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
-    taskQueue,
-    workflowId: `${taskQueue}-lead`,
-    args: [input],
-  });
+function startLead(input: LeadRunInput, taskQueue: string): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
+  return startLeadRun(testClient(), input, taskQueue);
 }
 
 describe('the lead’s batch tools', () => {

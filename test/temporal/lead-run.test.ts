@@ -2,8 +2,6 @@
  * `leadRunWorkflow` against the real server with the scripted model: delegations as child workflows, the
  * per-response and per-run limits, nested delegation up to max_depth, and cancellation.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
@@ -12,8 +10,15 @@ import { leadRunWorkflow } from '../../workflows/lead-run';
 import { depthRefusalText, subagentResultText } from '../../contracts/delegation-result';
 import { SUBAGENT_LIMIT_NOTE } from '../../workflows/delegation/limits';
 import type { subagentWorkflow } from '../../workflows/subagent';
-import { childStarts, uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import {
+  childStarts,
+  startLeadRun,
+  uniqueTaskQueue,
+  useTestClient,
+  waitFor,
+  withProjectWorker,
+} from '../harness/temporal';
+import { leadInput, scriptedWorkspace } from '../../bench/support/subagent-input';
 
 const testClient = useTestClient();
 
@@ -32,21 +37,12 @@ const coordinator = {
 const childAnswers = { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] };
 
 function setUp(script: ModelScriptFileInput, config?: Record<string, unknown>): LeadRunInput {
-  const dir = tempDir('lead');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  return leadInput({ workspace, scriptFile: writeScript(dir, script), config });
+  const { workspace, scriptFile } = scriptedWorkspace('lead', script);
+  return leadInput({ workspace, scriptFile, config });
 }
 
-async function startLead(
-  input: LeadRunInput,
-  taskQueue: string,
-): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
-  return testClient().workflow.start(leadRunWorkflow, {
-    taskQueue,
-    workflowId: `${taskQueue}-lead`,
-    args: [input],
-  });
+function startLead(input: LeadRunInput, taskQueue: string): Promise<WorkflowHandle<typeof leadRunWorkflow>> {
+  return startLeadRun(testClient(), input, taskQueue);
 }
 
 describe('leadRunWorkflow', () => {
