@@ -9,10 +9,12 @@ import {
   ADMISSION_WORKFLOW_TASK_TIMEOUT,
   ADMISSION_WORKFLOW_TYPE,
   acquireSlotSignal,
+  admissionAnswerSignal,
   admissionWorkflowId,
   declareWorkerSignal,
   describeAdmission,
   releaseSlotSignal,
+  type AdmissionDelivery,
   type AdmissionPool,
   type AdmissionSettings,
   type SlotRequest,
@@ -20,6 +22,35 @@ import {
 
 /** Owners described at once by a sweep. */
 const SWEEP_CONCURRENCY = 8;
+
+/** Answers signalled at once by a delivery. */
+const DELIVERY_CONCURRENCY = 16;
+
+/**
+ * Signals each answer to the workflow that asked; returns the slots of the answers that could not reach their
+ * owner because it has closed (its slot, or its place in the queue, goes back). Any other failure throws, and
+ * the delivery is retried whole (an answer heard twice changes nothing).
+ */
+export async function deliverAnswers(
+  client: Client,
+  deliveries: readonly AdmissionDelivery[],
+): Promise<string[]> {
+  const gone: string[] = [];
+  for (let i = 0; i < deliveries.length; i += DELIVERY_CONCURRENCY) {
+    const batch = deliveries.slice(i, i + DELIVERY_CONCURRENCY);
+    await Promise.all(
+      batch.map(async ({ owner, answer }) => {
+        try {
+          await client.workflow.getHandle(owner).signal(admissionAnswerSignal, answer);
+        } catch (err) {
+          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          gone.push(answer.slot);
+        }
+      }),
+    );
+  }
+  return gone;
+}
 
 /** Of `owners` (workflow ids), those with no open execution: closed, or never there. */
 export async function closedWorkflows(client: Client, owners: readonly string[]): Promise<string[]> {
@@ -74,6 +105,13 @@ export async function declareAdmission(client: Client, declaration: AdmissionDec
 /** The admission activities of a worker whose `subagent_runtime` and `lead_runtime` are `settings`. */
 export function createAdmissionActivities(settings: PoolSettings, identity: string) {
   return {
+    /**
+     * The admission workflow's answers, many in one local activity (one marker in its history, no outbound
+     * command per request): the slots whose owners have closed.
+     */
+    async deliverAdmissionAnswers(deliveries: AdmissionDelivery[]): Promise<string[]> {
+      return deliverAnswers(Context.current().client, deliveries);
+    },
     /** The sweep: which of these slot owners have closed. */
     async admissionClosedOwners(owners: string[]): Promise<string[]> {
       return closedWorkflows(Context.current().client, owners);

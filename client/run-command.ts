@@ -16,7 +16,12 @@ import { settleCoreLogs } from '../worker/runtime';
 import { signalExitCode } from '../worker/shutdown';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
-import { bundleProjectWorkflows, createProjectWorker, workerTuning } from '../worker/worker';
+import {
+  bundleProjectWorkflows,
+  createProjectWorker,
+  runUntilWithRestarts,
+  workerTuning,
+} from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem, type RunHandle } from './api';
 import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
 import { claimDevServerRecord, findRunningDevServer } from './dev-server-state';
@@ -174,19 +179,20 @@ async function openSession(
       // After the bundle's progress line has ended: the MCP servers' lines follow it.
       const workflowBundleCode = await bundle;
       const mcp = await startWorkerMcp(config.mcp_servers, say);
-      const worker = await createProjectWorker({
-        connection,
-        namespace: settings.namespace,
-        taskQueue: settings.taskQueue,
-        workflowBundleCode,
-        admission: config.subagent_runtime,
-        runAdmission: config.lead_runtime,
-        tuning: workerTuning(config.worker),
-        say,
-        ...(tracing && { tracing }),
-      });
+      const create = () =>
+        createProjectWorker({
+          connection,
+          namespace: settings.namespace,
+          taskQueue: settings.taskQueue,
+          workflowBundleCode,
+          admission: config.subagent_runtime,
+          runAdmission: config.lead_runtime,
+          tuning: workerTuning(config.worker),
+          say,
+          ...(tracing && { tracing }),
+        });
       try {
-        return await worker.runUntil(body);
+        return await runUntilWithRestarts(create, body, say);
       } finally {
         await tracing?.shutdown();
         await mcp?.close();

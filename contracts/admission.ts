@@ -61,10 +61,16 @@ export function admissionSection(pool: AdmissionPool): string {
 export const ADMISSION_WORKFLOW_TYPE = 'admissionWorkflow';
 
 /**
- * Every delegation of the task queue waits on the admission workflow, and its tasks take milliseconds: a task
- * lost with a killed worker goes to another after this, not after the default 10 s.
+ * The admission workflow's task timeout: the SDK's own 10 s. Its tasks take milliseconds on an idle machine, but
+ * on a saturated one a task waits behind others in the worker, and a task that times out is retried from
+ * scratch (no cache, every signal that came meanwhile added): with 2 s, a loaded worker never finished one and
+ * every delegation of the queue stalled. A task lost with a killed worker is rare (most of the time none is in
+ * flight) and costs this once.
  */
-export const ADMISSION_WORKFLOW_TASK_TIMEOUT = '2 seconds';
+export const ADMISSION_WORKFLOW_TASK_TIMEOUT = '10 seconds';
+
+/** Answers one delivery (a local activity) signals at most: the work a task does is bounded. */
+export const ADMISSION_ANSWERS_PER_DELIVERY = 256;
 
 /** A subagent's notice to its parent about its slot (only when it had to wait: an uncontended one says nothing). */
 export type SubagentAdmissionUpdate =
@@ -100,6 +106,18 @@ export interface SlotRequest {
   label?: string;
   /** The pool asked (absent: `subagents`). */
   pool?: AdmissionPool;
+  /**
+   * Asked again after a silence (the admission workflow may have been reset): answered with where the slot
+   * stands. A repeat without it (the requester's own task retried) is not answered: its first answer is on its
+   * way, or already in the requester's history.
+   */
+  again?: true;
+}
+
+/** An answer on its way to the workflow that asked. */
+export interface AdmissionDelivery {
+  owner: string;
+  answer: AdmissionAnswer;
 }
 
 export type AdmissionAnswer =

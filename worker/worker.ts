@@ -29,6 +29,7 @@ import {
   withdrawWorkerAdmission,
   type WorkerAdmission,
 } from './admission';
+import { EventLoopDelay, loadGuardTuner } from './load-guard';
 import { projectDataConverter } from './payloads/data-converter';
 import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
@@ -158,6 +159,9 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   // Declared while the worker is made: the admission workflows exist before the first run asks for a slot.
   const declared = Promise.all(pools.map(declareWorkerAdmission));
   declared.catch(() => undefined);
+  // One reading of the event loop per worker, stopped with it (runWorker's `finally` or the process's end).
+  const loop = new EventLoopDelay();
+  const guarded = options.tuning?.tuner === undefined;
   const worker = await Worker.create({
     connection: options.connection,
     namespace,
@@ -173,9 +177,15 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     dataConverter,
     ...options.tracing?.workerOptions,
     ...RECOVERY_TUNING,
+    ...(guarded && { tuner: loadGuardTuner(loop) }),
     ...options.tuning,
     identity,
+  }).catch((err: unknown) => {
+    loop.stop();
+    throw err;
   });
+  if (!guarded) loop.stop();
+  else void whenStopped(worker).then(() => loop.stop());
   await declared;
   admissions.set(worker, pools);
   // Once it runs, the worker says whether a live worker declared other settings (never fails, never waits).
@@ -198,7 +208,49 @@ async function whenRunning(worker: Worker): Promise<boolean> {
   }
 }
 
+/** Resolves once the worker has stopped (or failed). */
+async function whenStopped(worker: Worker): Promise<void> {
+  for (;;) {
+    const state = worker.getState();
+    if (state === 'STOPPED' || state === 'FAILED' || state === 'DRAINED') return;
+    await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+  }
+}
+
 /** After a clean shutdown: the worker's admission settings no longer speak for a live worker. */
 export async function withdrawAdmission(worker: Worker): Promise<void> {
   await Promise.all((admissions.get(worker) ?? []).map(withdrawWorkerAdmission));
+}
+
+/** A worker that fails while its process still has work is replaced this many times at most. */
+export const WORKER_RESTARTS = 5;
+
+/**
+ * Runs `body` with a worker from `create`, as `Worker.runUntil` does; a worker that fails while `body` is still
+ * going (the SDK gave up on it) is replaced by a new one, so the process that owns it keeps serving its runs.
+ * A worker process that dies outright is its supervisor's to restart (README, "Workers on a busy host").
+ */
+export async function runUntilWithRestarts<T>(
+  create: () => Promise<Worker>,
+  body: () => Promise<T>,
+  say: (line: string) => void,
+  restarts = WORKER_RESTARTS,
+): Promise<T> {
+  let settled = false;
+  let watched: Promise<T> | undefined;
+  for (let attempt = 0; ; attempt += 1) {
+    const worker = await create();
+    // Started once, with the first worker (as runUntil starts a function it is given).
+    if (watched === undefined) {
+      watched = body().finally(() => (settled = true));
+      watched.catch(() => undefined);
+    }
+    try {
+      return await worker.runUntil(watched);
+    } catch (err) {
+      if (settled || attempt >= restarts) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      say(`worker failed (${message}); starting a new one (${attempt + 1} of ${restarts})`);
+    }
+  }
 }

@@ -19,11 +19,13 @@ import {
   getExternalWorkflowHandle,
   log,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission';
 import {
+  ADMISSION_ANSWERS_PER_DELIVERY,
   ADMISSION_WORKFLOW_TASK_TIMEOUT,
   acquireSlotSignal,
   admissionAnswerSignal,
@@ -35,6 +37,7 @@ import {
   sameAdmissionSettings,
   type AdmissionAnswer,
   type AdmissionCounters,
+  type AdmissionDelivery,
   type AdmissionPool,
   type AdmissionSettings,
   type AdmissionState,
@@ -61,6 +64,12 @@ const BOUNDED_SWEEP_PATCH = 'admission-bounded-sweep';
  */
 const DEFERRED_ANSWERS_PATCH = 'admission-deferred-answers';
 
+/**
+ * Histories recorded before answers went out many at a time through a local activity (one signal command per
+ * answer, each its own promise) and before a repeated request went unanswered.
+ */
+const BATCHED_ANSWERS_PATCH = 'admission-batched-answers';
+
 /** Declarations kept for the state query (the newest last). */
 const MAX_WORKER_DECLARATIONS = 16;
 
@@ -85,13 +94,20 @@ export interface AdmissionCarry {
   counters: AdmissionCounters;
   workers: WorkerDeclaration[];
   last_grant_ms?: number;
-  /** Answers decided while the previous execution drained, sent by this one first. */
-  answers?: { owner: string; answer: AdmissionAnswer }[];
+  /** Answers decided but not yet sent by the previous execution, sent by this one first. */
+  answers?: AdmissionDelivery[];
 }
 
 const { admissionClosedOwners } = proxyActivities<AdmissionActivities>({
   startToCloseTimeout: '20 seconds',
   retry: { maximumAttempts: 2 },
+});
+
+// A local activity: one marker event for many answers, run by the worker that runs this task. An attempt that
+// fails (the server unreachable) is tried again a few times before its slots go back (`deliver`).
+const { deliverAdmissionAnswers } = proxyLocalActivities<AdmissionActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
 const ZERO_COUNTERS: AdmissionCounters = {
@@ -163,14 +179,25 @@ export class Slots {
   }
 
   /**
-   * A request's immediate answer (signalled back at once): granted, queued, or refused. Asked again for a slot
-   * it knows, it answers with where that slot stands, taking nothing twice.
+   * When set, a repeated request for a slot it knows gets no answer unless it says `again` (the requester's
+   * own task was retried: the first answer is on its way). Histories recorded before answered every repeat.
    */
-  acquire(request: SlotRequest, now: number): AdmissionAnswer {
+  quietRepeats = false;
+
+  /**
+   * A request's immediate answer (signalled back at once): granted, queued, or refused. Asked again for a slot
+   * it knows, it answers with where that slot stands, taking nothing twice (or, with `quietRepeats`, not at all
+   * unless the request says `again`).
+   */
+  acquire(request: SlotRequest, now: number): AdmissionAnswer | undefined {
     const { slot } = request;
-    if (this.running.some((holder) => holder.slot === slot)) return { slot, outcome: 'granted' };
+    const repeat = this.quietRepeats && request.again !== true;
+    if (this.running.some((holder) => holder.slot === slot)) {
+      return repeat ? undefined : { slot, outcome: 'granted' };
+    }
     const waiting = this.queued.findIndex((entry) => entry.slot === slot);
     if (waiting >= 0) {
+      if (repeat) return undefined;
       return { slot, outcome: 'queued', running: this.running.length, queued: waiting + 1 };
     }
     if (this.hasFreeSlot() && this.queued.length === 0 && this.pacedUntil(now) === undefined) {
@@ -190,7 +217,8 @@ export class Slots {
         error: capacityFullText(this.running.length, this.queued.length, this.pool),
       };
     }
-    this.queued.push({ ...request, queued_at: new Date(now).toISOString() });
+    const { again: _again, ...asked } = request;
+    this.queued.push({ ...asked, queued_at: new Date(now).toISOString() });
     if (!this.rotation.includes(request.fairness_key)) this.rotation.push(request.fairness_key);
     this.counters.queued += 1;
     return { slot, outcome: 'queued', running: this.running.length, queued: this.queued.length };
@@ -318,7 +346,8 @@ export class Slots {
   }
 
   private take(request: SlotRequest, now: number): void {
-    this.running.push({ ...request, since: new Date(now).toISOString() });
+    const { again: _again, ...asked } = request;
+    this.running.push({ ...asked, since: new Date(now).toISOString() });
     this.counters.granted += 1;
     this.lastGrantMs = now;
   }
@@ -340,6 +369,7 @@ export class Slots {
 }
 
 export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<never> {
+  const batched = patched(BATCHED_ANSWERS_PATCH);
   /** When the loop is set to wake (Infinity: only for a handler). */
   let armed = Infinity;
   let wake = false;
@@ -353,13 +383,21 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
   const changed = () => {
     if (deadline(Date.now()) < armed) wake = true;
   };
-  // Answers not yet delivered. The server drops a signal whose sender has closed, so the workflow continues as
-  // new only once every answer it sent has arrived.
+  // Answers decided and not yet sent, by slot: the loop sends them many at a time (one local activity), so an
+  // activation does no outbound work per request. A newer answer for a slot replaces one not yet sent (a grant
+  // supersedes "queued").
+  const outbox = new Map<string, AdmissionDelivery>();
+  // Histories recorded before: one signal command per answer, each its own promise.
   const sending = new Set<Promise<void>>();
   // While it drains to continue as new: the answers decided meanwhile, sent by the next execution (the slots'
   // state already holds them), so that the answers in flight can all arrive even under steady traffic.
-  let deferred: { owner: string; answer: AdmissionAnswer }[] | undefined;
+  let deferred: AdmissionDelivery[] | undefined;
   const tell = (owner: string, answer: AdmissionAnswer): void => {
+    if (batched) {
+      outbox.delete(answer.slot);
+      outbox.set(answer.slot, { owner, answer });
+      return;
+    }
     if (deferred) {
       deferred.push({ owner, answer });
       return;
@@ -376,11 +414,12 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     sending.add(sent);
   };
   const slots: Slots = new Slots(input, tell);
+  slots.quietRepeats = batched;
   for (const { owner, answer } of input.carry?.answers ?? []) tell(owner, answer);
   setHandler(admissionStateQuery, () => slots.state());
   setHandler(acquireSlotSignal, (request) => {
     const answer = slots.acquire(request, Date.now());
-    tell(request.owner, answer);
+    if (answer) tell(request.owner, answer);
     changed();
   });
   setHandler(releaseSlotSignal, ({ slot }) => {
@@ -396,6 +435,10 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     const now = Date.now();
     slots.expire(now);
     slots.grantWhatFits(now);
+    if (outbox.size > 0) {
+      await deliver(slots, outbox);
+      continue;
+    }
     const busy = slots.running.length > 0;
     if (!busy) sweepAt = undefined;
     else if (sweepAt === undefined) sweepAt = now + ADMISSION_SWEEP_INTERVAL_MS;
@@ -407,21 +450,52 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     if (wantsContinueAsNew(input.history_events)) break;
     armed = deadline(now);
     wake = false;
-    const predicate = () => wake || wantsContinueAsNew(input.history_events);
+    const predicate = () => wake || outbox.size > 0 || wantsContinueAsNew(input.history_events);
     if (armed === Infinity) await condition(predicate);
     else await condition(predicate, Math.max(1, armed - now));
   }
-  if (patched(DEFERRED_ANSWERS_PATCH)) deferred = [];
-  await condition(() => sending.size === 0 && allHandlersFinished());
+  if (!batched) {
+    if (patched(DEFERRED_ANSWERS_PATCH)) deferred = [];
+    await condition(() => sending.size === 0 && allHandlersFinished());
+  }
+  // Answers decided since the last delivery go out from the next execution, first thing.
+  const unsent = batched ? [...outbox.values()] : (deferred ?? []);
   const continueAsNew = makeContinueAsNewFunc<typeof admissionWorkflow>({
     workflowTaskTimeout: ADMISSION_WORKFLOW_TASK_TIMEOUT,
   });
   return await continueAsNew({
     settings: slots.settings,
     ...(input.pool && { pool: input.pool }),
-    carry: { ...slots.carry(), ...(deferred && deferred.length > 0 && { answers: deferred }) },
+    carry: { ...slots.carry(), ...(unsent.length > 0 && { answers: unsent }) },
     ...(input.history_events !== undefined && { history_events: input.history_events }),
   });
+}
+
+/**
+ * Sends the oldest answers waiting (at most ADMISSION_ANSWERS_PER_DELIVERY) in one local activity. An answer
+ * whose owner has closed gives its slot, or its place in the queue, back. A delivery that keeps failing does the
+ * same for all of its answers: their owners, hearing nothing, ask again within a minute (`again`), and are
+ * answered afresh.
+ */
+async function deliver(slots: Slots, outbox: Map<string, AdmissionDelivery>): Promise<void> {
+  const batch = [...outbox.values()].slice(0, ADMISSION_ANSWERS_PER_DELIVERY);
+  for (const { answer } of batch) outbox.delete(answer.slot);
+  let undelivered: string[];
+  try {
+    undelivered = await deliverAdmissionAnswers(batch);
+  } catch (err) {
+    log.warn('admission answers could not be delivered; their slots go back', {
+      answers: batch.length,
+      error: err instanceof Error ? err.message : String(err),
+    });
+    undelivered = batch.map(({ answer }) => answer.slot);
+  }
+  const now = Date.now();
+  const lost = new Set(undelivered);
+  for (const { answer } of batch) {
+    if (!lost.has(answer.slot) || answer.outcome === 'refused') continue;
+    slots.release(answer.slot, now, answer.outcome === 'granted');
+  }
 }
 
 function wantsContinueAsNew(historyEvents = ADMISSION_HISTORY_EVENTS): boolean {

@@ -96,6 +96,12 @@ export type LoopEnd =
 // within it, and the attempt retried.
 const HEARTBEAT_TIMEOUT = '3 seconds';
 
+// A tool that runs at most once (bash, str_replace, an append): a lost heartbeat is reported to the model as
+// "may or may not have run", which makes it repeat work or give up. On a saturated host a live worker's beats
+// can arrive seconds late, so these wait longer before the attempt is taken for lost: a false interruption
+// costs the run more than a dead worker's bash call noticed a few seconds later.
+const AT_MOST_ONCE_HEARTBEAT_TIMEOUT = '10 seconds';
+
 type ExecuteToolCall = (typeof activities)['executeToolCall'];
 type ToolRun = (input: Parameters<ExecuteToolCall>[0], summary: string) => ReturnType<ExecuteToolCall>;
 
@@ -110,7 +116,7 @@ function toolActivities(sandbox: SandboxSettings): { idempotent: ToolRun; once: 
   // after a crash the model is told it may or may not have run, the tool is not run again blindly.
   const remote: ActivityOptions = {
     startToCloseTimeout: `${sandbox.bash_timeout_seconds + 60} seconds`,
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    heartbeatTimeout: AT_MOST_ONCE_HEARTBEAT_TIMEOUT,
     retry: { maximumAttempts: 1 },
   };
   const idempotent = proxyLocalActivities<typeof activities>(local).executeToolCall;

@@ -424,7 +424,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
           await giveBack(entry.slot);
         } else if (entry.phase === 'queued' && now - entry.askedAt >= ASK_AGAIN_MS) {
           entry.askedAt = now;
-          void acquireSlot(request(i, entry.slot)).catch(() => undefined);
+          void acquireSlot({ ...request(i, entry.slot), again: true }).catch(() => undefined);
         }
       }
       if (draining && live.size === 0) break;

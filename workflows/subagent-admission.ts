@@ -66,9 +66,9 @@ export async function admit(
   setHandler(admissionAnswerSignal, (answer) => {
     if (answer.slot === request.slot) heard = answer;
   });
-  const ask = async (): Promise<string | undefined> => {
+  const ask = async (again = false): Promise<string | undefined> => {
     try {
-      await acquireSlot(request);
+      await acquireSlot(again ? { ...request, again: true } : request);
       return undefined;
     } catch (err) {
       if (isCancelled()) throw err;
@@ -90,7 +90,7 @@ export async function admit(
       );
       if (!answered) {
         // Nothing for a minute: ask again (idempotent), in case the admission workflow was reset meanwhile.
-        const failed = await ask();
+        const failed = await ask(true);
         if (failed !== undefined) return { admitted: false, error: failed };
         continue;
       }

@@ -37,7 +37,7 @@ function semaphore(settings: Partial<AdmissionSettings> = {}, carry?: AdmissionC
   const acquire = slots.acquire.bind(slots);
   slots.acquire = (request, now) => {
     const answer = acquire(request, now);
-    told.push({ owner: request.owner, answer });
+    if (answer) told.push({ owner: request.owner, answer });
     return answer;
   };
   /** The answers given since the last call. */
@@ -281,6 +281,42 @@ describe('Slots: release and repeated requests', () => {
     ]);
     expect(slots.queued).toEqual([{ ...req('b'), queued_at: iso(T0) }]);
     expect(slots.counters.queued).toBe(1);
+  });
+});
+
+describe('Slots: repeated requests once answers are batched (quietRepeats)', () => {
+  it('does not answer a repeat of a held or queued slot: its first answer is on its way', () => {
+    const { slots, heard } = semaphore({ max_running: 1 });
+    slots.quietRepeats = true;
+    slots.acquire(req('a'), T0);
+    slots.acquire(req('b'), T0);
+    heard();
+    slots.acquire(req('a'), T0 + 10);
+    slots.acquire(req('b'), T0 + 10);
+    expect(heard()).toEqual([]);
+    expect(runningSlots(slots)).toEqual(['a']);
+    expect(queuedSlots(slots)).toEqual(['b']);
+    expect(slots.counters).toMatchObject({ granted: 1, queued: 1 });
+  });
+
+  it('answers a request asked `again` (after a silence) with where its slot stands, keeping no flag', () => {
+    const { slots, heard } = semaphore({ max_running: 1 });
+    slots.quietRepeats = true;
+    slots.acquire(req('a'), T0);
+    slots.acquire(req('b'), T0);
+    heard();
+    slots.acquire(req('a', { again: true }), T0 + 10);
+    slots.acquire(req('b', { again: true }), T0 + 10);
+    expect(heard()).toEqual([
+      { owner: 'owner-a', answer: { slot: 'a', outcome: 'granted' } },
+      { owner: 'owner-b', answer: { slot: 'b', outcome: 'queued', running: 1, queued: 1 } },
+    ]);
+    // A slot it does not know (a reset admission workflow) is asked for as new.
+    slots.acquire(req('c', { again: true }), T0 + 20);
+    expect(heard()).toEqual([
+      { owner: 'owner-c', answer: { slot: 'c', outcome: 'queued', running: 1, queued: 2 } },
+    ]);
+    expect(slots.queued.map((waiting) => 'again' in waiting)).toEqual([false, false]);
   });
 });
 

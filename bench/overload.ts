@@ -1,0 +1,481 @@
+/**
+ * `npm run bench:overload`: the system on a saturated host. N fan-out lead runs (three subagents each, one
+ * `bash` call per subagent) are started at once on one dev server and one worker process, while `--busy` CPU
+ * busy loops (`node -e 'for(;;){}'`) compete for the cores. Printed:
+ *   - wall time, runs/s, latency p50/p95, failed runs;
+ *   - worker crashes (a crashed worker is restarted, as `run` does, and counted);
+ *   - model calls asked of the provider against what the runs need (each attempt of a model activity is a
+ *     call: the sum of the `attempt` of every started model activity, from history);
+ *   - bash calls the model was told were interrupted ("may or may not have run");
+ *   - the most subagents holding a slot at once (the admission workflow's state, sampled);
+ *   - the admission workflows' events per delegation, signals, workflow tasks timed out and task latency
+ *     (scheduled → completed, from their histories, every continued execution included).
+ *
+ * Flags: --runs 50 · --busy 16 · --max-running 200 · --deadline-s 900 · --provider scripted|openai (openai: a
+ * local fake Chat Completions server over HTTP that answers after --model-ms, default 300, and counts the
+ * requests it gets) · --label text · --json.
+ * The busy loops are this benchmark's own children: they stop with it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { tsToMs } from '@temporalio/common/lib/time';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { SubagentsClient } from '../client/api';
+import { admissionStateQuery, admissionWorkflowId } from '../contracts/admission';
+import type { ModelScriptFileInput } from '../activities/model/model-script';
+import { projectDataConverter } from '../worker/payloads/data-converter';
+import { connectOrStartServer } from '../worker/temporal-server';
+import { bundleProjectWorkflows } from '../worker/worker';
+import { spawnWorkerProcess } from './support/chaos-workers';
+import { startFakeOpenAI, type FakeResponder } from './support/fake-openai';
+import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { percentile } from './stats';
+
+const CHILDREN = 3;
+/** Model calls one run needs: the lead's two, and two for each subagent. */
+const CALLS_PER_RUN = 2 + CHILDREN * 2;
+
+const { EventType } = temporal.api.enums.v1;
+
+function overloadScript(): ModelScriptFileInput {
+  return {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          {
+            tool_calls: Array.from({ length: CHILDREN }, (_, i) => ({
+              name: 'task',
+              id: `part${i}`,
+              args: {
+                description: `Part ${i}`,
+                prompt: `Count the lines of part ${i}.`,
+                subagent_type: 'general-purpose',
+              },
+            })),
+          },
+          { content: 'Combined: {{tool_result}}' },
+        ],
+      },
+      {
+        agent: 'general-purpose',
+        turns: [
+          {
+            tool_calls: [{ name: 'bash', id: 'count', args: { command: 'echo counted; wc -l < notes.md' } }],
+          },
+          { content: 'Part done: {{tool_result:count}}' },
+        ],
+      },
+    ],
+  };
+}
+
+/** The same work as `overloadScript`, answered over HTTP: the lead (it has `task`) delegates, subagents run bash. */
+function fakeModel(delayMs: number): FakeResponder {
+  return (request) => {
+    const lead = (request.tools ?? []).some((tool) => tool.function.name === 'task');
+    const answered = request.messages.some((message) => message.role === 'tool');
+    if (answered) return { content: lead ? 'Combined.' : 'Part done.', delay_ms: delayMs };
+    if (!lead) {
+      return {
+        tool_calls: [{ name: 'bash', args: { command: 'echo counted; wc -l < notes.md' } }],
+        delay_ms: delayMs,
+      };
+    }
+    return {
+      tool_calls: Array.from({ length: CHILDREN }, (_, i) => ({
+        name: 'task',
+        id: `part${i}`,
+        args: {
+          description: `Part ${i}`,
+          prompt: `Count the lines of part ${i}.`,
+          subagent_type: 'general-purpose',
+        },
+      })),
+      delay_ms: delayMs,
+    };
+  };
+}
+
+export interface OverloadFigures {
+  label: string;
+  provider: string;
+  runs: number;
+  busy_loops: number;
+  max_running: number;
+  wall_s: number;
+  runs_per_s: number;
+  latency_p50_s: number;
+  latency_p95_s: number;
+  completed_runs: number;
+  failed_runs: number;
+  unfinished_runs: number;
+  worker_crashes: number;
+  model_calls: number;
+  model_calls_needed: number;
+  model_call_ratio: number;
+  bash_interrupted: number;
+  bash_calls: number;
+  peak_slots_held: number;
+  admission: AdmissionFigures;
+}
+
+export interface AdmissionFigures {
+  executions: number;
+  events: number;
+  events_per_delegation: number;
+  signals_received: number;
+  /** Signal commands it sent (one per answer before answers were batched). */
+  signals_sent: number;
+  /** Local activity markers: each a delivery of many answers (or a request's own local activity). */
+  markers: number;
+  workflow_tasks: number;
+  workflow_tasks_timed_out: number;
+  task_latency_p50_ms: number;
+  task_latency_p95_ms: number;
+  task_latency_max_ms: number;
+}
+
+const round = (value: number, digits = 2) => Number(value.toFixed(digits));
+
+async function executions(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {
+  const out: WorkflowExecutionInfo[] = [];
+  for await (const info of client.workflow.list({ query })) out.push(info);
+  return out;
+}
+
+async function histories(client: Client, infos: readonly WorkflowExecutionInfo[]) {
+  return Promise.all(
+    infos.map(async (info) => client.workflow.getHandle(info.workflowId, info.runId).fetchHistory()),
+  );
+}
+
+/** Model calls made (every attempt), bash calls, from the histories of every run and subagent. */
+async function countCalls(client: Client, taskQueue: string) {
+  const infos = await executions(
+    client,
+    `TaskQueue = "${taskQueue}" AND WorkflowType != "admissionWorkflow"`,
+  );
+  let modelCalls = 0;
+  let bashCalls = 0;
+  // An at-most-once tool whose attempt timed out (its heartbeat lost) is reported to the model as
+  // "interrupted … may or may not have run".
+  let bashInterrupted = 0;
+  for (let i = 0; i < infos.length; i += 16) {
+    for (const history of await histories(client, infos.slice(i, i + 16))) {
+      const scheduled = new Map<number, string>();
+      for (const event of history.events ?? []) {
+        const type = event.activityTaskScheduledEventAttributes?.activityType?.name;
+        if (type) scheduled.set(Number(event.eventId), type);
+        const started = event.activityTaskStartedEventAttributes;
+        if (started && scheduled.get(Number(started.scheduledEventId)) === 'callModel') {
+          modelCalls += started.attempt ?? 1;
+        }
+        if (type === 'executeToolCall') bashCalls += 1;
+        const timedOut = event.activityTaskTimedOutEventAttributes;
+        if (timedOut && scheduled.get(Number(timedOut.scheduledEventId)) === 'executeToolCall') {
+          bashInterrupted += 1;
+        }
+      }
+    }
+  }
+  return { modelCalls, bashCalls, bashInterrupted };
+}
+
+/** The admission workflows' histories, every execution of both pools. */
+async function admissionFigures(
+  client: Client,
+  taskQueue: string,
+  delegations: number,
+): Promise<AdmissionFigures> {
+  const infos = await executions(client, `TaskQueue = "${taskQueue}" AND WorkflowType = "admissionWorkflow"`);
+  let events = 0;
+  let signals = 0;
+  let sent = 0;
+  let markers = 0;
+  let tasks = 0;
+  let timedOut = 0;
+  const latencies: number[] = [];
+  for (const history of await histories(client, infos)) {
+    const scheduledAt = new Map<number, number>();
+    for (const event of history.events ?? []) {
+      events += 1;
+      const at = tsToMs(event.eventTime);
+      switch (event.eventType) {
+        case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+          signals += 1;
+          break;
+        case EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED:
+          sent += 1;
+          break;
+        case EventType.EVENT_TYPE_MARKER_RECORDED:
+          markers += 1;
+          break;
+        case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+          scheduledAt.set(Number(event.eventId), at);
+          break;
+        case EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+          timedOut += 1;
+          break;
+        case EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED: {
+          tasks += 1;
+          const from = scheduledAt.get(Number(event.workflowTaskCompletedEventAttributes?.scheduledEventId));
+          if (from !== undefined) latencies.push(at - from);
+          break;
+        }
+        default:
+      }
+    }
+  }
+  return {
+    executions: infos.length,
+    events,
+    events_per_delegation: round(events / Math.max(delegations, 1)),
+    signals_received: signals,
+    signals_sent: sent,
+    markers,
+    workflow_tasks: tasks,
+    workflow_tasks_timed_out: timedOut,
+    task_latency_p50_ms: round(percentile(latencies, 50), 0),
+    task_latency_p95_ms: round(percentile(latencies, 95), 0),
+    task_latency_max_ms: round(Math.max(0, ...latencies), 0),
+  };
+}
+
+function busyLoops(n: number): ChildProcess[] {
+  return Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+}
+
+interface Options {
+  provider: 'scripted' | 'openai';
+  modelMs: number;
+  runs: number;
+  busy: number;
+  maxRunning: number;
+  deadlineS: number;
+  label: string;
+  json: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      runs: { type: 'string', default: '50' },
+      busy: { type: 'string', default: '16' },
+      'max-running': { type: 'string', default: '200' },
+      'deadline-s': { type: 'string', default: '900' },
+      provider: { type: 'string', default: 'scripted' },
+      'model-ms': { type: 'string', default: '300' },
+      label: { type: 'string', default: 'current' },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  if (values.provider !== 'scripted' && values.provider !== 'openai') {
+    throw new Error(`--provider takes scripted or openai (got ${values.provider})`);
+  }
+  const whole = (name: string, text: string, min: number) => {
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < min)
+      throw new Error(`--${name} takes a whole number ≥ ${min} (got ${text})`);
+    return n;
+  };
+  return {
+    provider: values.provider,
+    modelMs: whole('model-ms', values['model-ms'], 0),
+    runs: whole('runs', values.runs, 1),
+    busy: whole('busy', values.busy, 0),
+    maxRunning: whole('max-running', values['max-running'], 1),
+    deadlineS: whole('deadline-s', values['deadline-s'], 1),
+    label: values.label,
+    json: values.json,
+  };
+}
+
+/** Runs the benchmark on `address`/`namespace` (a server the caller started) and returns its figures. */
+export async function runOverload(
+  server: { address: string; namespace: string },
+  bundlePath: string,
+  options: Options,
+  log: (line: string) => void = () => undefined,
+): Promise<OverloadFigures> {
+  const dir = tempDir('bench-overload');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  writeFileSync(join(workspace, 'notes.md'), 'one\ntwo\nthree\n');
+  const fake =
+    options.provider === 'openai'
+      ? await startFakeOpenAI({ respond: fakeModel(options.modelMs) })
+      : undefined;
+  const input = leadInput({
+    workspace,
+    scriptFile: writeScript(dir, overloadScript()),
+    prompt: 'Count the parts.',
+    config: {
+      subagent_runtime: { max_running: options.maxRunning, max_queued: options.maxRunning },
+      ...(fake && {
+        models: [
+          {
+            name: 'fake',
+            provider: 'openai',
+            model: 'fake-model',
+            base_url: fake.url,
+            api_key: '$BENCH_FAKE_KEY',
+          },
+        ],
+      }),
+    },
+  });
+  const workerConfig = join(dir, 'worker.yaml');
+  writeFileSync(
+    workerConfig,
+    `subagent_runtime:\n  max_running: ${options.maxRunning}\n  max_queued: ${options.maxRunning}\n`,
+  );
+  const taskQueue = `bench-overload-${Date.now()}`;
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({
+    connection,
+    namespace: server.namespace,
+    dataConverter: projectDataConverter(),
+  });
+  const loops = busyLoops(options.busy);
+  let crashes = 0;
+  let stopping = false;
+  let worker: ChildProcess | undefined;
+  const startWorker = async (): Promise<void> => {
+    worker = await spawnWorkerProcess({
+      address: server.address,
+      namespace: server.namespace,
+      taskQueue,
+      bundlePath,
+      env: { SUBAGENTS_CONFIG: workerConfig, BENCH_FAKE_KEY: 'fake-key' },
+    });
+    worker.once('exit', (code, signal) => {
+      if (stopping) return;
+      crashes += 1;
+      log(`worker exited (${signal ?? code}): restarting it`);
+      void startWorker();
+    });
+  };
+  let peak = 0;
+  let sampling = true;
+  // One query at a time, awaited before the connection closes.
+  const sampler = (async () => {
+    while (sampling) {
+      await client.workflow
+        .getHandle(admissionWorkflowId(taskQueue))
+        .query(admissionStateQuery)
+        .then((state) => (peak = Math.max(peak, state.running.length)))
+        .catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  })();
+  try {
+    await startWorker();
+    const api = new SubagentsClient(client, server.namespace);
+    const started = performance.now();
+    const latencies: number[] = [];
+    let completed = 0;
+    let failed = 0;
+    const deadline = new Promise<'deadline'>((resolve) =>
+      setTimeout(() => resolve('deadline'), options.deadlineS * 1000).unref(),
+    );
+    const progress = setInterval(() => log(`${completed + failed} of ${options.runs} runs ended`), 15_000);
+    const all = Promise.all(
+      Array.from({ length: options.runs }, async (_, i) => {
+        const begun = performance.now();
+        const handle = await api.startRun(input, { taskQueue, runId: `${taskQueue}-${i}` });
+        const result = await handle.result();
+        latencies.push((performance.now() - begun) / 1000);
+        if (result.status === 'completed') completed += 1;
+        else failed += 1;
+      }),
+    );
+    const ended = await Promise.race([all, deadline]);
+    clearInterval(progress);
+    const wall = (performance.now() - started) / 1000;
+    if (ended === 'deadline') log(`deadline: ${options.deadlineS} s passed with runs unfinished`);
+    // Visibility is written after the executions close: give it a moment.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const calls = await countCalls(client, taskQueue);
+    // The provider's own count, when it is ours to read: every request it received.
+    if (fake) calls.modelCalls = fake.requests.filter((request) => request.body !== undefined).length;
+    const needed = options.runs * CALLS_PER_RUN;
+    return {
+      label: options.label,
+      provider: options.provider === 'openai' ? `openai, ${options.modelMs} ms a call` : 'scripted',
+      runs: options.runs,
+      busy_loops: options.busy,
+      max_running: options.maxRunning,
+      wall_s: round(wall, 1),
+      runs_per_s: round(completed / wall),
+      latency_p50_s: round(percentile(latencies, 50), 1),
+      latency_p95_s: round(percentile(latencies, 95), 1),
+      completed_runs: completed,
+      failed_runs: failed,
+      unfinished_runs: options.runs - completed - failed,
+      worker_crashes: crashes,
+      model_calls: calls.modelCalls,
+      model_calls_needed: needed,
+      model_call_ratio: round(calls.modelCalls / needed, 3),
+      bash_interrupted: calls.bashInterrupted,
+      bash_calls: calls.bashCalls,
+      peak_slots_held: peak,
+      admission: await admissionFigures(client, taskQueue, options.runs * CHILDREN),
+    };
+  } finally {
+    stopping = true;
+    sampling = false;
+    await sampler;
+    await fake?.close();
+    for (const loop of loops) loop.kill('SIGKILL');
+    worker?.kill('SIGTERM');
+    await connection.close();
+  }
+}
+
+export function formatOverload(f: OverloadFigures): string {
+  const a = f.admission;
+  return [
+    `${f.label}: ${f.runs} runs × ${CHILDREN} subagents (${f.provider}), ${f.busy_loops} busy loops, max_running ${f.max_running}`,
+    `  wall ${f.wall_s} s · ${f.runs_per_s} runs/s · latency p50 ${f.latency_p50_s} s, p95 ${f.latency_p95_s} s`,
+    `  completed ${f.completed_runs}, failed ${f.failed_runs}, unfinished ${f.unfinished_runs} · worker crashes ${f.worker_crashes}`,
+    `  model calls ${f.model_calls} for ${f.model_calls_needed} needed (×${f.model_call_ratio}) · bash interrupted ${f.bash_interrupted} of ${f.bash_calls}`,
+    `  slots held at most ${f.peak_slots_held} (max_running ${f.max_running})`,
+    `  admission: ${a.executions} executions, ${a.events} events (${a.events_per_delegation} per delegation), ` +
+      `${a.signals_received} signals in, ${a.signals_sent} out, ${a.markers} markers, ${a.workflow_tasks} tasks (${a.workflow_tasks_timed_out} timed out), ` +
+      `task latency p50 ${a.task_latency_p50_ms} ms, p95 ${a.task_latency_p95_ms} ms, max ${a.task_latency_max_ms} ms`,
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const dir = tempDir('bench-overload-server');
+  const [server, bundle] = await Promise.all([
+    connectOrStartServer({ headless: true, dbFilename: join(dir, 'temporal.db'), log }),
+    bundleProjectWorkflows(),
+  ]);
+  const bundlePath = join(dir, 'workflows.js');
+  writeFileSync(bundlePath, bundle);
+  try {
+    const figures = await runOverload(server, bundlePath, options, log);
+    process.stdout.write(
+      options.json ? `${JSON.stringify(figures, null, 2)}\n` : `${formatOverload(figures)}\n`,
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
