@@ -342,6 +342,17 @@ async function childrenOf(client: Client, leadId: string, children: number): Pro
   );
 }
 
+/**
+ * When a child's grant went out: its signal command, or, once answers are delivered many at a time by a local
+ * activity (whose marker is written after the signals were sent), when the child received it.
+ */
+function grantAt(
+  admission: { grantInitiated: Map<string, number> },
+  child: { id: string; answered: number },
+): number {
+  return admission.grantInitiated.get(child.id) ?? child.answered;
+}
+
 function seen(map: Map<string, number>, slot: string, what: string): number {
   const time = map.get(slot);
   if (time === undefined) throw new Error(`admission workflow: no ${what} for ${slot}`);
@@ -389,7 +400,7 @@ async function handOver(setting: Setting): Promise<BenchResult[]> {
       const done = order[k];
       const next = order[k + 1];
       const released = seen(admission.releaseReceived, done.id, 'release');
-      const granted = seen(admission.grantInitiated, next.id, 'grant');
+      const granted = grantAt(admission, next);
       fromRelease.push(next.firstModelCall - released);
       fromLastCall.push(next.firstModelCall - done.lastModelCompleted);
       hops.doneEnds.push(released - done.lastModelCompleted);
@@ -477,14 +488,11 @@ async function uncontended(setting: Setting): Promise<BenchResult[]> {
     ),
     msRow(
       '  beside: acquire received by admission → grant signal initiated (admission task)',
-      children.map(
-        (c) =>
-          seen(admission.grantInitiated, c.id, 'grant') - seen(admission.acquireReceived, c.id, 'acquire'),
-      ),
+      children.map((c) => grantAt(admission, c) - seen(admission.acquireReceived, c.id, 'acquire')),
     ),
     msRow(
       '  beside: grant initiated → admission_answer received by the child',
-      children.map((c) => c.answered - seen(admission.grantInitiated, c.id, 'grant')),
+      children.map((c) => c.answered - grantAt(admission, c)),
     ),
     msRow(
       "  beside: the child's first task, started → completed (runs the acquireSlot local activity)",
@@ -540,7 +548,7 @@ async function throughput(setting: Setting): Promise<BenchResult[]> {
   const first = Math.min(...children.map((c) => c.started));
   const span = Math.max(...children.map((c) => c.closed)) - first;
   const held = children.map((c): [number, number] => [
-    seen(admission.grantInitiated, c.id, 'grant'),
+    grantAt(admission, c),
     seen(admission.releaseReceived, c.id, 'release'),
   ]);
   // A queued request is granted when a release comes in: the latest release received before its grant.
@@ -548,7 +556,7 @@ async function throughput(setting: Setting): Promise<BenchResult[]> {
   const handOver = held
     .map(([grant]) => grant - (releases.filter((release) => release <= grant).at(-1) ?? Number.NaN))
     .filter((ms) => !Number.isNaN(ms));
-  const grantToModel = children.map((c) => c.firstModelCall - admission.grantInitiated.get(c.id)!);
+  const grantToModel = children.map((c) => c.firstModelCall - grantAt(admission, c));
   const executing = children.map((c): [number, number] => [c.firstModelCall, c.closed]);
   // The share of the time from the first interval's start to the last one's end that the slots were in use.
   const busy = (intervals: [number, number][]) => {

@@ -307,6 +307,8 @@ export async function runOverload(
   const workspace = join(dir, 'workspace');
   mkdirSync(workspace);
   writeFileSync(join(workspace, 'notes.md'), 'one\ntwo\nthree\n');
+  // Room in the queue for every delegation: admission must bound the load here, not refuse it.
+  const maxQueued = Math.max(options.maxRunning, options.runs * CHILDREN);
   const fake =
     options.provider === 'openai'
       ? await startFakeOpenAI({ respond: fakeModel(options.modelMs) })
@@ -316,7 +318,7 @@ export async function runOverload(
     scriptFile: writeScript(dir, overloadScript()),
     prompt: 'Count the parts.',
     config: {
-      subagent_runtime: { max_running: options.maxRunning, max_queued: options.maxRunning },
+      subagent_runtime: { max_running: options.maxRunning, max_queued: maxQueued },
       ...(fake && {
         models: [
           {
@@ -333,7 +335,7 @@ export async function runOverload(
   const workerConfig = join(dir, 'worker.yaml');
   writeFileSync(
     workerConfig,
-    `subagent_runtime:\n  max_running: ${options.maxRunning}\n  max_queued: ${options.maxRunning}\n`,
+    `subagent_runtime:\n  max_running: ${options.maxRunning}\n  max_queued: ${maxQueued}\n`,
   );
   const taskQueue = `bench-overload-${Date.now()}`;
   const connection = await Connection.connect({ address: server.address });

@@ -91,9 +91,10 @@ export class GuardedSlotSupplier<SI extends SlotInfo> implements CustomSlotSuppl
           done();
           resolve();
         };
+        // The SDK expects the signal's own reason back (anything else it logs as an error).
         const onAbort = () => {
           done();
-          reject(abortError());
+          reject(abortSignal.reason);
         };
         const timer = setTimeout(wake, RECHECK_MS);
         this.waiting.add(wake);
@@ -118,12 +119,6 @@ export class GuardedSlotSupplier<SI extends SlotInfo> implements CustomSlotSuppl
     const [first] = this.waiting;
     first?.();
   }
-}
-
-function abortError(): Error {
-  const err = new Error('slot reservation aborted');
-  err.name = 'AbortError';
-  return err;
 }
 
 export interface LoadGuardSettings {

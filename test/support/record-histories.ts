@@ -7,7 +7,7 @@
  * fixtures carry nothing of the machine that recorded them.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
@@ -76,6 +76,24 @@ const leadRunSlot: Scenario = {
           { content: 'Part done.', usage },
         ],
       },
+    ],
+  },
+};
+
+/** A lead delegating five children through the recorder's worker's three slots: two wait in the queue. */
+const fiveThroughThreeSlots: Scenario = {
+  workflow: 'leadRunWorkflow',
+  config: { subagent_runtime: { max_running: 5 } },
+  script: {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          { tool_calls: ['a', 'b', 'c', 'd', 'e'].map((id) => task(id)), usage },
+          { content: 'Combined.', usage },
+        ],
+      },
+      { ...childAnswers, turns: [{ content: 'Part done.', usage, delay_ms: 300 }] },
     ],
   },
 };
@@ -152,22 +170,10 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   // Five children through the recorder's worker's three slots: two wait in the admission queue.
-  'lead-admission-queued': {
-    workflow: 'leadRunWorkflow',
-    config: { subagent_runtime: { max_running: 5 } },
-    script: {
-      scripts: [
-        {
-          agent: 'lead',
-          turns: [
-            { tool_calls: ['a', 'b', 'c', 'd', 'e'].map((id) => task(id)), usage },
-            { content: 'Combined.', usage },
-          ],
-        },
-        { ...childAnswers, turns: [{ content: 'Part done.', usage, delay_ms: 300 }] },
-      ],
-    },
-  },
+  'lead-admission-queued': fiveThroughThreeSlots,
+  // The same five children once the admission workflow batches its answers: recorded with it
+  // (admission-workflow-batched.json), two of them queued, granted as the first three give their slots back.
+  'admission-batched': fiveThroughThreeSlots,
   // A lead that takes its slot in the lead-run pool first (lead_runtime) and delegates two built-in-tool
   // children, which send the model their tools by name and report progress only after 5 s.
   'lead-run-slot': leadRunSlot,
@@ -438,8 +444,11 @@ async function main(): Promise<void> {
     });
     mkdirSync(histories, { recursive: true });
     // Replay must run under the recorded workflow id: children's ids derive from it.
-    const index: Record<string, string> = only
-      ? (JSON.parse(readFileSync(join(histories, 'index.json'), 'utf8')) as Record<string, string>)
+    // Every recording already listed stays listed (a scenario recorded again replaces its own entries): older
+    // recordings, such as the admission workflow's from before its answers were batched, keep replaying.
+    const indexFile = join(histories, 'index.json');
+    const index: Record<string, string> = existsSync(indexFile)
+      ? (JSON.parse(readFileSync(indexFile, 'utf8')) as Record<string, string>)
       : {};
     await worker.runUntil(async () => {
       for (const [name, scenario] of selected) {
@@ -521,8 +530,9 @@ async function main(): Promise<void> {
         );
       }
       // The task queue's admission workflow, as every recorded delegation left it (it is still running).
+      // `admission-workflow.json` is the recording from before answers were batched (one signal command each).
       const admission = admissionWorkflowId(taskQueue);
-      const file = 'admission-workflow.json';
+      const file = 'admission-workflow-batched.json';
       const { stdout: exported } = await promisify(execFile)(
         cli,
         ['workflow', 'show', '--workflow-id', admission, '--address', server.address, '--output', 'json'],

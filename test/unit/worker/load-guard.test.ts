@@ -42,13 +42,14 @@ describe('GuardedSlotSupplier', () => {
     expect(slots.inUse).toBe(1);
   });
 
-  it('rejects an aborted reservation with an AbortError and takes no slot', async () => {
+  it('rejects an aborted reservation with the signal’s reason (as the SDK expects) and takes no slot', async () => {
     const { reading } = loop(true);
     const slots = new GuardedSlotSupplier(reading, { minimum: 0, maximum: 10 });
     const abort = new AbortController();
     const waiting = slots.reserveSlot(ctx, abort.signal);
-    abort.abort();
-    await expect(waiting).rejects.toMatchObject({ name: 'AbortError' });
+    const reason = new Error('no longer needed');
+    abort.abort(reason);
+    await expect(waiting).rejects.toBe(reason);
     expect(slots.inUse).toBe(0);
   });
 });
