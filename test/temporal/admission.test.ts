@@ -144,7 +144,7 @@ describe('admission', () => {
     const { result, queuedEvents } = await withProjectWorker(
       taskQueue,
       async () => {
-        const handle = await startLead(taskQueue, 'lead', fanOutLeadInput(['a', 'b', 'c'], 1500));
+        const handle = await startLead(taskQueue, 'lead', fanOutLeadInput(['a', 'b', 'c'], 3000));
         const result = await handle.result();
         return { result, queuedEvents: (await events(handle)).filter((e) => e.type === 'task_queued') };
       },
@@ -157,9 +157,12 @@ describe('admission', () => {
     // Its subagent stopped at its first step: no model call.
     expect((await spans(client, [refused[0].workflow_id]))[0].modelCalls).toBe(0);
     expect(queuedEvents).toEqual([]);
-    // Refused at once: it ended long before the two running children did.
-    const refusedAt = Date.parse(refused[0].updated_at) - Date.parse(refused[0].created_at);
-    expect(refusedAt).toBeLessThan(1000);
+    // Refused at once: it ended before either running child did (each thinks for 3 s), however loaded the
+    // machine (a bound in milliseconds would measure the machine, not the refusal).
+    const completedAt = result.ledger
+      .filter((e) => e.status === 'completed')
+      .map((e) => Date.parse(e.updated_at));
+    expect(Date.parse(refused[0].updated_at)).toBeLessThan(Math.min(...completedAt));
   });
 
   it('fails a queued delegation after queue_timeout_seconds with the exact message, before any model call', async () => {
@@ -183,8 +186,10 @@ describe('admission', () => {
     expect(failed).toMatchObject({ admission_failure: true, error: queueTimeoutText(2) });
     const waitedMs = Date.parse(failed!.at) - Date.parse(queued!.at);
     expect(waitedMs).toBeGreaterThanOrEqual(1900);
-    expect(waitedMs).toBeLessThan(4000);
-    expect(result.ledger.filter((e) => e.status === 'completed')).toHaveLength(1);
+    // Refused at its queue timeout, not when the running child (5 s) gave its slot back.
+    const completed = result.ledger.filter((e) => e.status === 'completed');
+    expect(completed).toHaveLength(1);
+    expect(Date.parse(failed!.at)).toBeLessThan(Date.parse(completed[0].updated_at));
   });
 
   it('with max_queued 1, refuses the second waiting delegation with the exact message', async () => {
