@@ -4,7 +4,7 @@
  * admission workflow when there is none.
  */
 import { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isGrpcServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   ADMISSION_WORKFLOW_TASK_TIMEOUT,
   ADMISSION_WORKFLOW_TYPE,
@@ -26,10 +26,20 @@ const SWEEP_CONCURRENCY = 8;
 /** Answers signalled at once by a delivery. */
 const DELIVERY_CONCURRENCY = 16;
 
+/** gRPC codes that say a signal can never reach this owner (a bad id, a workflow that refuses more signals). */
+const UNREACHABLE_OWNER_CODES = new Set([3 /* INVALID_ARGUMENT */, 9 /* FAILED_PRECONDITION */]);
+
+function unreachableOwner(err: unknown): boolean {
+  if (err instanceof WorkflowNotFoundError) return true;
+  const cause = err instanceof Error ? err.cause : undefined;
+  return isGrpcServiceError(cause) && UNREACHABLE_OWNER_CODES.has(cause.code);
+}
+
 /**
- * Signals each answer to the workflow that asked; returns the slots of the answers that could not reach their
- * owner because it has closed (its slot, or its place in the queue, goes back). Any other failure throws, and
- * the delivery is retried whole (an answer heard twice changes nothing).
+ * Signals each answer to the workflow that asked; returns the slots of the answers that cannot reach their
+ * owner: it has closed, or will never take the signal (its slot, or its place in the queue, goes back). Any
+ * other failure (the server unreachable) throws, and the delivery is retried whole (an answer heard twice
+ * changes nothing).
  */
 export async function deliverAnswers(
   client: Client,
@@ -43,7 +53,7 @@ export async function deliverAnswers(
         try {
           await client.workflow.getHandle(owner).signal(admissionAnswerSignal, answer);
         } catch (err) {
-          if (!(err instanceof WorkflowNotFoundError)) throw err;
+          if (!unreachableOwner(err)) throw err;
           gone.push(answer.slot);
         }
       }),

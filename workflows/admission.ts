@@ -8,8 +8,10 @@
  * its owner releases it, when an answer cannot reach its owner, or when a sweep finds the owner closed
  * (terminated from the UI, say). The settings are the newest worker's (`declareWorkerSignal`).
  *
- * Decisions happen in the handlers, in the activation the request arrives in; the loop only wakes for
- * deadlines: queue timeouts, the start rate, the sweep. Its history stays bounded by continue-as-new.
+ * Decisions happen in the handlers, in the activation the request arrives in; the answers go out from the loop,
+ * many at a time in one local activity (no outbound command or promise per request, bounded work per task).
+ * Otherwise the loop only wakes for deadlines: queue timeouts, the start rate, the sweep. Its history stays
+ * bounded by continue-as-new.
  */
 import {
   allHandlersFinished,
@@ -21,6 +23,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission';
@@ -69,6 +72,9 @@ const DEFERRED_ANSWERS_PATCH = 'admission-deferred-answers';
  * answer, each its own promise) and before a repeated request went unanswered.
  */
 const BATCHED_ANSWERS_PATCH = 'admission-batched-answers';
+
+/** After a delivery that failed every attempt: the pause before its answers are sent again. */
+const DELIVERY_RETRY_MS = 5_000;
 
 /** Declarations kept for the state query (the newest last). */
 const MAX_WORKER_DECLARATIONS = 16;
@@ -473,9 +479,9 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
 
 /**
  * Sends the oldest answers waiting (at most ADMISSION_ANSWERS_PER_DELIVERY) in one local activity. An answer
- * whose owner has closed gives its slot, or its place in the queue, back. A delivery that keeps failing does the
- * same for all of its answers: their owners, hearing nothing, ask again within a minute (`again`), and are
- * answered afresh.
+ * whose owner has closed gives its slot, or its place in the queue, back. A delivery that keeps failing (the
+ * server unreachable) puts its answers back, behind any newer answer for the same slot, and waits a little: some
+ * of them may have arrived, so no slot is given back on a guess.
  */
 async function deliver(slots: Slots, outbox: Map<string, AdmissionDelivery>): Promise<void> {
   const batch = [...outbox.values()].slice(0, ADMISSION_ANSWERS_PER_DELIVERY);
@@ -484,11 +490,19 @@ async function deliver(slots: Slots, outbox: Map<string, AdmissionDelivery>): Pr
   try {
     undelivered = await deliverAdmissionAnswers(batch);
   } catch (err) {
-    log.warn('admission answers could not be delivered; their slots go back', {
+    log.warn('admission answers could not be delivered; trying again', {
       answers: batch.length,
       error: err instanceof Error ? err.message : String(err),
     });
-    undelivered = batch.map(({ answer }) => answer.slot);
+    const newer = new Map(outbox);
+    outbox.clear();
+    for (const delivery of batch) outbox.set(delivery.answer.slot, delivery);
+    for (const [slot, delivery] of newer) {
+      outbox.delete(slot);
+      outbox.set(slot, delivery);
+    }
+    await sleep(DELIVERY_RETRY_MS);
+    return;
   }
   const now = Date.now();
   const lost = new Set(undelivered);
