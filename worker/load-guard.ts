@@ -69,7 +69,7 @@ export class GuardedSlotSupplier<SI extends SlotInfo> implements CustomSlotSuppl
     private readonly slots: GuardedSlots,
   ) {}
 
-  /** Permits out now (for tests and the start line). */
+  /** Permits out now. */
   get inUse(): number {
     return this.held;
   }
@@ -122,8 +122,6 @@ export class GuardedSlotSupplier<SI extends SlotInfo> implements CustomSlotSuppl
 }
 
 export interface LoadGuardSettings {
-  /** See DEFAULT_EVENT_LOOP_TARGET_MS. */
-  targetMs?: number;
   workflowTasks?: GuardedSlots;
   activities?: GuardedSlots;
   localActivities?: GuardedSlots;

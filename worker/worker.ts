@@ -159,7 +159,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   // Declared while the worker is made: the admission workflows exist before the first run asks for a slot.
   const declared = Promise.all(pools.map(declareWorkerAdmission));
   declared.catch(() => undefined);
-  // One reading of the event loop per worker, stopped with it (runWorker's `finally` or the process's end).
+  // One reading of the event loop per worker (worker/load-guard.ts), stopped once the worker has stopped.
   const loop = new EventLoopDelay();
   const guarded = options.tuning?.tuner === undefined;
   const worker = await Worker.create({
