@@ -39,7 +39,7 @@ import {
 } from '../worker/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';
-import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { leadInput, partTaskCalls, tempDir, writeScript } from './support/subagent-input';
 import { percentile } from './stats';
 import { PeakRss, sampleProcess } from './support/process-sample';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -54,15 +54,7 @@ function loadScript(): ModelScriptFileInput {
         agent: 'lead',
         turns: [
           {
-            tool_calls: Array.from({ length: CHILDREN }, (_, i) => ({
-              name: 'task',
-              id: `part${i}`,
-              args: {
-                description: `Part ${i}`,
-                prompt: `Read notes.md and report part ${i}.`,
-                subagent_type: 'general-purpose',
-              },
-            })),
+            tool_calls: partTaskCalls(CHILDREN, (i) => `Read notes.md and report part ${i}.`),
             usage: { input_tokens: 900, output_tokens: 120 },
           },
           { content: 'Combined: {{tool_result}}', usage: { input_tokens: 1400, output_tokens: 80 } },

@@ -32,7 +32,7 @@ import { connectOrStartServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';
 import { startFakeOpenAI, type FakeResponder } from './support/fake-openai';
-import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { leadInput, partTaskCalls, tempDir, writeScript } from './support/subagent-input';
 import { percentile } from './stats';
 
 const CHILDREN = 3;
@@ -41,32 +41,23 @@ const CALLS_PER_RUN = 2 + CHILDREN * 2;
 
 const { EventType } = temporal.api.enums.v1;
 
+/** Each subagent's one bash call. */
+const COUNT_COMMAND = 'echo counted; wc -l < notes.md';
+
+/** The lead's delegations, the same for the scripted model and the fake HTTP one. */
+const partCalls = () => partTaskCalls(CHILDREN, (i) => `Count the lines of part ${i}.`);
+
 function overloadScript(): ModelScriptFileInput {
   return {
     scripts: [
       {
         agent: 'lead',
-        turns: [
-          {
-            tool_calls: Array.from({ length: CHILDREN }, (_, i) => ({
-              name: 'task',
-              id: `part${i}`,
-              args: {
-                description: `Part ${i}`,
-                prompt: `Count the lines of part ${i}.`,
-                subagent_type: 'general-purpose',
-              },
-            })),
-          },
-          { content: 'Combined: {{tool_result}}' },
-        ],
+        turns: [{ tool_calls: partCalls() }, { content: 'Combined: {{tool_result}}' }],
       },
       {
         agent: 'general-purpose',
         turns: [
-          {
-            tool_calls: [{ name: 'bash', id: 'count', args: { command: 'echo counted; wc -l < notes.md' } }],
-          },
+          { tool_calls: [{ name: 'bash', id: 'count', args: { command: COUNT_COMMAND } }] },
           { content: 'Part done: {{tool_result:count}}' },
         ],
       },
@@ -82,22 +73,11 @@ function fakeModel(delayMs: number): FakeResponder {
     if (answered) return { content: lead ? 'Combined.' : 'Part done.', delay_ms: delayMs };
     if (!lead) {
       return {
-        tool_calls: [{ name: 'bash', args: { command: 'echo counted; wc -l < notes.md' } }],
+        tool_calls: [{ name: 'bash', args: { command: COUNT_COMMAND } }],
         delay_ms: delayMs,
       };
     }
-    return {
-      tool_calls: Array.from({ length: CHILDREN }, (_, i) => ({
-        name: 'task',
-        id: `part${i}`,
-        args: {
-          description: `Part ${i}`,
-          prompt: `Count the lines of part ${i}.`,
-          subagent_type: 'general-purpose',
-        },
-      })),
-      delay_ms: delayMs,
-    };
+    return { tool_calls: partCalls(), delay_ms: delayMs };
   };
 }
 

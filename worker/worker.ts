@@ -185,7 +185,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     throw err;
   });
   if (!guarded) loop.stop();
-  else void whenStopped(worker).then(() => loop.stop());
+  else void untilState(worker, ENDED_STATES, 1000).then(() => loop.stop());
   await declared;
   admissions.set(worker, pools);
   // Once it runs, the worker says whether a live worker declared other settings (never fails, never waits).
@@ -198,23 +198,25 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   return worker;
 }
 
-/** Resolves true once the worker polls, false if it stops first. */
-async function whenRunning(worker: Worker): Promise<boolean> {
+type WorkerState = ReturnType<Worker['getState']>;
+const ENDED_STATES: readonly WorkerState[] = ['STOPPED', 'FAILED', 'DRAINED'];
+
+/** Resolves with the worker's state once it is one of `states` (looked at every `everyMs`). */
+async function untilState(
+  worker: Worker,
+  states: readonly WorkerState[],
+  everyMs: number,
+): Promise<WorkerState> {
   for (;;) {
     const state = worker.getState();
-    if (state === 'RUNNING') return true;
-    if (state === 'STOPPED' || state === 'FAILED' || state === 'DRAINED') return false;
-    await new Promise((resolve) => setTimeout(resolve, 100).unref());
+    if (states.includes(state)) return state;
+    await new Promise((resolve) => setTimeout(resolve, everyMs).unref());
   }
 }
 
-/** Resolves once the worker has stopped (or failed). */
-async function whenStopped(worker: Worker): Promise<void> {
-  for (;;) {
-    const state = worker.getState();
-    if (state === 'STOPPED' || state === 'FAILED' || state === 'DRAINED') return;
-    await new Promise((resolve) => setTimeout(resolve, 1000).unref());
-  }
+/** Resolves true once the worker polls, false if it stops first. */
+async function whenRunning(worker: Worker): Promise<boolean> {
+  return (await untilState(worker, ['RUNNING', ...ENDED_STATES], 100)) === 'RUNNING';
 }
 
 /** After a clean shutdown: the worker's admission settings no longer speak for a live worker. */

@@ -32,6 +32,15 @@ export function scriptedWorkspace(
   return { dir, workspace, scriptFile: writeScript(dir, script) };
 }
 
+/** The `task` calls of a lead that delegates `count` parts at once (`part0`, `part1`, …), each with its prompt. */
+export function partTaskCalls(count: number, prompt: (i: number) => string) {
+  return Array.from({ length: count }, (_, i) => ({
+    name: 'task',
+    id: `part${i}`,
+    args: { description: `Part ${i}`, prompt: prompt(i), subagent_type: 'general-purpose' },
+  }));
+}
+
 /**
  * A scripted lead whose first response delegates one general-purpose task per id (`Part <id>`), then answers
  * `answer`; each subagent answers "Part done." after `childMs`.
