@@ -124,18 +124,19 @@ export class GuardedSlotSupplier<SI extends SlotInfo> implements CustomSlotSuppl
 export interface LoadGuardSettings {
   workflowTasks?: GuardedSlots;
   activities?: GuardedSlots;
-  localActivities?: GuardedSlots;
 }
 
+/** Local activities at once: the SDK's own default. */
+const LOCAL_ACTIVITY_SLOTS = 100;
+
 /**
- * The maxima are the SDK's own defaults (40 workflow tasks, 100 activities and local activities); the minima
- * keep every kind of task moving on a saturated host: a few workflow tasks, and enough activities that a run's
- * model call, its tools and the admission workflow's deliveries never wait on each other.
+ * The maxima are the SDK's own defaults (40 workflow tasks, 100 activities); the minima keep every kind of task
+ * moving on a saturated host: a few workflow tasks, and enough activities that a run's model call and its tools
+ * never wait on each other.
  */
 export const DEFAULT_GUARDED_SLOTS = {
   workflowTasks: { minimum: 4, maximum: 40 },
   activities: { minimum: 4, maximum: 100 },
-  localActivities: { minimum: 4, maximum: 100 },
 } as const satisfies Record<string, GuardedSlots>;
 
 /** The worker's tuner: every kind of slot guarded by one reading of the process's event loop. */
@@ -149,10 +150,9 @@ export function loadGuardTuner(loop: EventLoopDelay, settings: LoadGuardSettings
       loop,
       settings.activities ?? DEFAULT_GUARDED_SLOTS.activities,
     ),
-    localActivityTaskSlotSupplier: new GuardedSlotSupplier(
-      loop,
-      settings.localActivities ?? DEFAULT_GUARDED_SLOTS.localActivities,
-    ),
+    // Not guarded: a local activity runs inside a workflow task that is already open, so holding it back would
+    // only keep that task open longer (a lost worker then costs its whole timeout), not take less work.
+    localActivityTaskSlotSupplier: { type: 'fixed-size', numSlots: LOCAL_ACTIVITY_SLOTS },
     nexusTaskSlotSupplier: { type: 'fixed-size', numSlots: 1 },
   };
 }
