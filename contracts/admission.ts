@@ -61,14 +61,13 @@ export function admissionSection(pool: AdmissionPool): string {
 export const ADMISSION_WORKFLOW_TYPE = 'admissionWorkflow';
 
 /**
- * The admission workflow's task timeout. Its tasks take milliseconds on an idle machine, but on a saturated one a
- * task waits behind others in the worker, and a task that times out is retried from scratch (no cache, every
- * signal that came meanwhile added): with 2 s (and unbounded work a task), a loaded worker never finished one
- * and every delegation of the queue stalled. A task lost with a killed worker costs this long for every grant
- * of the queue: with 10 s, frequent kills (the chaos test) held grants back so often that runs missed their
- * deadline. 5 s holds at sixteen busy loops (bench/overload.ts) and halves that.
+ * The admission workflow's task timeout: the SDK's own 10 s. Its tasks take milliseconds on an idle machine, but
+ * on a saturated one a task waits behind others in the worker, and a task that times out is retried from
+ * scratch (no cache, every signal that came meanwhile added): with 2 s, a loaded worker never finished one and
+ * every delegation of the queue stalled. A task lost with a killed worker is rare (most of the time none is in
+ * flight) and costs this once.
  */
-export const ADMISSION_WORKFLOW_TASK_TIMEOUT = '5 seconds';
+export const ADMISSION_WORKFLOW_TASK_TIMEOUT = '10 seconds';
 
 /** Answers one delivery (a local activity) signals at most: the work a task does is bounded. */
 export const ADMISSION_ANSWERS_PER_DELIVERY = 256;

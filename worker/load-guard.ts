@@ -10,7 +10,14 @@
  * as it really slows the worker.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { CustomSlotSupplier, SlotInfo, SlotPermit, WorkerTuner } from '@temporalio/worker';
+import type {
+  CustomSlotSupplier,
+  SlotInfo,
+  SlotMarkUsedContext,
+  SlotPermit,
+  SlotReleaseContext,
+  WorkerTuner,
+} from '@temporalio/worker';
 
 /** The event loop delay (p99 over the last window) above which no slot past the minimum is handed out. */
 export const DEFAULT_EVENT_LOOP_TARGET_MS = 250;
@@ -74,9 +81,16 @@ export class GuardedSlotSupplier<SI extends SlotInfo> implements CustomSlotSuppl
     return this.held;
   }
 
+  /** Permits a task is using (marked used, not yet released): idle pollers hold permits too, and are not these. */
+  private readonly used = new Set<number>();
+  private issued = 0;
+
+  // Idle pollers hold permits (one per poller, sticky and shared queue alike): counting them against the minimum
+  // let a busy loop leave no permit for the shared queue's poller while the sticky pollers idled, and the worker
+  // took no new workflow and no task moved off a dead worker. The minimum counts tasks at work.
   private mayTake(): boolean {
-    if (this.held < this.slots.minimum) return true;
-    return this.held < this.slots.maximum && !this.loop.busy();
+    if (this.held >= this.slots.maximum) return false;
+    return this.used.size < this.slots.minimum || !this.loop.busy();
   }
 
   async reserveSlot(_ctx: unknown, abortSignal: AbortSignal): Promise<SlotPermit> {
@@ -103,22 +117,35 @@ export class GuardedSlotSupplier<SI extends SlotInfo> implements CustomSlotSuppl
       });
     }
     this.held += 1;
-    return {};
+    return this.permit();
   }
 
   tryReserveSlot(): SlotPermit | null {
     if (!this.mayTake()) return null;
     this.held += 1;
-    return {};
+    return this.permit();
   }
 
-  markSlotUsed(): void {}
+  // Each permit carries its own id: what the SDK hands back may have crossed into its native layer.
+  private permit(): SlotPermit {
+    this.issued += 1;
+    return { id: this.issued };
+  }
 
-  releaseSlot(): void {
+  markSlotUsed(ctx: SlotMarkUsedContext<SI>): void {
+    this.used.add(permitId(ctx.permit));
+  }
+
+  releaseSlot(ctx: SlotReleaseContext<SI>): void {
+    this.used.delete(permitId(ctx.permit));
     this.held = Math.max(0, this.held - 1);
     const [first] = this.waiting;
     first?.();
   }
+}
+
+function permitId(permit: SlotPermit): number {
+  return (permit as { id?: number }).id ?? -1;
 }
 
 export interface LoadGuardSettings {

@@ -1,3 +1,4 @@
+import type { SlotPermit } from '@temporalio/worker';
 import { GuardedSlotSupplier } from '../../../worker/load-guard';
 
 /** A loop whose busy state the test sets. */
@@ -7,24 +8,32 @@ function loop(initiallyBusy = false) {
 }
 
 const ctx = {} as never;
+const signal = () => new AbortController().signal;
+
+/** Reserves a slot and puts a task in it, as the SDK does when a poll brings one. */
+async function take(slots: GuardedSlotSupplier<never>): Promise<SlotPermit> {
+  const permit = await slots.reserveSlot(ctx, signal());
+  slots.markSlotUsed({ permit } as never);
+  return permit;
+}
 
 describe('GuardedSlotSupplier', () => {
   it('hands out slots up to the maximum while the event loop keeps up', async () => {
     const { reading } = loop();
-    const slots = new GuardedSlotSupplier(reading, { minimum: 1, maximum: 3 });
-    for (let i = 0; i < 3; i += 1) await slots.reserveSlot(ctx, new AbortController().signal);
+    const slots = new GuardedSlotSupplier<never>(reading, { minimum: 1, maximum: 3 });
+    for (let i = 0; i < 3; i += 1) await take(slots);
     expect(slots.inUse).toBe(3);
     expect(slots.tryReserveSlot()).toBeNull();
   });
 
-  it('past the minimum, holds new slots back while the loop is busy, and hands them out once it is not', async () => {
+  it('past the minimum of tasks at work, holds new slots back while the loop is busy, and hands them out once it is not', async () => {
     const { state, reading } = loop(true);
-    const slots = new GuardedSlotSupplier(reading, { minimum: 2, maximum: 10 });
-    await slots.reserveSlot(ctx, new AbortController().signal);
-    await slots.reserveSlot(ctx, new AbortController().signal);
+    const slots = new GuardedSlotSupplier<never>(reading, { minimum: 2, maximum: 10 });
+    await take(slots);
+    await take(slots);
     expect(slots.tryReserveSlot()).toBeNull();
     let third = false;
-    const waiting = slots.reserveSlot(ctx, new AbortController().signal).then(() => (third = true));
+    const waiting = slots.reserveSlot(ctx, signal()).then(() => (third = true));
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect(third).toBe(false);
     state.busy = false;
@@ -32,19 +41,27 @@ describe('GuardedSlotSupplier', () => {
     expect(slots.inUse).toBe(3);
   });
 
-  it('wakes a waiting reservation when a slot is released below the minimum', async () => {
+  it('does not count idle pollers’ permits against the minimum: a busy loop still lets a task in', async () => {
     const { reading } = loop(true);
-    const slots = new GuardedSlotSupplier(reading, { minimum: 1, maximum: 10 });
-    await slots.reserveSlot(ctx, new AbortController().signal);
-    const waiting = slots.reserveSlot(ctx, new AbortController().signal);
-    slots.releaseSlot();
+    const slots = new GuardedSlotSupplier<never>(reading, { minimum: 1, maximum: 10 });
+    // Three pollers wait for work, each with its permit, none of them used.
+    for (let i = 0; i < 3; i += 1) await slots.reserveSlot(ctx, signal());
+    expect(slots.tryReserveSlot()).not.toBeNull();
+  });
+
+  it('wakes a waiting reservation when a task’s slot is released below the minimum', async () => {
+    const { reading } = loop(true);
+    const slots = new GuardedSlotSupplier<never>(reading, { minimum: 1, maximum: 10 });
+    const permit = await take(slots);
+    const waiting = slots.reserveSlot(ctx, signal());
+    slots.releaseSlot({ permit } as never);
     await waiting;
     expect(slots.inUse).toBe(1);
   });
 
   it('rejects an aborted reservation with the signal’s reason (as the SDK expects) and takes no slot', async () => {
     const { reading } = loop(true);
-    const slots = new GuardedSlotSupplier(reading, { minimum: 0, maximum: 10 });
+    const slots = new GuardedSlotSupplier<never>(reading, { minimum: 0, maximum: 10 });
     const abort = new AbortController();
     const waiting = slots.reserveSlot(ctx, abort.signal);
     const reason = new Error('no longer needed');
