@@ -13,6 +13,10 @@ import {
   testWorkflowBundle,
   uniqueTaskQueue,
 } from '../harness/temporal';
+import { useMachineTurn } from '../harness/machine-turn';
+
+// Not beside the overload test's busy loops: its deadline is for kills, not for a saturated machine as well.
+useMachineTurn();
 
 it('keeps every promise while workers are SIGKILLed at random: 20 runs × 3 subagents', async () => {
   const { client, close } = await connectClient();
