@@ -86,6 +86,40 @@ export interface ModelCallInput {
   tools_key?: string;
 }
 
+/** Finish reasons of an answer cut off at the output limit (OpenAI-compatible `length`, Anthropic `max_tokens`). */
+const CUT_OFF_FINISH_REASONS: readonly string[] = ['length', 'max_tokens'];
+/** Finish reasons of an answer the provider refused or filtered (OpenAI `content_filter`, `refusal`, `safety`). */
+const REFUSED_FINISH_REASONS: readonly string[] = ['content_filter', 'refusal', 'safety'];
+
+/** A final answer the provider did not finish: cut off at the output limit, or refused. */
+export interface UnfinishedAnswer {
+  cause: 'cut_off' | 'refused';
+  /** For the result's `error`: names the cause and the provider's own finish reason. */
+  error: string;
+}
+
+/**
+ * Whether a final answer is unfinished, from the provider's finish reason. The seed (`dsh-tool-subagent`): a
+ * stop other than completion (max-tokens, refusal) is an error result, never partial output taken for success.
+ */
+export function unfinishedAnswer(finishReason: string | undefined): UnfinishedAnswer | undefined {
+  const reason = finishReason?.toLowerCase();
+  if (reason === undefined) return undefined;
+  if (CUT_OFF_FINISH_REASONS.includes(reason)) {
+    return {
+      cause: 'cut_off',
+      error: `The model's answer was cut off at its output limit (finish_reason: ${finishReason}); it is incomplete.`,
+    };
+  }
+  if (REFUSED_FINISH_REASONS.includes(reason)) {
+    return {
+      cause: 'refused',
+      error: `The model provider refused or filtered the answer (finish_reason: ${finishReason}).`,
+    };
+  }
+  return undefined;
+}
+
 /** A provider error that retrying cannot fix (400, 401, 404…): the run ends `failed`, never `completed`. */
 export interface ModelErrorFallback {
   message: string;

@@ -22,6 +22,7 @@ import {
 import { failOnInvalidLeadRunInput } from '../contracts/inputs';
 import type { PendingQuestion } from '../contracts/clarification';
 import type { ChatMessage } from '../contracts/messages';
+import { unfinishedAnswer } from '../contracts/model';
 import { recordsAfter } from '../contracts/queries';
 import { DELEGATION_LIMIT_STOP_REASON, type RunStopReason } from '../contracts/status';
 import { initialLoopState, loopCarry, restoreLoopState, type AgentLoopState } from './agent-loop';
@@ -108,10 +109,16 @@ function leadOutcome(
   input: LeadRunInput,
 ): { status: LeadRunStatus; stopReason?: RunStopReason; error?: string } {
   switch (end.kind) {
-    case 'answered':
-      return end.finishReason === 'length'
-        ? { status: 'completed', stopReason: 'model_length_capped' }
-        : { status: 'completed' };
+    case 'answered': {
+      // Cut off at the output limit or refused: failed, whatever text there is kept as the partial output.
+      const unfinished = unfinishedAnswer(end.finishReason);
+      if (!unfinished) return { status: 'completed' };
+      return {
+        status: 'failed',
+        error: unfinished.error,
+        ...(unfinished.cause === 'cut_off' && { stopReason: 'model_length_capped' as const }),
+      };
+    }
     case 'guard_stopped':
       return { status: 'completed', stopReason: end.stopReason };
     case 'delegation_capped':

@@ -15,6 +15,7 @@ import {
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import { failOnInvalidSubagentInput } from '../contracts/inputs';
 import type { ChatMessage } from '../contracts/messages';
+import { unfinishedAnswer } from '../contracts/model';
 import {
   recordsAfter,
   subagentProgressQuery,
@@ -100,8 +101,11 @@ type SubagentOutcome = Pick<FinishSubagentInput, 'status' | 'stopReason' | 'erro
 /** How the run ended, as the subagent's result says it. */
 function subagentOutcome(end: Exclude<AgentRunEnd, { kind: 'continue_as_new' }>): SubagentOutcome {
   switch (end.kind) {
-    case 'answered':
-      return { status: 'completed' };
+    case 'answered': {
+      // Cut off at the output limit or refused: failed, its text handed back as partial.
+      const unfinished = unfinishedAnswer(end.finishReason);
+      return unfinished ? { status: 'failed', error: unfinished.error } : { status: 'completed' };
+    }
     case 'guard_stopped':
       return { status: 'completed', stopReason: end.stopReason };
     case 'delegation_capped':
