@@ -22,6 +22,8 @@ export interface LoopCarry {
   model_name?: string;
   /** The agent's last non-empty answer: its result if the run ends now. */
   last_text?: string;
+  /** The date reminder (`<current_date>…</current_date>`), fixed at the run's start and sent at every turn. */
+  date_context?: string;
   /** The compaction summary, re-injected at every turn (summarization). */
   summary?: string;
   /** Prompt tokens of the last model call, as the provider counted them. */

@@ -280,7 +280,12 @@ export async function runAgentLoop(
     // Only awaited when due: the model call is scheduled in the same activation as before (replay).
     if (needsCompaction(state, config.summarization)) await compact(state, config);
     const { transcript } = state;
-    const context = [state.summary && summaryBlock(state.summary), plugins.systemContext?.()]
+    // One leading system message reaches the provider: the agent's prompt, then these (activities/transcripts.ts).
+    const context = [
+      state.date_context,
+      state.summary && summaryBlock(state.summary),
+      plugins.systemContext?.(),
+    ]
       .filter((part): part is string => Boolean(part))
       .join('\n\n');
     showLiveState({

@@ -15,6 +15,7 @@ import {
 import { subagentAdmissionSignal } from '../contracts/admission';
 import type { BatchToolSettings } from '../contracts/batch';
 import type { ClarificationSettings } from '../contracts/clarification';
+import { currentDateContext } from '../contracts/date-context';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { McpToolFilter } from '../contracts/mcp';
@@ -236,6 +237,9 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   // (workflowExecutionTimeout) does: time spent waiting for a worker counts against both alike. A subagent's
   // counts from when it got its execution slot.
   const startedAtMs = agent.clockStartMs ?? workflowInfo().startTime.getTime();
+  // The date the agent is told: its chain's start in workflow time, kept in state (carried across
+  // continue-as-new), so every turn, a replay and a continued execution send the same reminder.
+  state.date_context ??= currentDateContext(workflowInfo().startTime);
   const loopScope = new CancellationScope();
   const clockScope = new CancellationScope();
   try {
