@@ -4,14 +4,19 @@
  */
 import { routingParagraphs, type RoutingLimits } from '../contracts/routing-policy';
 
-/** The lead's first system message for a run with these enforced delegation limits. */
-export function leadSystemPrompt(limits: RoutingLimits): string {
+const CLOSING = 'Work happens in the shared workspace; answer with a concise final result.';
+
+/**
+ * The lead's first system message: the routing policy at the run's enforced delegation limits, or none when
+ * the run offers no `task` tool (no agent to start).
+ */
+export function leadSystemPrompt(limits: RoutingLimits | undefined): string {
+  if (limits === undefined) return `You are the lead agent. Do the work yourself. ${CLOSING}`;
   const [weighing, dispatch, hardLimits] = routingParagraphs(limits);
   return [
     `You are the lead agent. ${weighing}`,
     dispatch,
     hardLimits,
-    'Give each subagent a self-contained task, then combine their results into one answer for the user. Work ' +
-      'happens in the shared workspace; answer with a concise final result.',
+    `Give each subagent a self-contained task, then combine their results into one answer for the user. ${CLOSING}`,
   ].join('\n\n');
 }

@@ -79,10 +79,12 @@ function startingState(input: LeadRunInput): AgentLoopState {
   const messages: ChatMessage[] = carry?.messages ?? [
     {
       role: 'system',
-      content: leadSystemPrompt({
-        maxConcurrent: input.limits.max_concurrent,
-        maxTotalPerRun: input.limits.max_total_per_run,
-      }),
+      // The limits the delegator enforces; no policy when it offers no `task` tool (no agent to start).
+      content: leadSystemPrompt(
+        input.agents.length > 0
+          ? { maxConcurrent: input.limits.max_concurrent, maxTotalPerRun: input.limits.max_total_per_run }
+          : undefined,
+      ),
     },
     { role: 'user', content: input.prompt },
   ];

@@ -130,4 +130,10 @@ describe('the routing policy across the lead prompt, the task tool and the built
     );
     expect(leadSystemPrompt({ maxConcurrent: 3, maxTotalPerRun: 6 })).toMatch(/^You are the lead agent\. /);
   });
+
+  it('leaves the policy out of the lead prompt of a run with no agent to start (no task tool)', () => {
+    const prompt = leadSystemPrompt(undefined);
+    expect(prompt).toMatch(/^You are the lead agent\. /);
+    expect(prompt).not.toMatch(/task|subagent|delegat/i);
+  });
 });
