@@ -28,6 +28,7 @@ import { DELEGATION_LIMIT_STOP_REASON, type RunStopReason } from '../contracts/s
 import { initialLoopState, loopCarry, restoreLoopState, type AgentLoopState } from './agent-loop';
 import { createClarifications, createDelegator, runAgent, runContext, type AgentRunEnd } from './agent-run';
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
+import { leadSystemPrompt } from './lead-prompt';
 import { lastAssistantText } from './subagent-result';
 import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
 import { reportOutcome, reportState } from './outcome';
@@ -63,13 +64,6 @@ async function takeRunSlot(
   }
 }
 
-export const LEAD_SYSTEM_PROMPT = [
-  'You are the lead agent. Do the work directly by default; delegate with the `task` tool only when a',
-  'subagent clearly pays for itself: independent parts that can run in parallel, a specialist, or a context',
-  'you want kept apart. Give each subagent a self-contained task, then combine their results into one answer',
-  'for the user. Work happens in the shared workspace; answer with a concise final result.',
-].join(' ');
-
 /** A new run, or the previous execution's state when this one continues it. */
 function startingState(input: LeadRunInput): AgentLoopState {
   const { carry } = input;
@@ -84,7 +78,15 @@ function startingState(input: LeadRunInput): AgentLoopState {
     });
   }
   const messages: ChatMessage[] = carry?.messages ?? [
-    { role: 'system', content: LEAD_SYSTEM_PROMPT },
+    {
+      role: 'system',
+      // The limits the delegator enforces; no policy when it offers no `task` tool (no agent to start).
+      content: leadSystemPrompt(
+        input.agents.length > 0
+          ? { maxConcurrent: input.limits.max_concurrent, maxTotalPerRun: input.limits.max_total_per_run }
+          : undefined,
+      ),
+    },
     { role: 'user', content: input.prompt },
   ];
   const state = initialLoopState({ tail: messages }, 1);

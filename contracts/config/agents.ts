@@ -15,6 +15,7 @@ import {
 import { DEFAULT_NODES_PER_TURN, DEFAULT_ONE_TIME_NODES, parseGraphReference } from '../graph';
 import type { ModelSettings } from '../model';
 import { ownEntry } from '../records';
+import { roleNotFor } from '../routing-policy';
 import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
 import type { SummarizationRuntime } from '../summarization';
 import { CLARIFICATION_TOOL_NAME, type ClarificationSettings } from '../clarification';
@@ -41,7 +42,8 @@ const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>>
     description:
       'A capable agent for multi-step work that needs both exploration and action: reading and searching ' +
       'files, editing them, running commands. Use it for a self-contained task whose working context ' +
-      'would crowd your own.',
+      'would crowd your own. ' +
+      roleNotFor('a quick lookup or a small edit you can do directly'),
     system_prompt: [
       'You are a general-purpose subagent. The lead agent has delegated one self-contained task to you; ' +
         'complete it on your own, without asking questions back.',
@@ -56,7 +58,9 @@ const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>>
   bash: {
     description:
       'A command-line specialist: runs shell commands in the workspace (builds, tests, git, scripts, data ' +
-      'wrangling) and reports what happened.',
+      'wrangling) and reports what happened. Use it for a run of commands whose output would crowd your ' +
+      'context. ' +
+      roleNotFor('a single short command you can run yourself'),
     system_prompt: [
       'You are a command-line subagent. The lead agent has delegated one task to you that is done by ' +
         'running commands; complete it on your own, without asking questions back.',

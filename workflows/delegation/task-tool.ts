@@ -1,11 +1,13 @@
 /**
  * The `task` tool as the lead's model sees it, and the validator of its arguments. The JSON schema shown to
  * the model is generated from the same zod schema that validates a call, so the two cannot drift. The
- * provider is bound by config and only changes the wording; the limits in the text are the enforced ones.
+ * provider is bound by config and only changes the wording; the routing policy and the limits in the text are
+ * the shared clauses of `contracts/routing-policy.ts` at the enforced limits.
  */
 import { z } from 'zod';
 import type { SubagentProvider } from '../../contracts/lead';
 import type { ToolSpec } from '../../contracts/messages';
+import { routingParagraphs } from '../../contracts/routing-policy';
 import { TASK_TOOL_NAME } from '../../contracts/tools';
 
 export interface TaskArgs {
@@ -80,42 +82,20 @@ const PROMPT_WORDING: Record<SubagentProvider, { tool: string; prompt: string }>
   },
 };
 
-function plural(count: number, one: string, many: string): string {
-  return `${count} ${count === 1 ? one : many}`;
-}
-
-/** What the tool does, when it pays, the provider's wording, the hard limits and the agents. */
+/** What the tool does, the routing policy for these limits, the provider's wording and the agents. */
 function taskToolDescription(options: TaskToolOptions): string {
-  const { provider, agents, maxConcurrent, maxTotalPerRun } = options;
-  const parallel = maxConcurrent > 1;
-  // DeerFlow's benefit-based routing: with one call per response, parallel work is no benefit to cite.
-  const benefits = parallel
-    ? 'parallel work on independent parts, a specialist capability, or keeping a large working context ' +
-      'out of yours'
-    : 'a specialist capability, or keeping a large working context out of yours';
-  const paragraphs = [
+  const { provider, agents } = options;
+  const [weighing, dispatch, limits] = routingParagraphs(options);
+  return [
     'Delegate a self-contained task to a subagent. It works on its own, with its own tools, and its final ' +
       "answer comes back as this call's result.",
-    'Delegation is an optimisation, not the default answer to a complex request: do the work yourself ' +
-      `unless the benefit of a subagent (${benefits}) clearly exceeds its cost (startup, discovery it ` +
-      'repeats, merging its result into yours).',
+    weighing,
+    dispatch,
     PROMPT_WORDING[provider].tool,
-  ];
-  if (parallel) {
-    paragraphs.push(
-      'Several task calls in one response run at the same time. Split work that way only into scopes that are ' +
-        "independent and do not overlap: no part needs another's output, and no two change the same files. " +
-        'Use the fewest subagents that do the job, and re-evaluate before each later batch.',
-    );
-  }
-  paragraphs.push(
-    `HARD LIMITS: at most ${plural(maxConcurrent, 'task call', 'task calls')} per response (extra calls are ` +
-      `dropped without running); at most ${plural(maxTotalPerRun, 'delegation', 'delegations')} in this run ` +
-      '(after that, task calls are refused: finish with the results you have).',
+    limits,
     'A result that says "capped" is partial: the subagent hit a guardrail before it finished.',
     ['Subagent types:', ...agents.map((agent) => `- ${agent.name}: ${agent.description}`)].join('\n'),
-  );
-  return paragraphs.join('\n\n');
+  ].join('\n\n');
 }
 
 /** The `task` tool's spec for one lead run: wording from the bound provider, limits as enforced. */

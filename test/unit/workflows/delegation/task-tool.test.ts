@@ -75,16 +75,18 @@ describe('buildTaskToolSpec', () => {
 
   it('frames delegation as an optimisation with independent parallel scopes', () => {
     const { description } = spec();
-    expect(description).toContain('Delegation is an optimisation, not the default answer');
-    expect(description).toContain('parallel work on independent parts');
-    expect(description).toContain('Several task calls in one response run at the same time');
+    expect(description).toContain('Do the work yourself by default: delegation is an optimisation');
+    expect(description).toContain('parallel latency');
+    expect(description).toContain('Up to 3 task calls in one response run at the same time');
     expect(description).toContain('independent and do not overlap');
   });
 
   it('drops every parallel benefit from the wording when one call per response is allowed', () => {
     const { description } = spec({ maxConcurrent: 1 });
     expect(description).toContain('at most 1 task call per response');
-    expect(description).toContain('a specialist capability, or keeping a large working context out of yours');
+    expect(description).toContain(
+      'only for a material benefit of a specialist capability or of context isolation',
+    );
     expect(description).not.toMatch(/parallel|same time|batch/);
   });
 
