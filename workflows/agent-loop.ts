@@ -41,6 +41,8 @@ export interface AgentLoopState extends Omit<LoopCarry, 'continued'> {
 }
 
 export interface AgentLoopConfig {
+  /** The lead run this agent works for (named in the worker's log lines). */
+  runId: string;
   agentName: string;
   model: ModelSettings;
   /** What the model is shown: these built-in tools (the model activity builds their specs), then `toolSpecs`. */
@@ -380,6 +382,14 @@ export async function runAgentLoop(
       record(state, config, result);
     });
     if (verdict.notes.length > 0) {
+      // An operator sees what the model is told (a token budget at its warn threshold, a loop building up).
+      verdict.warnedBy.forEach((guard, i) =>
+        log.info(`${guard} warning: ${verdict.notes[i]}`, {
+          run_id: config.runId,
+          agent: config.agentName,
+          ...(state.usage && { total_tokens: state.usage.total_tokens }),
+        }),
+      );
       state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
     }
     if (capped) return { kind: 'delegation_capped', finishReason };

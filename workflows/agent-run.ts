@@ -216,6 +216,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     shouldContinueAsNew: () => historyWantsContinueAsNew(workflowInfo()),
   };
   const config = {
+    runId: context.runId,
     agentName: agent.name,
     model: agent.model,
     builtinTools,

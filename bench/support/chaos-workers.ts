@@ -15,6 +15,8 @@ export interface WorkerProcessOptions {
   /** The worker's own log level (WARN by default); its logs go to this process's stderr. */
   logLevel?: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   env?: NodeJS.ProcessEnv;
+  /** Given the worker's stderr (its logs) instead of this process's stderr. */
+  onLog?: (text: string) => void;
 }
 
 /** Starts a worker process; resolves once it polls. */
@@ -29,8 +31,10 @@ export async function spawnWorkerProcess(options: WorkerProcessOptions): Promise
       WORKFLOW_BUNDLE: options.bundlePath,
       WORKER_LOG_LEVEL: options.logLevel ?? 'WARN',
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', options.onLog ? 'pipe' : 'inherit'],
   });
+  const { onLog } = options;
+  if (onLog) child.stderr?.on('data', (chunk: Buffer) => onLog(chunk.toString('utf8')));
   await new Promise<void>((resolve, reject) => {
     let seen = '';
     child.stdout?.on('data', (chunk: Buffer) => {

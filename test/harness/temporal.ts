@@ -8,7 +8,7 @@ import type { LeadRunInput } from '../../contracts/lead';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
 import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
-import { spawnWorkerProcess } from '../../bench/support/chaos-workers';
+import { spawnWorkerProcess, type WorkerProcessOptions } from '../../bench/support/chaos-workers';
 import { cliEnv, runCli, type Finished } from '../../bench/support/cli-process';
 
 // Worker state changes at INFO would bury the test output; warnings and errors still show.
@@ -135,6 +135,7 @@ export async function withProjectWorker<T>(
 export async function startProjectWorkerProcess(
   taskQueue: string,
   env: NodeJS.ProcessEnv = {},
+  logs?: Pick<WorkerProcessOptions, 'logLevel' | 'onLog'>,
 ): Promise<ChildProcess> {
   return spawnWorkerProcess({
     address: testAddress(),
@@ -142,6 +143,7 @@ export async function startProjectWorkerProcess(
     taskQueue,
     bundlePath: testWorkflowBundle(),
     env,
+    ...logs,
   });
 }
 

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import type { LeadRunResult } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
+import {
+  startProjectWorkerProcess,
+  uniqueTaskQueue,
+  useTestClient,
+  waitFor,
+  withProjectWorker,
+} from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 
 const testClient = useTestClient();
@@ -72,4 +78,46 @@ it('ends timed_out at lead.timeout_seconds, keeping the partial answer', async (
     final_output: 'Still looking.',
   });
   expect(result.turns).toBeGreaterThanOrEqual(2);
+});
+
+it("logs the token budget's one-time warning at INFO on the worker, naming the run, the agent and the tokens", async () => {
+  const dir = tempDir('lead-budget-log');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  // 500 tokens a turn against 2,000 at warn 0.5: the second turn warns, the fourth stops.
+  const input = leadInput({
+    workspace,
+    scriptFile: writeScript(dir, looking()),
+    config: {
+      lead: { token_budget: { max_tokens: 2000, warn_threshold: 0.5 } },
+      loop_detection: { enabled: false },
+    },
+  });
+  const taskQueue = uniqueTaskQueue('lead-budget-log');
+  let logs = '';
+  const worker = await startProjectWorkerProcess(
+    taskQueue,
+    {},
+    { logLevel: 'INFO', onLog: (text) => (logs += text) },
+  );
+  try {
+    const workflowId = `${taskQueue}-lead`;
+    const result = await testClient().workflow.execute(leadRunWorkflow, {
+      taskQueue,
+      workflowId,
+      args: [input],
+    });
+    expect(result).toMatchObject({ status: 'completed', stop_reason: 'token_capped' });
+    await waitFor('the warning in the worker log', () => logs.includes('[TOKEN BUDGET WARNING]'));
+    const lines = logs.split('\n').filter((line) => line.includes('[TOKEN BUDGET WARNING]'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /\[INFO\] token_budget warning: \[TOKEN BUDGET WARNING\] You have used 1,000 of your 2,000-token/,
+    );
+    expect(lines[0]).toContain(`run_id: '${workflowId}'`);
+    expect(lines[0]).toContain("agent: 'lead'");
+    expect(lines[0]).toContain('total_tokens: 1000');
+  } finally {
+    worker.kill('SIGKILL');
+  }
 });

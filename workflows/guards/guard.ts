@@ -44,6 +44,8 @@ export interface GuardsOutcome {
   stop?: SubagentStopReason;
   /** Warnings for the next model call, in guard order (moot when `stop` is set: there is no next call). */
   notes: string[];
+  /** The guards that gave them, in the same order (the worker logs each warning with its guard). */
+  warnedBy: string[];
 }
 
 /** The starting state of every guard in the list. */
@@ -61,6 +63,7 @@ export function initialGuardStates(guards: readonly Guard[]): GuardStates {
 export function runGuards(guards: readonly Guard[], states: GuardStates, input: GuardInput): GuardsOutcome {
   const next: GuardStates = {};
   const notes: string[] = [];
+  const warnedBy: string[] = [];
   const seen: string[] = [];
   let stop: SubagentStopReason | undefined;
   for (const guard of guards) {
@@ -73,8 +76,11 @@ export function runGuards(guards: readonly Guard[], states: GuardStates, input: 
     const previous = ownEntry(states, guard.name) ?? guard.initial();
     const { state, verdict } = guard.check(previous, input);
     next[guard.name] = state;
-    if (verdict.note !== undefined) notes.push(verdict.note);
+    if (verdict.note !== undefined) {
+      notes.push(verdict.note);
+      warnedBy.push(guard.name);
+    }
     if (stop === undefined && verdict.stop !== undefined) stop = verdict.stop;
   }
-  return { states: next, ...(stop !== undefined && { stop }), notes };
+  return { states: next, ...(stop !== undefined && { stop }), notes, warnedBy };
 }

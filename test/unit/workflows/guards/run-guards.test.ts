@@ -40,6 +40,7 @@ describe('runGuards', () => {
     expect(runGuards(guards, {}, guardInput({}))).toEqual({
       states: { a: 1, b: 1, c: 1 },
       notes: ['from a', 'from c'],
+      warnedBy: ['a', 'c'],
     });
   });
 
