@@ -21,12 +21,13 @@ import type { ModelErrorFallback, ModelSettings } from '../contracts/model';
 import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentStep } from '../contracts/steps';
 import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
+import { promote, TOOL_SEARCH_TOOL_NAME } from '../contracts/tool-search';
 import { isIdempotentCall, type SandboxSettings } from '../contracts/tools';
 import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
 import { sha256Hex } from './digest';
 import { runGuards, type Guard } from './guards';
-import { runMcpToolCall } from './mcp-tool-call';
+import { runMcpToolCall, runToolSearch } from './mcp-tool-call';
 import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
 import { buildStep } from './steps';
@@ -157,10 +158,11 @@ function record(
   state: AgentLoopState,
   config: AgentLoopConfig,
   message: AssistantMessage | ToolMessage,
+  promoted?: string[],
 ): void {
   state.transcript.tail.push(message);
   state.step_seq += 1;
-  if (config.recordSteps) state.steps.push(buildStep(state.step_seq, message));
+  if (config.recordSteps) state.steps.push(buildStep(state.step_seq, message, promoted));
   if (message.role === 'assistant' && message.content.trim() !== '') state.last_text = message.content;
 }
 
@@ -242,23 +244,36 @@ export async function runAgentLoop(
   const callModel = modelActivity(config.model, HEARTBEAT_TIMEOUT);
   // What the model activity said about the MCP tools the current response calls (read-only, timeout).
   let mcpCalls: Record<string, McpCallInfo> = {};
+  // What each `tool_search` call of the current response found: promoted once its result is recorded.
+  const promotedBy = new Map<ToolCall, string[]>();
   const runTool = async (call: ToolCall): Promise<ToolMessage> => {
     const execute = isIdempotentCall(call) ? tools.idempotent : tools.once;
     const mcp = config.mcpTools !== undefined && isMcpToolName(call.name) ? config.mcpTools : undefined;
     const mcpInfo = mcp && mcpCalls[call.name];
+    const search =
+      config.mcpTools?.deferred && call.name === TOOL_SEARCH_TOOL_NAME ? config.mcpTools : undefined;
     try {
       const summary = callLine(call.name, call.args);
-      const result = mcp
-        ? await runMcpToolCall(call, mcp, mcpInfo, { heartbeatTimeout: HEARTBEAT_TIMEOUT, summary })
-        : await execute(
-            {
-              call,
-              workspace: config.workspace,
-              allowed_tools: config.allowedTools,
-              sandbox: config.sandbox,
-            },
-            summary,
-          );
+      const result = search
+        ? await runToolSearch(call, search, summary).then((found) => {
+            promotedBy.set(call, found.promoted);
+            return found;
+          })
+        : mcp
+          ? await runMcpToolCall(call, mcp, mcpInfo, {
+              heartbeatTimeout: HEARTBEAT_TIMEOUT,
+              summary,
+              promoted: state.promoted_tools,
+            })
+          : await execute(
+              {
+                call,
+                workspace: config.workspace,
+                allowed_tools: config.allowedTools,
+                sandbox: config.sandbox,
+              },
+              summary,
+            );
       return {
         role: 'tool',
         tool_call_id: result.tool_call_id,
@@ -268,7 +283,8 @@ export async function runAgentLoop(
       };
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      return interruptedToolMessage(call, err, mcp ? mcpInfo?.read_only === true : isIdempotentCall(call));
+      const idempotent = search !== undefined || (mcp ? mcpInfo?.read_only === true : isIdempotentCall(call));
+      return interruptedToolMessage(call, err, idempotent);
     }
   };
 
@@ -289,6 +305,7 @@ export async function runAgentLoop(
       ...(state.usage && { tokens: state.usage }),
       doing: `waiting for ${config.model.name} (turn ${state.turns + 1})`,
       ...(lastCall !== undefined && { lastCall }),
+      ...(state.promoted_tools && { promoted: state.promoted_tools }),
     });
     const response = await callModel(
       {
@@ -300,6 +317,7 @@ export async function runAgentLoop(
         ...(context && { system_context: context }),
         builtin_tools: config.builtinTools,
         ...(config.mcpTools && { mcp_tools: config.mcpTools }),
+        ...(config.mcpTools?.deferred && { mcp_promoted: state.promoted_tools ?? [] }),
         // The specs go by key once an earlier call of this execution stored them.
         tools: toolsStored ? [] : config.toolSpecs,
         ...(toolsKey !== undefined && { tools_key: toolsKey }),
@@ -357,6 +375,7 @@ export async function runAgentLoop(
           ? `running ${callLine(calls[0].name, calls[0].args)}`
           : `running ${calls.length} tool calls: ${[...new Set(calls.map((call) => call.name))].join(', ')}`,
       lastCall,
+      ...(state.promoted_tools && { promoted: state.promoted_tools }),
     });
     const claimer = plugins.claimedCalls;
     const isClaimed = calls.map((call) => claimer?.claims(call) ?? false);
@@ -372,8 +391,12 @@ export async function runAgentLoop(
     calls.forEach((call, i) => {
       const result = isClaimed[i] ? delegated[nextDelegated++] : toolResults[nextTool++];
       if (!result) throw new Error(`no result for tool call ${call.id} (${call.name})`);
-      record(state, config, result);
+      // Promotions in the calls' order, from the search's recorded result: a replay promotes the same.
+      const promoted = promotedBy.get(call);
+      if (promoted && promoted.length > 0) state.promoted_tools = promote(state.promoted_tools, promoted);
+      record(state, config, result, promoted);
     });
+    promotedBy.clear();
     if (verdict.notes.length > 0) {
       state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
     }
