@@ -246,34 +246,40 @@ export async function runAgentLoop(
   let mcpCalls: Record<string, McpCallInfo> = {};
   // What each `tool_search` call of the current response found: promoted once its result is recorded.
   const promotedBy = new Map<ToolCall, string[]>();
+  const searchTool = async (call: ToolCall, filter: McpToolFilter): Promise<ToolMessage> => {
+    try {
+      const found = await runToolSearch(call, filter, callLine(call.name, call.args));
+      promotedBy.set(call, found.promoted);
+      const { promoted: _promoted, ...result } = found;
+      return { role: 'tool', ...result };
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      return interruptedToolMessage(call, err, true);
+    }
+  };
   const runTool = async (call: ToolCall): Promise<ToolMessage> => {
+    if (config.mcpTools?.deferred && call.name === TOOL_SEARCH_TOOL_NAME)
+      return searchTool(call, config.mcpTools);
     const execute = isIdempotentCall(call) ? tools.idempotent : tools.once;
     const mcp = config.mcpTools !== undefined && isMcpToolName(call.name) ? config.mcpTools : undefined;
     const mcpInfo = mcp && mcpCalls[call.name];
-    const search =
-      config.mcpTools?.deferred && call.name === TOOL_SEARCH_TOOL_NAME ? config.mcpTools : undefined;
     try {
       const summary = callLine(call.name, call.args);
-      const result = search
-        ? await runToolSearch(call, search, summary).then((found) => {
-            promotedBy.set(call, found.promoted);
-            return found;
+      const result = mcp
+        ? await runMcpToolCall(call, mcp, mcpInfo, {
+            heartbeatTimeout: HEARTBEAT_TIMEOUT,
+            summary,
+            promoted: state.promoted_tools,
           })
-        : mcp
-          ? await runMcpToolCall(call, mcp, mcpInfo, {
-              heartbeatTimeout: HEARTBEAT_TIMEOUT,
-              summary,
-              promoted: state.promoted_tools,
-            })
-          : await execute(
-              {
-                call,
-                workspace: config.workspace,
-                allowed_tools: config.allowedTools,
-                sandbox: config.sandbox,
-              },
-              summary,
-            );
+        : await execute(
+            {
+              call,
+              workspace: config.workspace,
+              allowed_tools: config.allowedTools,
+              sandbox: config.sandbox,
+            },
+            summary,
+          );
       return {
         role: 'tool',
         tool_call_id: result.tool_call_id,
@@ -283,8 +289,7 @@ export async function runAgentLoop(
       };
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      const idempotent = search !== undefined || (mcp ? mcpInfo?.read_only === true : isIdempotentCall(call));
-      return interruptedToolMessage(call, err, idempotent);
+      return interruptedToolMessage(call, err, mcp ? mcpInfo?.read_only === true : isIdempotentCall(call));
     }
   };
 
