@@ -13,6 +13,7 @@ import { benchDelegationOverhead } from './delegation-overhead';
 import { benchLongRun } from './long-run';
 import { benchProviderHandout } from './provider-handout';
 import { benchRecovery } from './recovery';
+import { benchToolSearch } from './tool-search';
 import { benchTurnOverhead } from './turn-overhead';
 
 async function main(): Promise<void> {
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
     results.push(...(await benchLongRun(server)));
     results.push(...(await benchRecovery(server)));
     results.push(...(await benchBashSandboxes()));
+    results.push(...(await benchToolSearch(server)));
     process.stdout.write(`${formatTable(results)}\n`);
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const out = join(__dirname, '..', '..', 'bench', 'results.json');

@@ -12,6 +12,7 @@ import type { ModelCallResult } from '../contracts/model';
 import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
 import type { SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
+import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
 import { buildStep } from '../workflows/steps';
 import { subagentResult, taskQueueHasWorker } from './api';
@@ -56,19 +57,23 @@ export function stepsFromHistory(
   const missing: string[] = [];
   let pending: ToolCall[] = [];
   let outcomes = new Map<string, HistoryRecord[]>();
-  const push = (message: Parameters<typeof buildStep>[1]) => steps.push(buildStep(steps.length + 1, message));
+  const push = (message: Parameters<typeof buildStep>[1], promoted?: string[]) =>
+    steps.push(buildStep(steps.length + 1, message, promoted));
   const flush = () => {
     for (const call of pending) {
       const outcome = outcomes.get(call.id)?.shift();
       if (outcome?.kind === 'tool') {
         const { result } = outcome;
-        push({
-          role: 'tool',
-          tool_call_id: result.tool_call_id,
-          name: result.name,
-          content: result.content,
-          is_error: result.is_error,
-        });
+        push(
+          {
+            role: 'tool',
+            tool_call_id: result.tool_call_id,
+            name: result.name,
+            content: result.content,
+            is_error: result.is_error,
+          },
+          (result as Partial<ToolSearchResult>).promoted,
+        );
       } else if (outcome?.kind === 'tool_failed') {
         push({
           role: 'tool',
@@ -112,7 +117,11 @@ export function stepsFromHistory(
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** The activities that run one tool call (input `{call, …}`, result a ToolCallResult). */
-const TOOL_ACTIVITIES: ReadonlySet<string> = new Set(['executeToolCall', 'executeMcpToolCall']);
+const TOOL_ACTIVITIES: ReadonlySet<string> = new Set([
+  'executeToolCall',
+  'executeMcpToolCall',
+  'searchMcpTools',
+]);
 
 /** The records of one execution's history, payloads decoded with the client's converter (and codec). */
 async function historyRecords(client: Client, events: readonly HistoryEvent[]): Promise<HistoryRecord[]> {
@@ -208,7 +217,10 @@ export function stepLines(step: SubagentStep): string[] {
   const cut = step.truncated ? ' (cut)' : '';
   if (step.kind === 'tool') {
     const error = step.is_error ? ' error' : '';
-    return [`${step.seq} tool ${step.name} [${step.tool_call_id}]${error}: ${oneLine(step.text)}${cut}`];
+    const promoted = step.promoted ? ` (promoted: ${step.promoted.join(', ')})` : '';
+    return [
+      `${step.seq} tool ${step.name} [${step.tool_call_id}]${error}${promoted}: ${oneLine(step.text)}${cut}`,
+    ];
   }
   return [
     `${step.seq} ai: ${step.text.trim() ? oneLine(step.text) : '(no text)'}${cut}`,

@@ -214,7 +214,11 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
   });
 
   /** Which MCP tools an agent may use (contracts/mcp.ts): what a run's activities apply, so it is checked. */
-  const mcpFilter = object({ allow: listOf(toolName, 'tool names'), deny: listOf(toolName, 'tool names') });
+  const mcpFilter = object({
+    allow: listOf(toolName, 'tool names'),
+    deny: listOf(toolName, 'tool names'),
+    deferred: z.literal(true).optional(),
+  });
 
   const agent = object({
     name: text,

@@ -34,6 +34,8 @@ export interface LoopCarry {
   compaction_floor?: number;
   /** Set by a compaction: the next model call measures `compaction_floor`. */
   measure_compaction_floor?: boolean;
+  /** Deferred MCP tools `tool_search` promoted in this task run (contracts/tool-search.ts); absent: none. */
+  promoted_tools?: string[];
   /** How many executions came before this one. */
   continued: number;
 }

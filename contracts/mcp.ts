@@ -55,6 +55,11 @@ export function isMcpToolName(name: string): boolean {
 export interface McpToolFilter {
   allow: string[];
   deny: string[];
+  /**
+   * `tool_search.enabled`: the tools go to the model by name only until `tool_search` promotes them
+   * (contracts/tool-search.ts). Absent on runs started before it existed, which replay as they ran.
+   */
+  deferred?: true;
 }
 
 /** An entry of `tools.allow` / `deny` that names MCP tools (`<server>__<tool>` or `<server>__*`). */
@@ -93,4 +98,6 @@ export interface McpToolCallInput {
   filter: McpToolFilter;
   /** Attempts the workflow allows (read-only tools may retry a server that was down): the last one answers. */
   max_attempts?: number;
+  /** With a deferred filter: the tools `tool_search` promoted in this run; any other is refused. */
+  promoted?: string[];
 }

@@ -70,6 +70,11 @@ export interface ModelCallInput {
    * connected servers (activities/mcp/), shown after `tools`. Absent: none.
    */
   mcp_tools?: McpToolFilter;
+  /**
+   * With a deferred filter (`tool_search`): the MCP tools promoted so far in this run, whose specs are sent;
+   * the others go by name in the system message's `<available-deferred-tools>`, beside `tool_search`.
+   */
+  mcp_promoted?: string[];
   /** The stored prefix of the transcript (see contracts/transcript.ts); resolved by the activity. */
   transcript_ref?: TranscriptRef;
   /** A fork child's first call: the lead's stored prefix, whose completed turns follow the system message. */

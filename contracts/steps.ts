@@ -33,6 +33,8 @@ export interface SubagentToolStep extends SubagentStepBase {
   tool_call_id: string;
   name: string;
   is_error: boolean;
+  /** A `tool_search` result: the deferred MCP tools it promoted (their schemas are sent from then on). */
+  promoted?: string[];
 }
 
 export type SubagentStep = SubagentAiStep | SubagentToolStep;

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from './messages';
 import { IDEMPOTENT_TOOLS, isBuiltinToolName, type BuiltinToolName } from './tools';
+import { TOOL_SEARCH_MAX_RESULTS, TOOL_SEARCH_TOOL_NAME } from './tool-search';
 
 export { isBuiltinToolName, isIdempotentCall } from './tools';
 
@@ -127,3 +128,28 @@ export function builtinToolSpecs(names: readonly string[]): ToolSpec[] {
     return { name, description, parameters };
   });
 }
+
+export const toolSearchArgsSchema = z.strictObject({
+  query: z
+    .string()
+    .min(1)
+    .describe(
+      'What to load: "select:name_a,name_b" (those tools by exact name), "+keyword more words" (tools whose ' +
+        'name contains keyword, ranked by the other words), or words / a regex matched against names and ' +
+        'descriptions.',
+    ),
+});
+
+/** `tool_search`, shown beside the promoted MCP tools when the agent's MCP tools are deferred. */
+export const TOOL_SEARCH_SPEC: ToolSpec = {
+  name: TOOL_SEARCH_TOOL_NAME,
+  description:
+    'Fetches the full schema definitions of deferred tools so they can be called. Deferred tools are listed by ' +
+    'name in <available-deferred-tools> in the system message; until fetched, only the name is known and a ' +
+    "call is refused. This tool matches a query against the deferred tools and returns the matched tools' " +
+    'complete schemas; once returned, a tool becomes callable from your next response on. Query forms: ' +
+    '"select:github__create_issue,github__list_issues" fetches these exact tools; "+github issue" fetches ' +
+    `tools whose name contains "github", best matches for "issue" first; "notebook jupyter" is a keyword or ` +
+    `regex search over names and descriptions. Searches return at most ${TOOL_SEARCH_MAX_RESULTS} tools.`,
+  parameters: parametersOf(toolSearchArgsSchema),
+};

@@ -21,12 +21,13 @@ import type { ModelErrorFallback, ModelSettings } from '../contracts/model';
 import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentStep } from '../contracts/steps';
 import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
+import { promote, TOOL_SEARCH_TOOL_NAME } from '../contracts/tool-search';
 import { isIdempotentCall, type SandboxSettings } from '../contracts/tools';
 import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
 import { sha256Hex } from './digest';
 import { runGuards, type Guard } from './guards';
-import { runMcpToolCall } from './mcp-tool-call';
+import { runMcpToolCall, runToolSearch } from './mcp-tool-call';
 import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
 import { buildStep } from './steps';
@@ -159,10 +160,11 @@ function record(
   state: AgentLoopState,
   config: AgentLoopConfig,
   message: AssistantMessage | ToolMessage,
+  promoted?: string[],
 ): void {
   state.transcript.tail.push(message);
   state.step_seq += 1;
-  if (config.recordSteps) state.steps.push(buildStep(state.step_seq, message));
+  if (config.recordSteps) state.steps.push(buildStep(state.step_seq, message, promoted));
   if (message.role === 'assistant' && message.content.trim() !== '') state.last_text = message.content;
 }
 
@@ -244,14 +246,33 @@ export async function runAgentLoop(
   const callModel = modelActivity(config.model, HEARTBEAT_TIMEOUT);
   // What the model activity said about the MCP tools the current response calls (read-only, timeout).
   let mcpCalls: Record<string, McpCallInfo> = {};
+  // What each `tool_search` call of the current response found: promoted once its result is recorded.
+  const promotedBy = new Map<ToolCall, string[]>();
+  const searchTool = async (call: ToolCall, filter: McpToolFilter): Promise<ToolMessage> => {
+    try {
+      const found = await runToolSearch(call, filter, callLine(call.name, call.args));
+      promotedBy.set(call, found.promoted);
+      const { promoted: _promoted, ...result } = found;
+      return { role: 'tool', ...result };
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      return interruptedToolMessage(call, err, true);
+    }
+  };
   const runTool = async (call: ToolCall): Promise<ToolMessage> => {
+    if (config.mcpTools?.deferred && call.name === TOOL_SEARCH_TOOL_NAME)
+      return searchTool(call, config.mcpTools);
     const execute = isIdempotentCall(call) ? tools.idempotent : tools.once;
     const mcp = config.mcpTools !== undefined && isMcpToolName(call.name) ? config.mcpTools : undefined;
     const mcpInfo = mcp && mcpCalls[call.name];
     try {
       const summary = callLine(call.name, call.args);
       const result = mcp
-        ? await runMcpToolCall(call, mcp, mcpInfo, { heartbeatTimeout: HEARTBEAT_TIMEOUT, summary })
+        ? await runMcpToolCall(call, mcp, mcpInfo, {
+            heartbeatTimeout: HEARTBEAT_TIMEOUT,
+            summary,
+            promoted: state.promoted_tools,
+          })
         : await execute(
             {
               call,
@@ -296,6 +317,7 @@ export async function runAgentLoop(
       ...(state.usage && { tokens: state.usage }),
       doing: `waiting for ${config.model.name} (turn ${state.turns + 1})`,
       ...(lastCall !== undefined && { lastCall }),
+      ...(state.promoted_tools && { promoted: state.promoted_tools }),
     });
     const response = await callModel(
       {
@@ -307,6 +329,7 @@ export async function runAgentLoop(
         ...(context && { system_context: context }),
         builtin_tools: config.builtinTools,
         ...(config.mcpTools && { mcp_tools: config.mcpTools }),
+        ...(config.mcpTools?.deferred && { mcp_promoted: state.promoted_tools ?? [] }),
         // The specs go by key once an earlier call of this execution stored them.
         tools: toolsStored ? [] : config.toolSpecs,
         ...(toolsKey !== undefined && { tools_key: toolsKey }),
@@ -364,6 +387,7 @@ export async function runAgentLoop(
           ? `running ${callLine(calls[0].name, calls[0].args)}`
           : `running ${calls.length} tool calls: ${[...new Set(calls.map((call) => call.name))].join(', ')}`,
       lastCall,
+      ...(state.promoted_tools && { promoted: state.promoted_tools }),
     });
     const claimer = plugins.claimedCalls;
     const isClaimed = calls.map((call) => claimer?.claims(call) ?? false);
@@ -379,8 +403,12 @@ export async function runAgentLoop(
     calls.forEach((call, i) => {
       const result = isClaimed[i] ? delegated[nextDelegated++] : toolResults[nextTool++];
       if (!result) throw new Error(`no result for tool call ${call.id} (${call.name})`);
-      record(state, config, result);
+      // Promotions in the calls' order, from the search's recorded result: a replay promotes the same.
+      const promoted = promotedBy.get(call);
+      if (promoted && promoted.length > 0) state.promoted_tools = promote(state.promoted_tools, promoted);
+      record(state, config, result, promoted);
     });
+    promotedBy.clear();
     if (verdict.notes.length > 0) {
       // An operator sees what the model is told (a token budget at its warn threshold, a loop building up).
       verdict.warnedBy.forEach((guard, i) =>

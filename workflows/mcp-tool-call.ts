@@ -2,12 +2,15 @@
  * How the agent loop runs one MCP tool call: a regular activity on any worker (each has its own connections
  * to the servers), heartbeating, with the server's timeout. A call runs at most once unless the server marks
  * the tool read-only (`readOnlyHint`), which the model activity recorded with the response, so a replay
- * decides the same from history alone.
+ * decides the same from history alone. `tool_search` (deferred MCP tools) is run here too: it reads the same
+ * catalog.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import type { LocalActivityOptions } from '@temporalio/common';
 import type * as activities from '../activities';
 import { DEFAULT_MCP_TOOL_TIMEOUT_SECONDS, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
 import type { ToolCall } from '../contracts/messages';
+import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallResult } from '../contracts/tools';
 
 /** Attempts of a read-only call (its server may be down for a moment); every other call has one. */
@@ -20,7 +23,7 @@ export function runMcpToolCall(
   call: ToolCall,
   filter: McpToolFilter,
   info: McpCallInfo | undefined,
-  options: { heartbeatTimeout: string; summary: string },
+  options: { heartbeatTimeout: string; summary: string; promoted?: string[] },
 ): Promise<ToolCallResult> {
   const attempts = info?.read_only ? READ_ONLY_ATTEMPTS : 1;
   const timeoutSeconds = (info?.timeout_seconds ?? DEFAULT_MCP_TOOL_TIMEOUT_SECONDS) + CONNECT_MARGIN_SECONDS;
@@ -31,6 +34,27 @@ export function runMcpToolCall(
   };
   const { executeMcpToolCall } = proxyActivities<typeof activities>(activityOptions);
   return executeMcpToolCall.executeWithOptions({ ...activityOptions, summary: options.summary }, [
-    { call, filter, ...(attempts > 1 && { max_attempts: attempts }) },
+    {
+      call,
+      filter,
+      ...(attempts > 1 && { max_attempts: attempts }),
+      ...(filter.deferred && { promoted: options.promoted ?? [] }),
+    },
   ]);
+}
+
+// A search reads the worker's catalog and changes nothing: a local activity (one marker in history), retried.
+const TOOL_SEARCH_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+};
+
+/** One `tool_search` call; its result says what to promote (recorded in the loop's state). */
+export function runToolSearch(
+  call: ToolCall,
+  filter: McpToolFilter,
+  summary: string,
+): Promise<ToolSearchResult> {
+  const { searchMcpTools } = proxyLocalActivities<typeof activities>(TOOL_SEARCH_OPTIONS);
+  return searchMcpTools.executeWithOptions({ ...TOOL_SEARCH_OPTIONS, summary }, [{ call, filter }]);
 }

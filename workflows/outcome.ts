@@ -62,6 +62,8 @@ export interface LiveState {
   /** What it is doing now, e.g. `waiting for the model (turn 3)`. */
   doing: string;
   lastCall?: string;
+  /** Deferred MCP tools `tool_search` promoted in this run. */
+  promoted?: readonly string[];
 }
 
 /** The Web UI's "Current Details" (markdown): set in memory, answered by the worker; no history event. */
@@ -71,6 +73,7 @@ export function showLiveState(live: LiveState): void {
       (live.tokens ? ` · ${groupThousands(live.tokens.total_tokens)} tokens` : ''),
     `Now: ${live.doing}`,
     ...(live.lastCall !== undefined ? [`Last tool call: \`${live.lastCall.replace(/`/g, "'")}\``] : []),
+    ...(live.promoted && live.promoted.length > 0 ? [`Promoted tools: ${live.promoted.join(', ')}`] : []),
   ];
   const text = lines.join('\n\n');
   const details = text.length > DETAILS_MAX_CHARS ? `${text.slice(0, DETAILS_MAX_CHARS - 1)}…` : text;

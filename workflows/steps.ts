@@ -2,8 +2,15 @@ import type { AssistantMessage, ToolMessage } from '../contracts/messages';
 import { SUBAGENT_STEP_MAX_CHARS, type SubagentStep } from '../contracts/steps';
 import { capText } from '../contracts/text';
 
-/** The step record of one assistant turn or tool result, with text and arguments capped. */
-export function buildStep(seq: number, message: AssistantMessage | ToolMessage): SubagentStep {
+/**
+ * The step record of one assistant turn or tool result, with text and arguments capped; a `tool_search`
+ * result names the deferred tools it promoted.
+ */
+export function buildStep(
+  seq: number,
+  message: AssistantMessage | ToolMessage,
+  promoted?: readonly string[],
+): SubagentStep {
   const { text, truncated } = capText(message.content, SUBAGENT_STEP_MAX_CHARS);
   if (message.role === 'tool') {
     return {
@@ -14,6 +21,7 @@ export function buildStep(seq: number, message: AssistantMessage | ToolMessage):
       tool_call_id: message.tool_call_id,
       name: message.name,
       is_error: message.is_error ?? false,
+      ...(promoted && promoted.length > 0 && { promoted: [...promoted] }),
     };
   }
   return {

@@ -7,6 +7,7 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { mcpFilterAllows, splitMcpToolName, type McpToolCallInput } from '../../contracts/mcp';
+import { notPromotedText } from '../../contracts/tool-search';
 import type { ToolCallResult } from '../../contracts/tools';
 import { currentAttempt, whileHeartbeating } from '../activity-context';
 import { installedMcpCatalog } from './catalog';
@@ -44,6 +45,10 @@ export async function executeMcpToolCall(input: McpToolCallInput): Promise<ToolC
   const available = `Available MCP tools: ${known.join(', ') || 'none'}.`;
   if (!split || !mcpFilterAllows(filter, call.name)) {
     return reply(`Tool "${call.name}" is not available to this agent. ${available}`, true);
+  }
+  // Deferred: shown by name only until tool_search promoted it in this run (its schema was never sent).
+  if (filter.deferred && !(input.promoted ?? []).includes(call.name)) {
+    return reply(notPromotedText(call.name), true);
   }
   const server = catalog?.server(split.server);
   if (!server)

@@ -5,6 +5,8 @@
  */
 import type { McpCallInfo, McpToolFilter } from '../../contracts/mcp';
 import type { ToolCall, ToolSpec } from '../../contracts/messages';
+import { TOOL_SEARCH_SPEC } from '../../contracts/tool-specs';
+import { deferredToolsSection } from '../../contracts/tool-search';
 import { installedMcpCatalog } from './catalog';
 
 /** The specs of the MCP tools `filter` allows among those the worker's servers listed. */
@@ -15,6 +17,23 @@ export function mcpToolSpecs(filter: McpToolFilter | undefined): ToolSpec[] {
     description,
     parameters,
   }));
+}
+
+/**
+ * What one model call is shown of the MCP tools: every allowed tool's spec, or, with a deferred filter, the
+ * promoted ones' and `tool_search`, the rest named in a section of the system message. No MCP tool left after
+ * the filter: neither `tool_search` nor the section (as DeerFlow's empty setup).
+ */
+export function mcpToolsForModel(
+  filter: McpToolFilter | undefined,
+  promoted: readonly string[] = [],
+): { specs: ToolSpec[]; section?: string } {
+  const specs = mcpToolSpecs(filter);
+  if (!filter?.deferred || specs.length === 0) return { specs };
+  return {
+    specs: [...specs.filter((spec) => promoted.includes(spec.name)), TOOL_SEARCH_SPEC],
+    section: deferredToolsSection(specs.map((spec) => spec.name)),
+  };
 }
 
 /** For each call of a shown MCP tool: its read-only flag and its server's timeout. Undefined when none. */

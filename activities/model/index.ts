@@ -26,7 +26,7 @@ import {
 } from '../transcripts';
 import { whileHeartbeating } from '../activity-context';
 import { builtinToolSpecs } from '../../contracts/tool-specs';
-import { mcpCallInfo, mcpToolSpecs } from '../mcp/model-tools';
+import { mcpCallInfo, mcpToolsForModel } from '../mcp/model-tools';
 import { callOpenAIModel } from './openai';
 import { warmUpOpenAIProvider } from './openai-warm-up';
 import { recordModelCall } from './metrics';
@@ -37,15 +37,14 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   const [transcript, sentTools] = await whileHeartbeating(() =>
     Promise.all([fullTranscript(input), toolSpecsOf(input)]),
   );
-  const tools = [
-    ...builtinToolSpecs(input.builtin_tools ?? []),
-    ...sentTools,
-    ...mcpToolSpecs(input.mcp_tools),
-  ];
+  const mcp = mcpToolsForModel(input.mcp_tools, input.mcp_promoted);
+  const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools, ...mcp.specs];
+  // The deferred tools' section first: it stays the same every turn, while the summary and ledger change.
+  const context = [mcp.section, input.system_context].filter(Boolean).join('\n\n');
   const result = await callProvider({
     model: input.model,
     agent_name: input.agent_name,
-    messages: withSystemContext(transcript, input.system_context),
+    messages: withSystemContext(transcript, context || undefined),
     tools,
     turn_index: input.turn_index ?? transcript.filter((m) => m.role === 'assistant').length,
   });

@@ -120,6 +120,7 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
       // `bash` stays a command-line specialist: MCP tools only when its allow list names them.
       ...withMcp(
         resolveMcpFilter(config.mcp_servers, override.tools?.allow, override.tools?.deny, name !== 'bash'),
+        config,
       ),
     };
   }
@@ -146,6 +147,7 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
         override.tools?.deny ?? custom.tools?.deny,
         true,
       ),
+      config,
     ),
   };
 }
@@ -221,8 +223,10 @@ export function resolveModel(config: Config, name: string): ModelSettings {
 }
 
 /** `{ mcp }` when the agent gets MCP tools, else nothing: an agent without them keeps its old shape. */
-export function withMcp(filter: McpToolFilter | undefined): { mcp?: McpToolFilter } {
-  return filter === undefined ? {} : { mcp: filter };
+export function withMcp(filter: McpToolFilter | undefined, config: Config): { mcp?: McpToolFilter } {
+  if (filter === undefined) return {};
+  // tool_search: after the filter, what is left goes to the model by name until promoted.
+  return { mcp: config.tool_search.enabled ? { ...filter, deferred: true } : filter };
 }
 
 function isBuiltin(name: string): name is BuiltinAgentName {

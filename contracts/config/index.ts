@@ -261,6 +261,11 @@ const tracing = section('tracing', {
   }
 });
 
+// Deferred MCP tools (DeerFlow's tool_search): MCP tools reach the model by name until `tool_search` loads them.
+const toolSearch = section('tool_search', {
+  enabled: bool.default(false),
+});
+
 const workspace = section('workspace', {
   root: text.default('./workspace'),
   sample_dir: text.optional(),
@@ -283,6 +288,7 @@ const sections = {
   workspace: workspace.prefault({}),
   payloads: payloadsSection,
   mcp_servers: mcpServersSection.prefault({}),
+  tool_search: toolSearch.prefault({}),
   extensions_config: extensionsConfigKey.optional(),
 };
 

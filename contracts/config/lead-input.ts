@@ -29,7 +29,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(request.run_id !== undefined && { run_id: request.run_id }),
     model: resolveLeadModel(config),
     tools: [...BUILTIN_TOOL_NAMES],
-    ...withMcp(allMcpTools(config.mcp_servers)),
+    ...withMcp(allMcpTools(config.mcp_servers), config),
     agents: subagents.enabled ? listAgents(config) : [],
     workspace: request.workspace,
     sandbox: config.sandbox,

@@ -3,6 +3,7 @@
  *
  *   node mcp-test-server.js --stdio [--expect-secret-file F] [--pid-file F]
  *   node mcp-test-server.js --http [--port N] [--expect-secret-file F] [--pid-file F]   (prints `listening on N`)
+ *   … [--extra-tools N]   (N more tools shaped like a business API's, for the deferred-tools benchmark)
  *
  * Over HTTP it serves streamable HTTP at /mcp and the older SSE transport at /sse (messages to /messages).
  *
@@ -28,8 +29,38 @@ const { values } = parseArgs({
     port: { type: 'string' },
     'expect-secret-file': { type: 'string' },
     'pid-file': { type: 'string' },
+    'extra-tools': { type: 'string' },
   },
 });
+
+const DOMAINS = ['crm', 'billing', 'tickets', 'calendar', 'inventory', 'docs', 'hr', 'analytics'];
+const VERBS = ['list', 'get', 'create', 'update', 'archive'];
+const NOUNS = ['account', 'invoice', 'contact', 'order', 'report'];
+
+/**
+ * Tool `i` of `--extra-tools`: a name, a two-sentence description and four documented parameters, about the
+ * size of a typical SaaS MCP server's tool.
+ */
+function extraTool(i: number) {
+  const domain = DOMAINS[i % DOMAINS.length];
+  const verb = VERBS[Math.floor(i / DOMAINS.length) % VERBS.length];
+  const noun = NOUNS[Math.floor(i / (DOMAINS.length * VERBS.length)) % NOUNS.length];
+  return {
+    name: `${domain}_${verb}_${noun}_${i}`,
+    description:
+      `${verb[0].toUpperCase()}${verb.slice(1)} ${noun} records in the ${domain} service. Returns the matching ` +
+      `${noun}s as JSON with their ids, owners, timestamps and status; fails when the caller lacks access.`,
+    inputSchema: {
+      id: z
+        .string()
+        .optional()
+        .describe(`The ${noun}'s id; omit it to work on every ${noun} the filter matches.`),
+      filter: z.string().optional().describe(`A filter over ${noun} fields, e.g. "status:open owner:me".`),
+      limit: z.number().int().min(1).max(100).optional().describe('How many records to return (default 20).'),
+      include_archived: z.boolean().optional().describe(`Include archived ${noun}s (default false).`),
+    },
+  };
+}
 
 const expectedSecret = values['expect-secret-file']
   ? readFileSync(values['expect-secret-file'], 'utf8').trim()
@@ -72,6 +103,10 @@ function buildServer(secret: () => string | undefined): McpServer {
     ],
   }));
   server.registerTool('bad.name', { description: 'A name providers refuse.' }, () => text('unreachable'));
+  for (let i = 0; i < Number(values['extra-tools'] ?? 0); i++) {
+    const { name, description, inputSchema } = extraTool(i);
+    server.registerTool(name, { description, inputSchema }, () => text(`${name}: no records`));
+  }
   return server;
 }
 

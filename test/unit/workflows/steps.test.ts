@@ -66,4 +66,14 @@ describe('buildStep', () => {
     const toolStep = buildStep(2, { role: 'tool', tool_call_id: 'w', name: 'read_file', content: big });
     expect([toolStep.text.length, toolStep.truncated]).toEqual([8192, true]);
   });
+
+  it('names the deferred tools a tool_search result promoted', () => {
+    const message = { role: 'tool' as const, tool_call_id: 'c2', name: 'tool_search', content: '[…]' };
+    expect(buildStep(5, message, ['github__create_issue'])).toMatchObject({
+      kind: 'tool',
+      promoted: ['github__create_issue'],
+    });
+    expect(buildStep(5, message, [])).not.toHaveProperty('promoted');
+    expect(buildStep(5, message)).not.toHaveProperty('promoted');
+  });
 });

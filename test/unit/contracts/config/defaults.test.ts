@@ -112,6 +112,7 @@ describe('the configuration with nothing written', () => {
       'workspace',
       'payloads',
       'mcp_servers',
+      'tool_search',
       'extensions_config',
     ]);
   });

@@ -146,3 +146,52 @@ describe('MCP filters in workflow inputs', () => {
     ]);
   });
 });
+
+describe('tool_search', () => {
+  it('is off by default: filters stay as they were', () => {
+    const { config } = parseConfig({ mcp_servers: servers });
+    expect(config.tool_search).toEqual({ enabled: false });
+    expect(buildLeadRunInput(config, { prompt: 'p', workspace: '/w' }).mcp).toEqual({
+      allow: ['*'],
+      deny: [],
+    });
+  });
+
+  it("reads DeerFlow's top-level section without a warning and defers every agent's MCP tools after its filter", () => {
+    const { config, warnings } = parseConfig({
+      mcp_servers: servers,
+      tool_search: { enabled: true },
+      subagents: {
+        custom_agents: {
+          coder: {
+            description: 'd',
+            system_prompt: 's',
+            tools: { allow: ['github__*'], deny: ['github__x'] },
+          },
+        },
+      },
+    });
+    expect(warnings).toEqual([]);
+    const input = buildLeadRunInput(config, { prompt: 'p', workspace: '/srv/work/run' });
+    expect(input.mcp).toEqual({ allow: ['*'], deny: [], deferred: true });
+    expect(resolveAgent(config, 'general-purpose').mcp).toEqual({ allow: ['*'], deny: [], deferred: true });
+    expect(resolveAgent(config, 'coder').mcp).toEqual({
+      allow: ['github__*'],
+      deny: ['github__x'],
+      deferred: true,
+    });
+    // An agent without MCP tools gets no filter at all: nothing to defer.
+    expect(resolveAgent(config, 'bash').mcp).toBeUndefined();
+    expect(leadRunInputProblems(input)).toEqual([]);
+    expect(leadRunInputProblems({ ...input, mcp: { ...input.mcp, deferred: 'yes' } })).toEqual([
+      expect.stringMatching(/^mcp\.deferred: /),
+    ]);
+  });
+
+  it('checks the keys inside the section strictly', () => {
+    expect(configProblems({ tool_search: { enabled: 'sometimes', max_results: 3 } })).toEqual([
+      expect.stringMatching(/^tool_search\.enabled: /),
+      'tool_search.max_results: unknown key (accepted: enabled)',
+    ]);
+  });
+});

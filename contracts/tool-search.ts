@@ -1,0 +1,122 @@
+/**
+ * Deferred MCP tools (`tool_search.enabled`, as in DeerFlow): after the agent's allow/deny filter, its MCP tools
+ * reach the model by name only, in an `<available-deferred-tools>` section of the system message, beside one
+ * `tool_search` tool. A search returns the matched tools' full schemas and promotes them: from the next model
+ * call on their schemas are sent and they may be called. Promotions belong to one task run (workflow state,
+ * carried across continue-as-new; a subagent starts with none). The query language and the section are pure and
+ * live here; the catalog search runs in an activity (activities/mcp/tool-search.ts). No Node APIs: workflows
+ * import it.
+ */
+import type { ToolCallResult } from './tools';
+
+export const TOOL_SEARCH_TOOL_NAME = 'tool_search';
+
+/** Results of a keyword or regex search (DeerFlow's MAX_RESULTS); `select:` returns every tool it names. */
+export const TOOL_SEARCH_MAX_RESULTS = 5;
+
+/** Characters of a query read: a model's regex runs over every tool's text, so its size is bounded. */
+export const TOOL_SEARCH_MAX_QUERY_CHARS = 500;
+
+/** What a search sees of a tool: its full name and its description. */
+export interface SearchableTool {
+  name: string;
+  description: string;
+}
+
+/**
+ * A query, as DeerFlow reads it: `select:a,b` (those tools by exact name), `+keyword rest` (tools whose name
+ * contains the keyword, ranked by how often `rest` matches), or a regex over name and description (names
+ * first). Case-insensitive; a regex that does not compile is matched as literal text.
+ */
+export type ToolSearchQuery =
+  | { kind: 'select'; names: string[] }
+  | { kind: 'required'; keyword: string; rank?: string }
+  | { kind: 'regex'; pattern: string };
+
+export function parseToolSearchQuery(raw: string): ToolSearchQuery | undefined {
+  const query = raw.trim();
+  if (query === '') return undefined;
+  if (query.startsWith('select:')) {
+    const names = query
+      .slice('select:'.length)
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name !== '');
+    return { kind: 'select', names };
+  }
+  if (query.startsWith('+')) {
+    const [keyword, ...rest] = query.slice(1).trim().split(/\s+/);
+    if (!keyword) return undefined;
+    const rank = rest.join(' ');
+    return { kind: 'required', keyword: keyword.toLowerCase(), ...(rank !== '' && { rank }) };
+  }
+  return { kind: 'regex', pattern: query };
+}
+
+function caseInsensitive(pattern: string, flags = 'i'): RegExp {
+  try {
+    return new RegExp(pattern, flags);
+  } catch {
+    return new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), flags);
+  }
+}
+
+function searchText(tool: SearchableTool): string {
+  return `${tool.name} ${tool.description}`;
+}
+
+/** The tools a query matches, best first (stable: ties keep the catalog's order). */
+export function searchTools<T extends SearchableTool>(tools: readonly T[], raw: string): T[] {
+  const query = parseToolSearchQuery(raw.slice(0, TOOL_SEARCH_MAX_QUERY_CHARS));
+  if (!query) return [];
+  if (query.kind === 'select') return tools.filter((tool) => query.names.includes(tool.name));
+  if (query.kind === 'required') {
+    const candidates = tools.filter((tool) => tool.name.toLowerCase().includes(query.keyword));
+    if (query.rank === undefined) return candidates.slice(0, TOOL_SEARCH_MAX_RESULTS);
+    const rank = caseInsensitive(query.rank, 'gi');
+    const score = (tool: T) => searchText(tool).match(rank)?.length ?? 0;
+    return candidates
+      .map((tool) => ({ tool, score: score(tool) }))
+      .sort((a, b) => b.score - a.score)
+      .slice(0, TOOL_SEARCH_MAX_RESULTS)
+      .map(({ tool }) => tool);
+  }
+  const regex = caseInsensitive(query.pattern);
+  return tools
+    .filter((tool) => regex.test(searchText(tool)))
+    .map((tool) => ({ tool, score: regex.test(tool.name) ? 2 : 1 }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, TOOL_SEARCH_MAX_RESULTS)
+    .map(({ tool }) => tool);
+}
+
+/** The tool message when nothing matched (DeerFlow's text). */
+export function noToolsFoundText(query: string): string {
+  return `No tools found matching: ${query}`;
+}
+
+/** The system message's section: every deferred tool by name, sorted (empty when there is none). */
+export function deferredToolsSection(names: readonly string[]): string {
+  if (names.length === 0) return '';
+  return `<available-deferred-tools>\n${[...names].sort().join('\n')}\n</available-deferred-tools>`;
+}
+
+/** The promotions after a search: those so far, then the new ones in the order found (no repeats). */
+export function promote(promoted: readonly string[] | undefined, found: readonly string[]): string[] {
+  const out = [...(promoted ?? [])];
+  for (const name of found) if (!out.includes(name)) out.push(name);
+  return out;
+}
+
+/** What the MCP tool activity answers for a deferred tool that was not promoted (visibility is not authority). */
+export function notPromotedText(name: string): string {
+  return (
+    `Tool "${name}" is a deferred tool whose schema has not been loaded in this run: search for it with ` +
+    `${TOOL_SEARCH_TOOL_NAME} first (e.g. query "select:${name}"), then call it.`
+  );
+}
+
+/** A `tool_search` call's result: the tool message, and the tools it promoted (recorded in workflow state). */
+export interface ToolSearchResult extends ToolCallResult {
+  promoted: string[];
+}
