@@ -5,14 +5,15 @@
  * answer comes back as the signal `admission_answer`; when it ends, a local activity in its last task signals
  * `admission_release`. Each part runs on a task queue of its own, so each has its own admission workflow with
  * the worker's settings:
- *   - hand-over: `max_running: 1`, a lead whose one response makes 20 `task` calls; for consecutive children,
+ *   - hand-over: `max_running: 1`, five leads started at once whose one response makes 4 `task` calls each (a
+ *     response holds at most four); for consecutive children,
  *     the admission workflow's receipt of child k's release → child k+1's first model call started, with the
  *     hops in between (child k's end, the admission task, the answer's transit, child k+1's task);
  *   - uncontended: `max_running` well above the load, one child per lead; in the child's history, started →
  *     first model call scheduled, and the part of it admission adds: its first task completed (the acquire
  *     local activity's marker) → the answer received → the model call scheduled (without admission the first
  *     task schedules the model call itself);
- *   - throughput: 10 leads × 20 delegations through `max_running: 3`, children answering after 200 ms; wall
+ *   - throughput: 50 leads × 4 delegations through `max_running: 3`, children answering after 200 ms; wall
  *     time against the ideal (200 / 3 × a child's own execution, first model call started → close: its
  *     history also holds its wait in the queue), the most children executing at once, how much of the time the
  *     slots were in use, and the admission workflow's own load: events and workflow tasks per delegation, the
@@ -43,14 +44,19 @@ import { executionHistories } from './support/histories';
 import { fanOutLeadInput } from './support/subagent-input';
 import { formatTable, msRow, type BenchResult } from './stats';
 
-/** Hand-over: leads (run one after the other) × children each, through one slot. */
-const HANDOVER_LEADS = 3;
-const HANDOVER_CHILDREN = 20;
+/**
+ * Hand-over: rounds (run one after the other) of leads started at once × children each, through one slot. A
+ * response holds at most four task calls (the per-response ceiling), so a round's 20 delegations come from
+ * five leads.
+ */
+const HANDOVER_ROUNDS = 3;
+const HANDOVER_LEADS = 5;
+const HANDOVER_CHILDREN = 4;
 /** Uncontended: leads of one child each, one after the other. */
 const UNCONTENDED_RUNS = 20;
 /** Throughput: leads started at once × children each, through THROUGHPUT_SLOTS slots. */
-const THROUGHPUT_LEADS = 10;
-const THROUGHPUT_CHILDREN = 20;
+const THROUGHPUT_LEADS = 50;
+const THROUGHPUT_CHILDREN = 4;
 const THROUGHPUT_SLOTS = 3;
 const CHILD_DELAY_MS = 200;
 
@@ -359,7 +365,7 @@ function seen(map: Map<string, number>, slot: string, what: string): number {
   return time;
 }
 
-/** One slot, leads of 20 children: how soon a released slot becomes the next child's first model call. */
+/** One slot, rounds of 20 children (5 leads × 4): how soon a released slot becomes the next child's first model call. */
 async function handOver(setting: Setting): Promise<BenchResult[]> {
   const { client } = setting;
   const {
@@ -372,15 +378,18 @@ async function handOver(setting: Setting): Promise<BenchResult[]> {
     { max_running: 1, max_queued: 64, ...QUEUE_SETTINGS },
     async (taskQueue) => {
       const out: ChildTimes[][] = [];
-      for (let run = 0; run < HANDOVER_LEADS; run++) {
-        const workflowId = `${taskQueue}/lead-${run}`;
-        await runLead(client, taskQueue, workflowId, leadRun(HANDOVER_CHILDREN));
-        out.push(await childrenOf(client, workflowId, HANDOVER_CHILDREN));
+      for (let round = 0; round < HANDOVER_ROUNDS; round++) {
+        const ids = Array.from(
+          { length: HANDOVER_LEADS },
+          (_, lead) => `${taskQueue}/round-${round}-lead-${lead}`,
+        );
+        await Promise.all(ids.map((id) => runLead(client, taskQueue, id, leadRun(HANDOVER_CHILDREN))));
+        out.push((await Promise.all(ids.map((id) => childrenOf(client, id, HANDOVER_CHILDREN)))).flat());
       }
       return out;
     },
   );
-  checkCounters('hand-over', state, HANDOVER_LEADS * HANDOVER_CHILDREN);
+  checkCounters('hand-over', state, HANDOVER_ROUNDS * HANDOVER_LEADS * HANDOVER_CHILDREN);
   const fromRelease: number[] = [];
   const fromLastCall: number[] = [];
   const hops = {
@@ -515,7 +524,7 @@ async function uncontended(setting: Setting): Promise<BenchResult[]> {
   ];
 }
 
-/** 10 leads × 20 delegations of 200 ms children through 3 slots. */
+/** 50 leads × 4 delegations of 200 ms children through 3 slots. */
 async function throughput(setting: Setting): Promise<BenchResult[]> {
   const { client } = setting;
   const total = THROUGHPUT_LEADS * THROUGHPUT_CHILDREN;

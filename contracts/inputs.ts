@@ -12,7 +12,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { workflowInfo } from '@temporalio/workflow';
 import { z } from 'zod';
 import { ConfigError, listOf, mappingOf, oneOf, valueTypes, wholeNumber } from './config/value-types';
-import { SUBAGENT_PROVIDERS } from './lead';
+import { MAX_CONCURRENT_CEILING, MAX_TOTAL_PER_RUN_CEILING, SUBAGENT_PROVIDERS } from './lead';
 import { MODEL_PROVIDERS } from './model';
 import { SANDBOX_KINDS } from './tools';
 import { issueProblems } from './problems';
@@ -148,8 +148,15 @@ function object<S extends z.ZodRawShape>(shape: S, noun = 'a mapping') {
  * (worker/worker.ts, PRELOADED_MODULES), so one build serves them all; the schemas are pure, and `built` is
  * not exported, so the sandbox does not freeze them (zod cannot use a frozen schema).
  */
-let built: { leadRunInputSchema: z.ZodType; subagentInputSchema: z.ZodType } | undefined;
-function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z.ZodType } {
+interface InputSchemas {
+  /** What the client API accepts. */
+  leadRunInputSchema: z.ZodType;
+  /** What a lead run accepts at its start: its own continued executions included. */
+  startedLeadRunInputSchema: z.ZodType;
+  subagentInputSchema: z.ZodType;
+}
+let built: InputSchemas | undefined;
+function inputSchemas(): InputSchemas {
   if (built) return built;
   const { bool, fraction, httpUrl, positiveNumber, seconds, temperature, text, toolName } = valueTypes();
   /** An absolute path that is not a system folder. */
@@ -238,14 +245,18 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     }).optional(),
   });
 
-  const limits = object({
-    max_concurrent: wholeNumber(1),
-    max_total_per_run: wholeNumber(1, 50),
-    max_depth: wholeNumber(0),
-    provider: oneOf(SUBAGENT_PROVIDERS),
-    fairness_key: text.optional(),
-    queue_timeout_seconds: seconds.optional(),
-  });
+  // The config's ranges, with its messages: an API caller is held to what a config file is. A workflow
+  // takes a larger per-response limit from a run started before the ceiling (it continues as new with it).
+  const limitsUpTo = (maxConcurrent: number | undefined) =>
+    object({
+      max_concurrent: wholeNumber(1, maxConcurrent),
+      max_total_per_run: wholeNumber(1, MAX_TOTAL_PER_RUN_CEILING),
+      max_depth: wholeNumber(0),
+      provider: oneOf(SUBAGENT_PROVIDERS),
+      fairness_key: text.optional(),
+      queue_timeout_seconds: seconds.optional(),
+    });
+  const limits = limitsUpTo(MAX_CONCURRENT_CEILING);
 
   const batch = object({
     limits: object({
@@ -278,30 +289,32 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     transcript: mapping.optional(),
   });
 
-  const leadRunInputSchema = object(
-    {
-      prompt: text,
-      run_id: text.optional(),
-      model: modelSettings,
-      tools: listOf(toolName, 'tool names'),
-      mcp: mcpFilter.optional(),
-      agents: listOf(agent, 'agents'),
-      workspace: workspacePath,
-      sandbox,
-      loop_detection: loopDetection,
-      token_budget: tokenBudget,
-      max_turns: wholeNumber(1),
-      timeout_seconds: seconds.optional(),
-      summarization: summarization.optional(),
-      limits,
-      batch: batch.optional(),
-      clarification: clarification.optional(),
-      depth: wholeNumber(0),
-      ledger: ledger.optional(),
-      carry: carry.optional(),
-      admitted_at: text.optional(),
-      asks_slot: z.literal(true).optional(),
-    },
+  const leadRunFields = {
+    prompt: text,
+    run_id: text.optional(),
+    model: modelSettings,
+    tools: listOf(toolName, 'tool names'),
+    mcp: mcpFilter.optional(),
+    agents: listOf(agent, 'agents'),
+    workspace: workspacePath,
+    sandbox,
+    loop_detection: loopDetection,
+    token_budget: tokenBudget,
+    max_turns: wholeNumber(1),
+    timeout_seconds: seconds.optional(),
+    summarization: summarization.optional(),
+    limits,
+    batch: batch.optional(),
+    clarification: clarification.optional(),
+    depth: wholeNumber(0),
+    ledger: ledger.optional(),
+    carry: carry.optional(),
+    admitted_at: text.optional(),
+    asks_slot: z.literal(true).optional(),
+  };
+  const leadRunInputSchema = object(leadRunFields, 'a lead run input');
+  const startedLeadRunInputSchema = object(
+    { ...leadRunFields, limits: limitsUpTo(undefined) },
     'a lead run input',
   );
 
@@ -331,7 +344,7 @@ function inputSchemas(): { leadRunInputSchema: z.ZodType; subagentInputSchema: z
     'a subagent input',
   );
 
-  built = { leadRunInputSchema, subagentInputSchema };
+  built = { leadRunInputSchema, startedLeadRunInputSchema, subagentInputSchema };
   return built;
 }
 
@@ -352,6 +365,14 @@ function problemsOf(schema: z.ZodType, input: unknown): string[] {
 /** Every problem of a lead run's input (none when it is valid). */
 export function leadRunInputProblems(input: unknown): string[] {
   return problemsOf(inputSchemas().leadRunInputSchema, input);
+}
+
+/**
+ * Every problem of a lead run's input as the run itself checks it at its start: a per-response limit above
+ * the API's ceiling is taken from a run started before the ceiling (which continues as new with it).
+ */
+export function startedLeadRunInputProblems(input: unknown): string[] {
+  return problemsOf(inputSchemas().startedLeadRunInputSchema, input);
 }
 
 /** Every problem of a subagent's input (none when it is valid). */
@@ -390,7 +411,7 @@ function failWorkflow(what: string, problems: () => string[]): void {
  * a workflow (it reads `workflowInfo`).
  */
 export function failOnInvalidLeadRunInput(input: unknown): void {
-  failWorkflow('lead run input', () => leadRunInputProblems(input));
+  failWorkflow('lead run input', () => startedLeadRunInputProblems(input));
 }
 
 /**

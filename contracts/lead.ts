@@ -23,9 +23,18 @@ import type { SandboxSettings } from './tools';
 export const SUBAGENT_PROVIDERS = ['spawn', 'fork'] as const;
 export type SubagentProvider = (typeof SUBAGENT_PROVIDERS)[number];
 
+/** `task` calls one response may contain: the seeds' default, and the range a config or an input may set (1–4). */
+export const DEFAULT_MAX_CONCURRENT = 3;
+export const MAX_CONCURRENT_CEILING = 4;
+/** Delegations one run may make in total: at most this (the seeds' config schema, 1–50). */
+export const MAX_TOTAL_PER_RUN_CEILING = 50;
+
 /** The delegation limits of one lead run, as config resolves them. */
 export interface DelegationLimitSettings {
-  /** `task` calls one response may contain (config keeps it at or below `subagent_runtime.max_running`). */
+  /**
+   * `task` calls one response may contain, 1–4 (`MAX_CONCURRENT_CEILING`); config keeps it at or below
+   * `subagent_runtime.max_running`.
+   */
   max_concurrent: number;
   /** Delegations one run may make in total (1–50). */
   max_total_per_run: number;

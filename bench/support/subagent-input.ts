@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveAgent, resolveSummarization } from '../../contracts/config/agents';
 import { parseConfig } from '../../contracts/config';
-import type { LeadRunInput } from '../../contracts/lead';
+import { MAX_CONCURRENT_CEILING, type LeadRunInput } from '../../contracts/lead';
 import { buildLeadRunInput } from '../../contracts/config/lead-input';
 import type { SubagentInput } from '../../contracts/subagent';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
@@ -124,7 +124,8 @@ export function leadInput(options: LeadInputOptions): LeadRunInput {
 }
 
 /**
- * A lead run (in a workspace of its own) whose first response delegates one task per id, all allowed at once:
+ * A lead run (in a workspace of its own) whose first response delegates one task per id (at most four, the
+ * per-response ceiling), all allowed at once:
  * its own per-response cap and total follow the fan-out, so only the worker's admission settings bound it.
  */
 export function fanOutLeadInput(ids: readonly string[], childMs = 0): LeadRunInput {
@@ -132,10 +133,18 @@ export function fanOutLeadInput(ids: readonly string[], childMs = 0): LeadRunInp
   const workspace = join(dir, 'workspace');
   mkdirSync(workspace);
   const width = Math.max(ids.length, 1);
+  if (width > MAX_CONCURRENT_CEILING) {
+    throw new Error(
+      `fanOutLeadInput: ${width} task calls in one response; a response may hold at most ${MAX_CONCURRENT_CEILING} (start more runs)`,
+    );
+  }
   return leadInput({
     workspace,
     scriptFile: writeScript(dir, fanOutScript(ids, childMs)),
-    config: { subagent_runtime: { max_running: width }, subagents: { max_total_per_run: width } },
+    config: {
+      subagent_runtime: { max_running: width },
+      subagents: { max_total_per_run: width, max_concurrent: width },
+    },
   });
 }
 

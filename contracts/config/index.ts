@@ -31,6 +31,7 @@ import {
   wholeNumber,
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
+import { DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_CEILING, MAX_TOTAL_PER_RUN_CEILING } from '../lead';
 import { CLARIFICATION_TOOL_NAME, DEFAULT_CLARIFICATION_TIMEOUT_SECONDS } from '../clarification';
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { isMcpToolName } from '../mcp';
@@ -113,8 +114,8 @@ const subagents = section('subagents', {
   enabled: bool.default(true),
   timeout_seconds: seconds.default(1800),
   max_turns: wholeNumber(1).optional(),
-  max_total_per_run: wholeNumber(1, 50).default(6),
-  max_concurrent: wholeNumber(1).optional(),
+  max_total_per_run: wholeNumber(1, MAX_TOTAL_PER_RUN_CEILING).default(6),
+  max_concurrent: wholeNumber(1, MAX_CONCURRENT_CEILING).optional(),
   max_depth: wholeNumber(0).default(1),
   provider: oneOf(['spawn', 'fork']).default('spawn'),
   model: text.optional(),
@@ -307,10 +308,10 @@ const configSchema = sectionsSchema
     ...config,
     subagents: {
       ...config.subagents,
-      // Per-response concurrency defaults to, and never exceeds, what the workers can run at once (the seeds'
-      // SubagentLimitMiddleware). Flags are written in before this, so --max-running moves both.
+      // Per-response concurrency (the seeds' SubagentLimitMiddleware): 3 unless set (1–4), and never more than
+      // the workers can run at once. Flags are written in before this, so a lower --max-running lowers it.
       max_concurrent: Math.min(
-        config.subagents.max_concurrent ?? config.subagent_runtime.max_running,
+        config.subagents.max_concurrent ?? DEFAULT_MAX_CONCURRENT,
         config.subagent_runtime.max_running,
       ),
     },

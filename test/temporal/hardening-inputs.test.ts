@@ -73,7 +73,13 @@ describe('bad inputs at the client API', () => {
     [
       'max_concurrent 0',
       (i) => ({ ...i, limits: { ...i.limits, max_concurrent: 0 } }),
-      /limits\.max_concurrent: 0 is out of range \(1 or more\)/,
+      /limits\.max_concurrent: 0 is out of range \(1–4\)/,
+    ],
+    [
+      // The config's range and words (subagents.max_concurrent: 5 is out of range (1–4)).
+      'max_concurrent 5',
+      (i) => ({ ...i, limits: { ...i.limits, max_concurrent: 5 } }),
+      /^  limits\.max_concurrent: 5 is out of range \(1–4\)$/m,
     ],
     ['a missing model', (i) => ({ ...i, model: undefined }), /model: is missing/],
     ['the root folder', (i) => ({ ...i, workspace: '/' }), /workspace: "\/" is a system folder/],

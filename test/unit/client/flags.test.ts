@@ -53,11 +53,13 @@ describe('run flags', () => {
     expect(config.subagents.max_total_per_run).toBe(12);
   });
 
-  it('--max-running raises how many task calls one response may make', () => {
+  it('--max-running bounds how many task calls one response may make (3 by default, 1–4 when set)', () => {
     const input = (args: string[]) =>
       buildLeadRunInput(configWith(args, {}), { prompt: 'Go.', workspace: '/srv/project' });
     expect(input([]).limits.max_concurrent).toBe(3);
-    expect(input(['--max-running', '5']).limits.max_concurrent).toBe(5);
+    // The seeds' default holds above it; below it, the capacity is the limit.
+    expect(input(['--max-running', '5']).limits.max_concurrent).toBe(3);
+    expect(input(['--max-running', '1']).limits.max_concurrent).toBe(1);
     // The file's own per-response limit still holds below the new capacity, and is clamped above it.
     expect(
       buildLeadRunInput(configWith(['--max-running', '5'], { subagents: { max_concurrent: 2 } }), {

@@ -12,6 +12,7 @@ import {
   assertLeadRunInput,
   InvalidInputError,
   leadRunInputProblems,
+  startedLeadRunInputProblems,
   normalizePosixPath,
   subagentInputProblems,
   systemFolderProblem,
@@ -76,8 +77,17 @@ describe('workflow input schemas', () => {
   });
 
   it.each(recordedInputs())('accept the input recorded in %s', (_file, type, input) => {
-    const problems = type === 'leadRunWorkflow' ? leadRunInputProblems(input) : subagentInputProblems(input);
+    // As the run checks it at its start: older recordings ran with a per-response limit above today's 4.
+    const problems =
+      type === 'leadRunWorkflow' ? startedLeadRunInputProblems(input) : subagentInputProblems(input);
     expect(problems).toEqual([]);
+  });
+
+  it('refuse a per-response limit above 4 at the API, and take it from a run started before the ceiling', () => {
+    const input = lead();
+    const five = { ...input, limits: { ...input.limits, max_concurrent: 5 } };
+    expect(leadRunInputProblems(five)).toEqual(['limits.max_concurrent: 5 is out of range (1–4)']);
+    expect(startedLeadRunInputProblems(five)).toEqual([]);
   });
 
   it('accept a continued run: its carry, a carried ledger, the older carry with the whole transcript', () => {
@@ -115,7 +125,7 @@ describe('workflow input schemas', () => {
         workspace: 'rel/ws',
         max_turns: -1,
         tools: ['bash', 'rm'],
-        limits: { ...input.limits, max_concurrent: 0, max_total_per_run: 51 },
+        limits: { ...input.limits, max_concurrent: 5, max_total_per_run: 51 },
         token_budget: { ...input.token_budget, max_tokens: 0 },
         model: undefined,
       }),
@@ -126,7 +136,8 @@ describe('workflow input schemas', () => {
       'workspace: "rel/ws" is not an absolute path (the workspace must be absolute, e.g. /home/me/project)',
       'token_budget.max_tokens: 0 is out of range (1 or more)',
       'max_turns: -1 is out of range (1 or more)',
-      'limits.max_concurrent: 0 is out of range (1 or more)',
+      // The config's ranges and messages (subagents.max_concurrent, subagents.max_total_per_run).
+      'limits.max_concurrent: 5 is out of range (1–4)',
       'limits.max_total_per_run: 51 is out of range (1–50)',
     ]);
   });

@@ -183,13 +183,27 @@ describe('agent resolution', () => {
 
   it('clamps per-response concurrency to what the runtime can run, with a warning', () => {
     const { config: c, warnings } = parseConfig({
-      subagents: { max_concurrent: 8 },
-      subagent_runtime: { max_running: 4 },
+      subagents: { max_concurrent: 4 },
+      subagent_runtime: { max_running: 2 },
     });
-    expect(c.subagents.max_concurrent).toBe(4);
+    expect(c.subagents.max_concurrent).toBe(2);
     expect(warnings).toEqual([
-      'subagents.max_concurrent: 8 is above subagent_runtime.max_running, so 4 is used',
+      'subagents.max_concurrent: 4 is above subagent_runtime.max_running, so 2 is used',
     ]);
     expect(config({ subagents: { max_concurrent: 2 } }).subagents.max_concurrent).toBe(2);
+  });
+
+  it("keeps per-response concurrency within the seeds' 1–4, whatever the capacity (3 unless set)", () => {
+    expect(() => config({ subagents: { max_concurrent: 8 } })).toThrow(
+      'subagents.max_concurrent: 8 is out of range (1–4)',
+    );
+    expect(() => config({ subagents: { max_concurrent: 0 } })).toThrow(
+      'subagents.max_concurrent: 0 is out of range (1–4)',
+    );
+    expect(config({ subagent_runtime: { max_running: 200 } }).subagents.max_concurrent).toBe(3);
+    expect(
+      config({ subagents: { max_concurrent: 4 }, subagent_runtime: { max_running: 200 } }).subagents
+        .max_concurrent,
+    ).toBe(4);
   });
 });
