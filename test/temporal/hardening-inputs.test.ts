@@ -79,7 +79,7 @@ describe('bad inputs at the client API', () => {
       // The config's range and words (subagents.max_concurrent: 5 is out of range (1–4)).
       'max_concurrent 5',
       (i) => ({ ...i, limits: { ...i.limits, max_concurrent: 5 } }),
-      /^  limits\.max_concurrent: 5 is out of range \(1–4\)$/m,
+      /^ {2}limits\.max_concurrent: 5 is out of range \(1–4\)$/m,
     ],
     ['a missing model', (i) => ({ ...i, model: undefined }), /model: is missing/],
     ['the root folder', (i) => ({ ...i, workspace: '/' }), /workspace: "\/" is a system folder/],
