@@ -89,7 +89,7 @@ export async function benchToolSearch(server: TemporalServer): Promise<BenchResu
         workspace,
         taskId: label,
         config: {
-          models: [{ name: 'fake', provider: 'openai', model: 'fake-model', base_url: fake.url }],
+          ...fake.modelsConfig(),
           mcp_servers: mcpServers,
           tool_search: { enabled },
         },

@@ -163,6 +163,11 @@ export class FakeOpenAI {
     return `http://127.0.0.1:${this.port}/v1`;
   }
 
+  /** A config's `models` with one model, `fake`, served by this server (no key: it asks for none). */
+  modelsConfig(): { models: Array<Record<string, string>> } {
+    return { models: [{ name: 'fake', provider: 'openai', model: 'fake-model', base_url: this.url }] };
+  }
+
   /** The bodies of the chat completion requests received, in order. */
   get chatRequests(): FakeChatRequest[] {
     return this.chatRecords.flatMap((r) => (r.body ? [r.body] : []));

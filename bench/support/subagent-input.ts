@@ -21,14 +21,20 @@ export function writeScript(dir: string, script: ModelScriptFileInput): string {
   return path;
 }
 
+/** A fresh folder holding an empty workspace. */
+export function emptyWorkspace(label: string): { dir: string; workspace: string } {
+  const dir = tempDir(label);
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  return { dir, workspace };
+}
+
 /** A fresh folder holding an empty workspace and, beside it, the model script. */
 export function scriptedWorkspace(
   label: string,
   script: ModelScriptFileInput,
 ): { dir: string; workspace: string; scriptFile: string } {
-  const dir = tempDir(label);
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
+  const { dir, workspace } = emptyWorkspace(label);
   return { dir, workspace, scriptFile: writeScript(dir, script) };
 }
 

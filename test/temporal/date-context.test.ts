@@ -5,34 +5,14 @@
  * untouched. And whatever else joins the system context (the ledger block, a compaction summary) or the
  * transcript (the token budget's warning), no request ever carries a second system message.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { currentDateContext } from '../../contracts/date-context';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { FakeOpenAI, type FakeChatRequest, type FakeReply } from '../../bench/support/fake-openai';
-import { leadInput, subagentInput, tempDir } from '../../bench/support/subagent-input';
+import { emptyWorkspace, leadInput, subagentInput } from '../../bench/support/subagent-input';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
 
 const testClient = useTestClient();
-const KEY_ENV = 'DATE_CONTEXT_TEST_KEY';
-beforeAll(() => {
-  process.env[KEY_ENV] = 'sk-test';
-});
-
-function fakeModels(fake: FakeOpenAI) {
-  return {
-    models: [
-      { name: 'fake', provider: 'openai', model: 'fake-model', base_url: fake.url, api_key: `$${KEY_ENV}` },
-    ],
-  };
-}
-
-function workspaceDir(label: string): string {
-  const workspace = join(tempDir(label), 'workspace');
-  mkdirSync(workspace);
-  return workspace;
-}
 
 const systemMessages = (request: FakeChatRequest) => request.messages.filter((m) => m.role === 'system');
 
@@ -40,8 +20,8 @@ it("a subagent's first request: one system message, its prompt then the date; th
   const fake = await FakeOpenAI.start({ replies: [{ content: 'Done.' }] });
   try {
     const input = subagentInput({
-      workspace: workspaceDir('date-subagent'),
-      config: fakeModels(fake),
+      workspace: emptyWorkspace('date-subagent').workspace,
+      config: fake.modelsConfig(),
       prompt: 'Count the files.',
     });
     const taskQueue = uniqueTaskQueue('date-subagent');
@@ -101,9 +81,9 @@ it('every request of a lead run (date, ledger block, summary, budget warning) ca
   });
   try {
     const input = leadInput({
-      workspace: workspaceDir('date-lead'),
+      workspace: emptyWorkspace('date-lead').workspace,
       config: {
-        ...fakeModels(fake),
+        ...fake.modelsConfig(),
         summarization: { enabled: true, trigger_tokens: 2000, keep_messages: 4 },
         lead: { token_budget: { max_tokens: 60_000, warn_threshold: 0.1 } },
         loop_detection: { enabled: false },

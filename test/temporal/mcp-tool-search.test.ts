@@ -89,7 +89,7 @@ it('sends MCP tools by name until tool_search promotes them, per task run, and r
   const input = leadInput({
     workspace,
     config: {
-      models: [{ name: 'fake', provider: 'openai', model: 'fake-model', base_url: fake.url }],
+      ...fake.modelsConfig(),
       mcp_servers: mcpServers,
       tool_search: { enabled: true },
     },

@@ -4,43 +4,21 @@
  * Chat Completions server: the subagent ends `failed` with an error naming the cause and its text kept as
  * partial, the lead reads `Task failed …`, and the lead's own cut-off answer fails its run the same way.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { FakeOpenAI, type FakeChatRequest, type FakeReply } from '../../bench/support/fake-openai';
-import { leadInput, subagentInput, tempDir } from '../../bench/support/subagent-input';
+import { emptyWorkspace, leadInput, subagentInput } from '../../bench/support/subagent-input';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
 
 const testClient = useTestClient();
-beforeAll(() => {
-  process.env.UNFINISHED_TEST_KEY = 'sk-test';
-});
-
-function fakeModels(fake: FakeOpenAI) {
-  return {
-    models: [
-      {
-        name: 'fake',
-        provider: 'openai',
-        model: 'fake-model',
-        base_url: fake.url,
-        api_key: '$UNFINISHED_TEST_KEY',
-      },
-    ],
-  };
-}
-
-function workspaceDir(label: string): string {
-  const workspace = join(tempDir(label), 'workspace');
-  mkdirSync(workspace);
-  return workspace;
-}
 
 async function runSubagent(reply: FakeReply) {
   const fake = await FakeOpenAI.start({ replies: [reply] });
   try {
-    const input = subagentInput({ workspace: workspaceDir('unfinished'), config: fakeModels(fake) });
+    const input = subagentInput({
+      workspace: emptyWorkspace('unfinished').workspace,
+      config: fake.modelsConfig(),
+    });
     const taskQueue = uniqueTaskQueue('unfinished');
     return await withProjectWorker(taskQueue, () =>
       testClient().workflow.execute(subagentWorkflow, {
@@ -92,7 +70,10 @@ it('the lead reads "Task failed" for a cut-off subagent, and its own cut-off ans
     },
   });
   try {
-    const input = leadInput({ workspace: workspaceDir('unfinished-lead'), config: fakeModels(fake) });
+    const input = leadInput({
+      workspace: emptyWorkspace('unfinished-lead').workspace,
+      config: fake.modelsConfig(),
+    });
     const taskQueue = uniqueTaskQueue('unfinished-lead');
     const result = await withProjectWorker(taskQueue, () =>
       testClient().workflow.execute(leadRunWorkflow, {
