@@ -91,6 +91,41 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
     drawnRows = terminalRows(lines, columns);
   };
 
+  const treeSnapshot = (
+    status: Pick<LeadStatus, 'state' | 'admission' | 'turns' | 'token_usage' | 'questions'>,
+    ledger: LedgerEntry[],
+  ): TreeSnapshot => ({
+    run_id: handle.runId,
+    lead: {
+      state: status.state,
+      ...(status.admission && { admission: status.admission }),
+      ...(finished && {
+        status: finished.status,
+        ...(finished.stop_reason && { stop_reason: finished.stop_reason }),
+      }),
+      turns: status.turns,
+      token_usage: status.token_usage,
+      started_at_ms: startedAt,
+      ...(status.state === 'finished' && { finished_at_ms: Date.now() }),
+    },
+    ledger,
+    progress,
+    ...(status.questions && status.state !== 'finished' && { questions: status.questions }),
+    ...(options.answerFlags && { answer_flags: options.answerFlags }),
+    ...(options.uiUrl && { ui_url: options.uiUrl }),
+    ...(options.childUiUrl && {
+      children_ui_urls: Object.fromEntries(
+        ledger.flatMap((e) => {
+          const url = options.childUiUrl?.(e.workflow_id);
+          return url ? [[e.id, url]] : [];
+        }),
+      ),
+    }),
+  });
+  /** The tree of a run whose result is in, when its queries can no longer be answered. */
+  const finishedSnapshot = (result: LeadRunResult): TreeSnapshot =>
+    treeSnapshot({ state: 'finished', turns: result.turns, token_usage: result.token_usage }, result.ledger);
+
   let failedPolls = 0;
   for (;;) {
     let polled: [LeadStatus, LedgerEntry[], TaskEvent[]];
@@ -101,8 +136,15 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       // A query can fail for a moment (its workflow being evicted and replayed on a busy worker, a cancel in
       // progress): the next poll asks again, and only a run of failures ends the watch.
       failedPolls += 1;
-      // The run has ended: its result says the rest (the caller prints its summary and ledger).
-      if (finished) return finished;
+      // The run has ended (its worker may be gone already): its result says the rest, and without a terminal
+      // the tree is still printed once, from the result, after the event lines.
+      if (finished) {
+        if (!options.live) {
+          const final = finishedSnapshot(finished);
+          out.write(`\n${renderTree(final, { now: Date.now(), color: false, width: columns }).join('\n')}\n`);
+        }
+        return finished;
+      }
       if (!(err instanceof ServiceError) || failedPolls >= MAX_FAILED_POLLS) throw err;
       await Promise.race([result.catch(() => undefined), sleepMs(options.pollMs ?? 300)]);
       continue;
@@ -117,34 +159,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
     const ledger = closed && finished ? finished.ledger : polledLedger;
     progress = foldTaskProgress(progress, events);
     seen = lastSeq(events, seen);
-    const snapshot = (): TreeSnapshot => ({
-      run_id: handle.runId,
-      lead: {
-        state: status.state,
-        ...(status.admission && { admission: status.admission }),
-        ...(finished && {
-          status: finished.status,
-          ...(finished.stop_reason && { stop_reason: finished.stop_reason }),
-        }),
-        turns: status.turns,
-        token_usage: status.token_usage,
-        started_at_ms: startedAt,
-        ...(status.state === 'finished' && { finished_at_ms: Date.now() }),
-      },
-      ledger,
-      progress,
-      ...(status.questions && status.state !== 'finished' && { questions: status.questions }),
-      ...(options.answerFlags && { answer_flags: options.answerFlags }),
-      ...(options.uiUrl && { ui_url: options.uiUrl }),
-      ...(options.childUiUrl && {
-        children_ui_urls: Object.fromEntries(
-          ledger.flatMap((e) => {
-            const url = options.childUiUrl?.(e.workflow_id);
-            return url ? [[e.id, url]] : [];
-          }),
-        ),
-      }),
-    });
+    const snapshot = (): TreeSnapshot => treeSnapshot(status, ledger);
     if (options.live) draw(snapshot());
     else
       for (const event of events) {

@@ -70,6 +70,16 @@ describe('watchRun', () => {
     await expect(watchRun(run, options())).resolves.toEqual(RESULT);
   });
 
+  it('prints the finished tree without a terminal even when the ended run no longer answers queries', async () => {
+    // A `--once` run whose worker stopped as the run ended: the tree comes from the result.
+    const out = new PassThrough();
+    let printed = '';
+    out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+    const run = flakyRun(1000, () => new ServiceError('Failed to query Workflow'));
+    await watchRun(run, { ...options(), out });
+    expect(printed).toMatch(/^lead {2}cancelled · 1 turn/m);
+  });
+
   it('gives up after a long run of failed queries, and at once on anything else', async () => {
     await expect(
       watchRun(
