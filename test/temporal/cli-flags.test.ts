@@ -8,9 +8,9 @@ import { testAddress, testNamespace } from '../harness/temporal';
 import { cliEnv, runCli, writeDelegatingConfig } from '../../bench/support/cli-process';
 import { tempDir } from '../../bench/support/subagent-input';
 
-it('run --max-running 5 lets one response delegate five tasks at once (the default allows three)', async () => {
+it('run --max-running 2 lets one response delegate two tasks at once (the default allows three)', async () => {
   const dir = tempDir('cli-max-running');
-  const parts = ['a', 'b', 'c', 'd', 'e'];
+  const parts = ['a', 'b', 'c', 'd'];
   const config = writeDelegatingConfig(dir, parts);
 
   const run = await runCli(
@@ -19,7 +19,7 @@ it('run --max-running 5 lets one response delegate five tasks at once (the defau
       '--config',
       config,
       '--max-running',
-      '5',
+      '2',
       '--workspace',
       join(dir, 'ws'),
       '--json',
@@ -30,9 +30,11 @@ it('run --max-running 5 lets one response delegate five tasks at once (the defau
   expect(run.stderr).not.toMatch(/unexpected error/);
   expect(run.code).toBe(0);
   const result = JSON.parse(run.stdout) as LeadRunResult;
-  expect(result.ledger.map((entry) => [entry.id, entry.status])).toEqual(
-    parts.map((id) => [id, 'completed']),
-  );
+  // The per-response limit follows the capacity down: the calls past it were dropped, never started.
+  expect(result.ledger.map((entry) => [entry.id, entry.status])).toEqual([
+    ['a', 'completed'],
+    ['b', 'completed'],
+  ]);
 });
 
 it('status, ledger and events of a run the server does not know end in one line and exit code 2', async () => {
