@@ -134,8 +134,11 @@ async function main(argv: string[]): Promise<number> {
   return run(args);
 }
 
+/** JavaScript's own errors: a fault in this program, whose message means nothing to a user. */
+const PROGRAM_FAULTS = [TypeError, ReferenceError, RangeError, SyntaxError];
+
 /** The exit code for an error, and the one line that says it. */
-function describeFailure(err: unknown): { code: number; line: string } {
+export function describeFailure(err: unknown, command = 'subagents'): { code: number; line: string } {
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof UsageError || err instanceof ConfigError) return { code: 2, line: message };
   if (
@@ -144,14 +147,21 @@ function describeFailure(err: unknown): { code: number; line: string } {
     err instanceof CodecServerError
   )
     return { code: 1, line: message };
-  return { code: 1, line: `unexpected error: ${message}` };
+  if (PROGRAM_FAULTS.some((fault) => err instanceof fault))
+    return {
+      code: 1,
+      line:
+        `unexpected error in ${command}: a fault of subagents itself, not of your input or the server; ` +
+        'DEBUG=1 shows where (please report it)',
+    };
+  return { code: 1, line: `unexpected error in ${command}: ${message.split('\n')[0]}` };
 }
 
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err: unknown) => {
-      const { code, line } = describeFailure(err);
+      const { code, line } = describeFailure(err, process.argv[2]);
       process.stderr.write(`subagents: ${line}\n`);
       if (process.env.DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
       process.exit(code);
