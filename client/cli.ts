@@ -40,7 +40,8 @@ Commands:
   codec-server [--port N]   the Web UI's codec endpoint, which shows payloads kept in the payload store
                             (default port 8081; dev-server and embedded runs serve one themselves)
   status <run-id>           the run's state, turns, tokens and delegations by status; once it ended, how
-                            (status, stop reason, error), read without a worker
+                            (status, stop reason, error), read without a worker; a subagent's, a batch's or
+                            a batch item's id: its own status (every command names the kind of id it gets)
   ledger <run-id>           the run's delegation ledger (a closed run's without a worker)
   events <run-id> [--follow] [--after N]
                             the run's task_* events (--follow: until the run ends); a closed run's are
@@ -48,7 +49,8 @@ Commands:
   list [--status S] [--stop-reason R] [--limit N]
                             recent lead runs, newest first: status, stop reason, tokens, age
   steps <run-id> <task-id> [--follow]
-                            a subagent's steps (model turns, tool results); a closed one's from its history
+                            a subagent's steps (model turns, tool results); a closed one's from its history;
+                            also steps <subagent-id>, steps <batch-id> <key> (its latest attempt)
   report <run-id> [-o FILE] one HTML page of the run (timeline, ledger, every subagent's steps), written to
                             FILE (default report-<run-id>.html here); a closed run's without a worker
   cancel <run-id>           cancel the run and its running subagents

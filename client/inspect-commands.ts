@@ -333,8 +333,12 @@ export function eventsCommand(args: string[]): Promise<number> {
       if (!inspected.result) throw noLedger(run.runId, inspected);
       const { ledger } = inspected.result;
       const descriptions = descriptionsOf(ledger);
-      for (const event of eventsFromLedger(ledger).filter((e) => e.seq > after))
-        process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+      const events = eventsFromLedger(ledger).filter((e) => e.seq > after);
+      for (const event of events) process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+      if (events.length === 0 && !asJson)
+        process.stderr.write(
+          `${run.runId}: ${ledger.length === 0 ? 'made no delegations, so it has no task events' : `no events after ${after}`}\n`,
+        );
       return 0;
     }
     const taskQueue = inspected.task_queue;
@@ -356,6 +360,12 @@ export function eventsCommand(args: string[]): Promise<number> {
 
 export function cancelCommand(args: string[]): Promise<number> {
   return withRun('cancel', args, {}, async ({ run }) => {
+    const inspected = await run.inspect();
+    // The server answers a cancel of a closed run as of a missing one: say which it is.
+    if (!inspected.open)
+      throw new InspectionError(
+        `cancel: run ${run.runId} has already ended (${inspected.status}): nothing to cancel`,
+      );
     await run.cancel();
     process.stderr.write(`Cancellation requested for ${run.runId}; waiting for its children to stop…\n`);
     const result = await run.result();
