@@ -41,6 +41,12 @@ export function answerCommand(args: string[]): Promise<number> {
         return err.isUsageMistake ? 2 : 1;
       }
     },
-    { positionals: 2, what: 'a run id and the answer', shape: '<run-id> "<answer>" [--question q1]' },
+    {
+      usage: {
+        positionals: 2,
+        what: 'a run id and the answer',
+        shape: '<run-id> "<answer>" [--question q1]',
+      },
+    },
   );
 }

@@ -14,6 +14,7 @@ import { BatchesClient, buildBatchInput, newBatchId, type BatchHandle } from './
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from './connection';
 import { runWorkspace } from './run-command';
+import { identify, kindText } from './id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { sayWhenNoWorkerPolls } from './worker-presence';
 
@@ -175,7 +176,7 @@ async function startBatch(args: string[]): Promise<number> {
     }
     const end = await batch.status({ limit: 0 });
     if (values.json) json(end);
-    else process.stdout.write(`${batch.batchId}: ${end.status} · ${counts(end)}\n`);
+    else process.stdout.write(`${batch.batchId}: ${end.status} · ${batchCountsText(end)}\n`);
     return end.counts.failed > 0 || end.status !== 'completed' ? 1 : 0;
   } finally {
     await connection.close();
@@ -186,7 +187,8 @@ function optional<K extends string>(key: K, value: number | undefined): Partial<
   return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
 }
 
-function counts(status: BatchStatus): string {
+/** A batch's counts in one line: done of total, running, queued, failed, cancelled. */
+export function batchCountsText(status: Pick<BatchStatus, 'total' | 'counts'>): string {
   const { completed, running, waiting, pending, failed, cancelled } = status.counts;
   return [
     `${completed}/${status.total} done`,
@@ -209,7 +211,7 @@ async function follow(batch: BatchHandle): Promise<void> {
     const rate = seconds > 0 ? done / seconds : 0;
     const left = status.total - done;
     const eta = rate > 0 && left > 0 ? ` · ETA ${Math.ceil(left / rate)} s` : '';
-    const line = `${counts(status)} · ${rate.toFixed(1)} items/s${eta}`;
+    const line = `${batchCountsText(status)} · ${rate.toFixed(1)} items/s${eta}`;
     if (tty) process.stderr.write(`\r${line}\u001b[K`);
     else if (line !== last) say(line);
     last = line;
@@ -233,6 +235,11 @@ async function withBatch(
   const settings = await requireServer(command, loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   try {
+    const { kind } = await identify(client, positionals[0]);
+    if (kind.kind !== 'batch' && kind.kind !== 'unknown')
+      throw new UsageError(
+        `${command}: ${kind.id} is ${kindText(kind)}, not a batch (subagents status ${kind.id})`,
+      );
     return await body(new BatchesClient(client).get(positionals[0]), values);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
@@ -254,7 +261,7 @@ async function status(batch: BatchHandle, values: FlagValues): Promise<number> {
     return 0;
   }
   process.stdout.write(
-    `${now.batch_id}: ${now.status} · ${counts(now)} · ${now.subagent_type}: ${now.description}\n`,
+    `${now.batch_id}: ${now.status} · ${batchCountsText(now)} · ${now.subagent_type}: ${now.description}\n`,
   );
   for (const item of now.items) {
     const extra = [item.stop_reason, item.error].filter(Boolean).join(' · ');

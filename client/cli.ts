@@ -40,7 +40,8 @@ Commands:
   codec-server [--port N]   the Web UI's codec endpoint, which shows payloads kept in the payload store
                             (default port 8081; dev-server and embedded runs serve one themselves)
   status <run-id>           the run's state, turns, tokens and delegations by status; once it ended, how
-                            (status, stop reason, error), read without a worker
+                            (status, stop reason, error), read without a worker; a subagent's, a batch's or
+                            a batch item's id: its own status (every command names the kind of id it gets)
   ledger <run-id>           the run's delegation ledger (a closed run's without a worker)
   events <run-id> [--follow] [--after N]
                             the run's task_* events (--follow: until the run ends); a closed run's are
@@ -48,7 +49,8 @@ Commands:
   list [--status S] [--stop-reason R] [--limit N]
                             recent lead runs, newest first: status, stop reason, tokens, age
   steps <run-id> <task-id> [--follow]
-                            a subagent's steps (model turns, tool results); a closed one's from its history
+                            a subagent's steps (model turns, tool results); a closed one's from its history;
+                            also steps <subagent-id>, steps <batch-id> <key> (its latest attempt)
   report <run-id> [-o FILE] one HTML page of the run (timeline, ledger, every subagent's steps), written to
                             FILE (default report-<run-id>.html here); a closed run's without a worker
   cancel <run-id>           cancel the run and its running subagents
@@ -134,8 +136,11 @@ async function main(argv: string[]): Promise<number> {
   return run(args);
 }
 
+/** JavaScript's own errors: a fault in this program, whose message means nothing to a user. */
+const PROGRAM_FAULTS = [TypeError, ReferenceError, RangeError, SyntaxError];
+
 /** The exit code for an error, and the one line that says it. */
-function describeFailure(err: unknown): { code: number; line: string } {
+export function describeFailure(err: unknown, command = 'subagents'): { code: number; line: string } {
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof UsageError || err instanceof ConfigError) return { code: 2, line: message };
   if (
@@ -144,14 +149,21 @@ function describeFailure(err: unknown): { code: number; line: string } {
     err instanceof CodecServerError
   )
     return { code: 1, line: message };
-  return { code: 1, line: `unexpected error: ${message}` };
+  if (PROGRAM_FAULTS.some((fault) => err instanceof fault))
+    return {
+      code: 1,
+      line:
+        `unexpected error in ${command}: a fault of subagents itself, not of your input or the server; ` +
+        'DEBUG=1 shows where (please report it)',
+    };
+  return { code: 1, line: `unexpected error in ${command}: ${message.split('\n')[0]}` };
 }
 
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (err: unknown) => {
-      const { code, line } = describeFailure(err);
+      const { code, line } = describeFailure(err, process.argv[2]);
       process.stderr.write(`subagents: ${line}\n`);
       if (process.env.DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
       process.exit(code);

@@ -3,15 +3,15 @@
  * from its result, which the server keeps: no worker needed. An open run answers through its queries, which
  * need a worker; when none polls its task queue the command says so at once, with the command that starts one.
  */
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
 import type { LeadStatus, LeadTokenUsage } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import {
   eventsFromLedger,
   ledgerCounts,
-  QueryDeadlineError,
   SubagentsClient,
+  taskQueueHasWorker,
   workflowUiUrl,
   type ClosedRun,
   type RunHandle,
@@ -19,6 +19,8 @@ import {
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
+import { delegationStatus } from './delegation-status';
+import { identify, notALeadRunMessage, type Identified } from './id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { eventLine } from './progress';
 import { pendingQuestionLines } from './questions';
@@ -29,7 +31,7 @@ import { workerCommandLine } from './worker-presence';
 const QUERY_DEADLINE_MS = 10_000;
 
 /** The run could not be read: printed as one line, exit code 1. */
-class InspectionError extends Error {
+export class InspectionError extends Error {
   override name = 'InspectionError';
 }
 
@@ -76,14 +78,35 @@ export function noWorkerMessage(options: {
   );
 }
 
-/** Runs `body` on the run named on the command line (`usage`: what it takes after the command, run id first). */
+/** A query within the deadline, on a workflow of task queue `taskQueue`; `what` names it (`run X`, `batch Y`). */
+export type Ask = <T>(what: string, taskQueue: string, read: () => Promise<T>) => Promise<T>;
+
+/** What a command does with an id that is not a lead run (a subagent's, a batch's, …). */
+export type OtherKind = (
+  identified: Identified,
+  context: { client: Client; values: FlagValues; uiUrl?: string; ask: Ask },
+) => Promise<number>;
+
+export interface WithRunOptions {
+  /** What the command takes after its name, run id first. */
+  usage?: { positionals: number; what: string; shape: string };
+  /** Default: say what the id is and which command reads it (exit 2). */
+  other?: OtherKind;
+}
+
+/**
+ * Runs `body` on the lead run named on the command line. Any other id the server knows (a subagent's, a
+ * batch's, one of its items', the admission workflow's) goes to `options.other`, or is named with the
+ * command that reads it.
+ */
 export async function withRun(
   command: string,
   args: string[],
   spec: FlagSpec,
   body: (inspected: Inspected) => Promise<number>,
-  usage = { positionals: 1, what: 'one run id', shape: '<run-id>' },
+  options: WithRunOptions = {},
 ): Promise<number> {
+  const usage = options.usage ?? { positionals: 1, what: 'one run id', shape: '<run-id>' };
   const { values, positionals } = parseFlags(args, spec, command);
   if (positionals.length !== usage.positionals) {
     throw new UsageError(`${command}: give ${usage.what}: subagents ${command} ${usage.shape}`);
@@ -92,13 +115,11 @@ export async function withRun(
   const settings = await requireServer(command, loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   try {
-    const run = new SubagentsClient(client, settings.namespace).getRun(runId);
-    const uiUrl = workflowUiUrl(await uiBaseUrl(settings), settings.namespace, runId);
-    const noWorker = (taskQueue: string, silentForMs?: number) =>
+    const noWorker = (what: string, taskQueue: string, silentForMs?: number) =>
       new InspectionError(
         noWorkerMessage({
           command,
-          runId: `run ${runId}`,
+          runId: what,
           address: settings.address,
           namespace: settings.namespace,
           taskQueue,
@@ -106,18 +127,30 @@ export async function withRun(
           ...(silentForMs !== undefined && { silentForMs }),
         }),
       );
-    const query = async <T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T> => {
+    const ask: Ask = async (what, taskQueue, read) => {
       // A server that refuses the question (permissions, an old version) leaves the deadline to tell.
-      if (!(await run.workerPolls(taskQueue).catch(() => true))) throw noWorker(taskQueue);
+      if (!(await taskQueueHasWorker(client, settings.namespace, taskQueue).catch(() => true)))
+        throw noWorker(what, taskQueue);
       try {
-        return await run.within(QUERY_DEADLINE_MS, read);
+        return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
       } catch (err) {
-        if (!(err instanceof QueryDeadlineError)) throw err;
+        if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
         // The server remembers a worker for minutes after it stopped: one that has just died lands here.
-        throw noWorker(taskQueue, QUERY_DEADLINE_MS);
+        throw noWorker(what, taskQueue, QUERY_DEADLINE_MS);
       }
     };
     try {
+      const identified = await identify(client, runId);
+      if (identified.kind.kind === 'unknown')
+        throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
+      const uiUrl = workflowUiUrl(await uiBaseUrl(settings), settings.namespace, runId);
+      if (identified.kind.kind !== 'lead') {
+        if (!options.other) throw new UsageError(notALeadRunMessage(command, identified.kind));
+        return await options.other(identified, { client, values, ...(uiUrl && { uiUrl }), ask });
+      }
+      const run = new SubagentsClient(client, settings.namespace).getRun(runId);
+      const query = <T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T> =>
+        ask(`run ${runId}`, taskQueue, () => read(run));
       return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
@@ -222,19 +255,25 @@ export function closedStatusLines(runId: string, status: ClosedRunStatus): strin
 const print = (lines: readonly string[]) => process.stdout.write(`${lines.join('\n')}\n`);
 
 export function statusCommand(args: string[]): Promise<number> {
-  return withRun('status', args, {}, async ({ run, values, uiUrl, query }) => {
-    const inspected = await run.inspect();
-    if (!inspected.open) {
-      const status = closedRunStatus(inspected, uiUrl);
-      if (values.json) json(status);
-      else print(closedStatusLines(run.runId, status));
+  return withRun(
+    'status',
+    args,
+    {},
+    async ({ run, values, uiUrl, query }) => {
+      const inspected = await run.inspect();
+      if (!inspected.open) {
+        const status = closedRunStatus(inspected, uiUrl);
+        if (values.json) json(status);
+        else print(closedStatusLines(run.runId, status));
+        return 0;
+      }
+      const status = await query(inspected.task_queue, (r) => r.status());
+      if (values.json) json({ ...status, ...(uiUrl && { ui_url: uiUrl }) });
+      else print(openStatusLines(run.runId, status, uiUrl));
       return 0;
-    }
-    const status = await query(inspected.task_queue, (r) => r.status());
-    if (values.json) json({ ...status, ...(uiUrl && { ui_url: uiUrl }) });
-    else print(openStatusLines(run.runId, status, uiUrl));
-    return 0;
-  });
+    },
+    { other: delegationStatus },
+  );
 }
 
 /** The ledger of a run, open (its query) or closed (its result); undefined when a closed run left none. */
@@ -294,8 +333,12 @@ export function eventsCommand(args: string[]): Promise<number> {
       if (!inspected.result) throw noLedger(run.runId, inspected);
       const { ledger } = inspected.result;
       const descriptions = descriptionsOf(ledger);
-      for (const event of eventsFromLedger(ledger).filter((e) => e.seq > after))
-        process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+      const events = eventsFromLedger(ledger).filter((e) => e.seq > after);
+      for (const event of events) process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+      if (events.length === 0 && !asJson)
+        process.stderr.write(
+          `${run.runId}: ${ledger.length === 0 ? 'made no delegations, so it has no task events' : `no events after ${after}`}\n`,
+        );
       return 0;
     }
     const taskQueue = inspected.task_queue;
@@ -317,6 +360,12 @@ export function eventsCommand(args: string[]): Promise<number> {
 
 export function cancelCommand(args: string[]): Promise<number> {
   return withRun('cancel', args, {}, async ({ run }) => {
+    const inspected = await run.inspect();
+    // The server answers a cancel of a closed run as of a missing one: say which it is.
+    if (!inspected.open)
+      throw new InspectionError(
+        `cancel: run ${run.runId} has already ended (${inspected.status}): nothing to cancel`,
+      );
     await run.cancel();
     process.stderr.write(`Cancellation requested for ${run.runId}; waiting for its children to stop…\n`);
     const result = await run.result();

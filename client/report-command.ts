@@ -29,6 +29,7 @@ import {
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from './connection';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
+import { identify, notALeadRunMessage } from './id-kinds';
 import { uiBaseUrl } from './inspect-commands';
 import { barTone, renderReport, type ReportBar, type ReportStepLog, type RunReport } from './report';
 import { closedSubagentSteps, executionHistories, outcomeLine } from './steps-command';
@@ -382,6 +383,10 @@ export async function reportCommand(args: string[]): Promise<number> {
       ...(uiBase && { uiBase }),
       ...(configFile !== undefined && { configFile }),
     };
+    const { kind } = await identify(client, runId);
+    if (kind.kind === 'unknown') throw new UsageError(`report: no run ${runId} on ${settings.address}`);
+    // A batch's or a subagent's page would be a lead's page of the wrong thing: name what it is instead.
+    if (kind.kind !== 'lead') throw new UsageError(notALeadRunMessage('report', kind));
     let report: RunReport;
     try {
       report = await readRunReport(context, runId);

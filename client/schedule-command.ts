@@ -29,6 +29,7 @@ import {
   type OverlapPolicy,
   type ScheduleAction,
   type ScheduleListEntry,
+  type ScheduleRunView,
   type ScheduleTiming,
   type ScheduleView,
 } from './schedules';
@@ -138,10 +139,9 @@ function scheduleLines(view: ScheduleView): string[] {
             `  workspace: ${view.action.workspace}`,
           ]
         : [`  action: workflow ${view.action.workflow_type}`];
-  const runs = view.recent_runs.map(
-    (run) =>
-      `    ${run.run_id}  ${run.workflow_status}${run.outcome && run.outcome !== run.workflow_status ? ` (${view.action.kind === 'batch' ? 'batch' : 'lead run'} ${run.outcome})` : ''}`,
-  );
+  const runs = view.recent_runs.map((run) => `    ${run.run_id}  ${runText(run)}`);
+  const batches = view.recent_runs.some((run) => run.kind === 'batch');
+  const leads = view.recent_runs.some((run) => run.kind !== 'batch');
   return [
     `Schedule ${view.name} (${view.schedule_id}): ${describeTiming(view.timing)}, overlap ${view.overlap}, ` +
       `${view.paused ? 'paused' : 'active'}${view.note ? ` — ${view.note}` : ''}`,
@@ -151,7 +151,26 @@ function scheduleLines(view: ScheduleView): string[] {
     `  runs taken: ${view.actions_taken}, skipped for overlap: ${view.skipped_for_overlap}` +
       (view.running.length > 0 ? `, running now: ${view.running.join(', ')}` : ''),
     ...(runs.length > 0 ? ['  recent runs (oldest first):', ...runs] : ['  recent runs: none yet']),
+    ...(batches
+      ? ["  a batch's items: subagents batch status <id>; their results: subagents batch results <id>"]
+      : []),
+    ...(leads && runs.length > 0 ? ['  a lead run: subagents status <id>, subagents report <id>'] : []),
   ];
+}
+
+/** An occurrence in a few words: `batch, completed: 2 of 3 items completed, 1 failed`, `completed (lead run failed)`. */
+export function runText(run: ScheduleRunView): string {
+  if (run.kind === 'batch') {
+    const items = run.items;
+    const counted = items
+      ? `: ${items.completed} of ${items.total} items completed` +
+        (items.failed > 0 ? `, ${items.failed} failed` : '') +
+        (items.cancelled > 0 ? `, ${items.cancelled} cancelled` : '')
+      : '';
+    const how = run.outcome && run.outcome !== run.workflow_status ? ` (batch ${run.outcome})` : '';
+    return `batch, ${run.workflow_status}${how}${counted}`;
+  }
+  return `${run.workflow_status}${run.outcome && run.outcome !== run.workflow_status ? ` (lead run ${run.outcome})` : ''}`;
 }
 
 function listLines(entries: ScheduleListEntry[]): string[] {

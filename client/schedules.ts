@@ -19,12 +19,13 @@ import {
   type ScheduleSpec,
   type ScheduleSummary,
 } from '@temporalio/client';
-import type { BatchInput } from '../contracts/batch';
+import type { BatchInput, BatchResult } from '../contracts/batch';
 import { assertLeadRunInput } from '../contracts/inputs';
 import type { LeadRunInput, LeadRunStatus } from '../contracts/lead';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
 import { checkWorkspaceFolder } from './api';
+import { closedOutcome } from './id-kinds';
 
 const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
 type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
@@ -174,11 +175,15 @@ export interface ScheduleRunView {
   started_at: string;
   /** The workflow's state: running, completed, failed, cancelled, terminated, timed_out, … */
   workflow_status: string;
+  /** What the occurrence is: a lead run, or a batch (read with `subagents batch status <run_id>`). */
+  kind?: 'lead' | 'batch' | 'other';
   /**
-   * A completed workflow's own status: a lead run's (a lead run that failed completes its workflow too), or a
+   * A closed workflow's own status, from its result (returned, or carried by its failure): a lead run's, or a
    * batch's (`completed`, `cancelled`).
    */
   outcome?: LeadRunStatus | 'cancelled';
+  /** A closed batch's items by how they ended: a batch that completed may hold failed items. */
+  items?: { total: number; completed: number; failed: number; cancelled: number };
 }
 
 /** A schedule as `list` shows it: its state and last occurrence, without asking each run how it went. */
@@ -423,10 +428,31 @@ export class SubagentsSchedules {
     };
     const handle = this.client.workflow.getHandle<LeadRunWorkflow | BatchWorkflow>(runId);
     try {
-      const status = (await handle.describe()).status.name;
+      const description = await handle.describe();
+      const status = description.status.name;
       view.workflow_status = status.toLowerCase();
-      if (status === 'COMPLETED')
-        view.outcome = ((await handle.result()) as { status: ScheduleRunView['outcome'] }).status;
+      view.kind =
+        description.type === LEAD_RUN_WORKFLOW
+          ? 'lead'
+          : description.type === BATCH_WORKFLOW
+            ? 'batch'
+            : 'other';
+      if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') {
+        const closed = await closedOutcome<{ status: ScheduleRunView['outcome'] } & Partial<BatchResult>>(
+          handle,
+          status,
+          (value) => 'status' in value,
+        );
+        if (closed.result) view.outcome = closed.result.status;
+        const counts = closed.result?.counts;
+        if (view.kind === 'batch' && counts)
+          view.items = {
+            total: closed.result?.total ?? 0,
+            completed: counts.completed,
+            failed: counts.failed,
+            cancelled: counts.cancelled,
+          };
+      }
     } catch (err) {
       // A run removed by the namespace's retention is still listed among the schedule's recent actions.
       if (!(err instanceof WorkflowNotFoundError)) throw err;

@@ -3,9 +3,15 @@
  * `subagent_steps` query (a worker needed); a closed one is rebuilt from its history, which keeps every model
  * call's and tool call's result: what a step log holds, short of a delegation's text.
  */
-import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import {
+  isGrpcDeadlineError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
+import { batchItemWorkflowId } from '../contracts/batch';
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import type { ToolCall } from '../contracts/messages';
 import type { ModelCallResult } from '../contracts/model';
@@ -19,7 +25,8 @@ import { subagentResult, taskQueueHasWorker } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from './connection';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
-import { noWorkerMessage } from './inspect-commands';
+import { identify, kindText } from './id-kinds';
+import { InspectionError, noWorkerMessage } from './inspect-commands';
 
 const QUERY_DEADLINE_MS = 10_000;
 const FOLLOW_POLL_MS = 500;
@@ -237,22 +244,78 @@ export function outcomeLine(workflowId: string, result: SubagentResult): string 
   return `${workflowId}: ${result.status}${capped} after ${result.turns} ${result.turns === 1 ? 'turn' : 'turns'}${error}`;
 }
 
+/** The most attempts a batch item has (contracts: max_attempts 1–10). */
+const MAX_ITEM_ATTEMPTS = 10;
+
+/**
+ * The subagent whose steps `steps <first> [second]` asks for: `<run> <task>` (or a subagent's id and a
+ * nested task), a subagent's or a batch item's own id, or `<batch> <key>` (that item's latest attempt).
+ */
+async function stepsWorkflowId(
+  client: Client,
+  address: string,
+  first: string,
+  second: string | undefined,
+): Promise<string> {
+  const { kind } = await identify(client, first);
+  if (kind.kind === 'unknown') throw new UsageError(`steps: no run or subagent ${first} on ${address}`);
+  if (second === undefined) {
+    if (kind.kind === 'subagent' || kind.kind === 'batch_item') return first;
+    if (kind.kind === 'lead')
+      throw new UsageError(
+        `steps: give a task id too: subagents steps ${first} <task-id> (task ids: subagents ledger ${first})`,
+      );
+    if (kind.kind === 'batch')
+      throw new UsageError(
+        `steps: ${first} is ${kindText(kind)}: give an item's key too: subagents steps ${first} <key> ` +
+          `(keys: subagents batch status ${first})`,
+      );
+  } else {
+    if (kind.kind === 'lead' || kind.kind === 'subagent') return subagentWorkflowId(first, second);
+    if (kind.kind === 'batch') {
+      let latest: string | undefined;
+      for (let attempt = 1; attempt <= MAX_ITEM_ATTEMPTS; attempt += 1) {
+        const id = batchItemWorkflowId(first, second, attempt);
+        const found = await client.workflow
+          .getHandle(id)
+          .describe()
+          .then(
+            () => true,
+            (err: unknown) => {
+              if (err instanceof WorkflowNotFoundError) return false;
+              throw err;
+            },
+          );
+        if (!found) break;
+        latest = id;
+      }
+      if (latest === undefined)
+        throw new UsageError(
+          `steps: batch ${first} has no item ${second} that has started (keys: subagents batch status ${first})`,
+        );
+      return latest;
+    }
+  }
+  throw new UsageError(`steps: ${first} is ${kindText(kind)}: it has no steps (lead runs: subagents list)`);
+}
+
 export async function stepsCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     args,
     { follow: { type: 'boolean' } } satisfies FlagSpec,
     'steps',
   );
-  if (positionals.length !== 2)
-    throw new UsageError('steps: give a run id and a task id: subagents steps <run-id> <task-id>');
-  const [runId, taskId] = positionals;
-  const workflowId = subagentWorkflowId(runId, taskId);
+  if (positionals.length < 1 || positionals.length > 2)
+    throw new UsageError(
+      "steps: give a run id and a task id, or a subagent's id: subagents steps <run-id> <task-id>",
+    );
   const asJson = values.json === true;
   const settings = await requireServer('steps', loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const say = (line: string) => process.stderr.write(`${line}\n`);
   try {
+    const workflowId = await stepsWorkflowId(client, settings.address, positionals[0], positionals[1]);
     const handle = client.workflow.getHandle(workflowId);
     let description;
     try {
@@ -260,7 +323,7 @@ export async function stepsCommand(args: string[]): Promise<number> {
     } catch (err) {
       if (err instanceof WorkflowNotFoundError)
         throw new UsageError(
-          `steps: no subagent ${workflowId} on ${settings.address} (task ids: subagents ledger ${runId})`,
+          `steps: no subagent ${workflowId} on ${settings.address} (task ids: subagents ledger ${positionals[0]})`,
         );
       throw err;
     }
@@ -299,7 +362,24 @@ export async function stepsCommand(args: string[]): Promise<number> {
       );
       return 1;
     }
-    const within = <T>(read: () => Promise<T>) => client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
+    const within = async <T>(read: () => Promise<T>) => {
+      try {
+        return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
+      } catch (err) {
+        if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
+        throw new InspectionError(
+          noWorkerMessage({
+            command: 'steps',
+            runId: `subagent ${workflowId}`,
+            address: settings.address,
+            namespace: settings.namespace,
+            taskQueue: description.taskQueue,
+            configFile: stringFlag(values, 'config'),
+            silentForMs: QUERY_DEADLINE_MS,
+          }),
+        );
+      }
+    };
     let seen = 0;
     for (;;) {
       const progress = await within(() => handle.query(subagentProgressQuery));
@@ -323,6 +403,10 @@ export async function stepsCommand(args: string[]): Promise<number> {
       }
       await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
     }
+  } catch (err) {
+    if (!(err instanceof InspectionError)) throw err;
+    say(`subagents: ${err.message}`);
+    return 1;
   } finally {
     await connection.close();
   }

@@ -23,7 +23,7 @@ export const SEARCH_ATTRIBUTES = {
   TotalTokens: 'Int',
 } as const;
 
-const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
+export const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
 const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeType.KEYWORD);
 const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttributeType.INT);
 export const SUBAGENT_STATUS = defineSearchAttributeKey('SubagentStatus', SearchAttributeType.KEYWORD);
