@@ -31,6 +31,7 @@ import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
 import { InvalidInputError } from '../contracts/inputs';
 import { checkWorkspaceFolder, subagentResult } from './api';
+import { workflowResult } from './results';
 import { summaryLine } from '../contracts/text';
 
 const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
@@ -96,8 +97,9 @@ export class BatchHandle {
     private readonly handle: WorkflowHandle<BatchWorkflow>,
   ) {}
 
+  /** The batch's result, a cancelled batch's too. */
   result(): Promise<BatchResult> {
-    return this.handle.result();
+    return workflowResult(this.handle);
   }
 
   /** Counts, and a page of items in item order (at most BATCH_STATUS_PAGE_MAX). */

@@ -25,6 +25,7 @@ import type { LeadRunInput, LeadRunStatus } from '../contracts/lead';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
 import { checkWorkspaceFolder } from './api';
+import { workflowResult } from './results';
 
 const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
 type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
@@ -425,8 +426,11 @@ export class SubagentsSchedules {
     try {
       const status = (await handle.describe()).status.name;
       view.workflow_status = status.toLowerCase();
-      if (status === 'COMPLETED')
-        view.outcome = ((await handle.result()) as { status: ScheduleRunView['outcome'] }).status;
+      // Every ending of the run itself leaves its result: failed and timed out ones in the failure, a cancelled
+      // one in its memo.
+      if (status === 'COMPLETED' || status === 'FAILED' || status === 'CANCELLED') {
+        view.outcome = (await workflowResult(handle).catch(() => undefined))?.status;
+      }
     } catch (err) {
       // A run removed by the namespace's retention is still listed among the schedule's recent actions.
       if (!(err instanceof WorkflowNotFoundError)) throw err;

@@ -59,7 +59,7 @@ import {
   type SubagentResult,
 } from '../contracts/subagent';
 import type { subagentWorkflow } from './subagent';
-import { reportOutcome } from './outcome';
+import { closeWith, reportOutcome } from './outcome';
 import { recordDelegationEnd } from './metrics';
 import { detailsText, summaryLine } from '../contracts/text';
 
@@ -465,7 +465,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     });
     finishedStatus = 'cancelled';
     reportOutcome({ status: 'cancelled' });
-    return result('cancelled');
+    return close(result('cancelled'));
   }
   if (terminal() < items.length) {
     const carry: BatchCarry = {
@@ -478,7 +478,23 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   }
   finishedStatus = 'completed';
   reportOutcome({ status: 'completed' });
-  return result('completed');
+  return close(result('completed'));
+
+  /**
+   * The batch's ending as Temporal shows it (contracts/closing.ts), its final counts in its details: a
+   * cancelled batch ends Canceled, its result in its memo.
+   */
+  function close(end: BatchResult): BatchResult {
+    const { completed, failed, cancelled: cancelledItems } = end.counts;
+    return closeWith(end, {
+      agent: `${input.subagent_type} batch`,
+      status: end.status,
+      extra:
+        `${items.length} items: ${completed} completed, ${failed} failed, ${cancelledItems} cancelled · ` +
+        `${counters.attempts} attempts, ${counters.requeued} requeued`,
+      ...(end.status === 'cancelled' && { error: 'Batch cancelled' }),
+    });
+  }
 
   function result(status: 'completed' | 'cancelled'): BatchResult {
     const counts: Record<BatchItemState, number> = {

@@ -369,8 +369,14 @@ export class Delegator {
       this.watched.add(id);
       void child.result().then(
         (result) => this.endBatch(id, batchEnd(result)),
+        // A cancelled batch ends Canceled (its counts in its memo, out of a workflow's reach).
         (err: unknown) =>
-          this.endBatch(id, { status: 'failed', counts: { total: items.length }, error: failureText(err) }),
+          this.endBatch(
+            id,
+            isCancellation(err)
+              ? { status: 'cancelled', counts: { total: items.length }, error: 'Batch cancelled' }
+              : { status: 'failed', counts: { total: items.length }, error: failureText(err) },
+          ),
       );
     } catch (err) {
       const error =
