@@ -75,6 +75,7 @@ export function buildBatchInput(config: Config, request: BatchRequest): BatchInp
     ...(summarization && { summarization }),
     depth: 1,
     ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
+    honest_close: true,
   };
 }
 

@@ -108,6 +108,12 @@ export interface SubagentInput {
    */
   asks_slot?: true;
   /**
+   * Set by every starter of this project: the workflow's Temporal status says how it ended (contracts/closing.ts).
+   * Absent (an input from before it existed), its own history says whether it does (the `honest-close` patch,
+   * which costs a marker in every workflow that checks it).
+   */
+  honest_close?: true;
+  /**
    * The run's `ask_clarification` settings, when the config enables it: the subagent is offered the tool if its
    * agent's tools allow it, and hands the settings on to what it delegates.
    */

@@ -275,6 +275,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
       // Progress reports would fill the batch's history: the batch follows its items by their results.
       first_report_after_ms: (agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS) * 1000,
       admitted_at: entry.grantedAt ?? new Date().toISOString(),
+      honest_close: true,
     };
     let result: SubagentResult;
     try {
@@ -488,6 +489,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     const { completed, failed, cancelled: cancelledItems } = end.counts;
     return closeWith(end, {
       agent: `${input.subagent_type} batch`,
+      declared: input.honest_close === true,
       status: end.status,
       extra:
         `${items.length} items: ${completed} completed, ${failed} failed, ${cancelledItems} cancelled · ` +

@@ -188,16 +188,19 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       finished = true;
       reportOutcome({ status: slot.cancelled ? 'cancelled' : 'failed' });
       recordLeadRunEnd({ status: slot.cancelled ? 'cancelled' : 'failed' });
-      return closeLead({
-        run_id: runId,
-        status: slot.cancelled ? 'cancelled' : 'failed',
-        final_output: '',
-        ledger: delegator.ledger,
-        token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
-        turns: 0,
-        error: slot.refused,
-        ...(!slot.cancelled && { admission_failure: true as const }),
-      });
+      return closeLead(
+        {
+          run_id: runId,
+          status: slot.cancelled ? 'cancelled' : 'failed',
+          final_output: '',
+          ledger: delegator.ledger,
+          token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
+          turns: 0,
+          error: slot.refused,
+          ...(!slot.cancelled && { admission_failure: true as const }),
+        },
+        input,
+      );
     }
     admittedAt = slot.admittedAt;
   }
@@ -245,16 +248,19 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     ...(tokenUsage.total && { tokens: tokenUsage.total }),
   });
   recordLeadRunEnd({ status, ...(stopReason && { stop_reason: stopReason }) });
-  return closeLead({
-    run_id: runId,
-    status,
-    ...(stopReason && { stop_reason: stopReason }),
-    final_output: state.last_text ?? '',
-    ledger: delegator.ledger,
-    token_usage: tokenUsage,
-    turns: state.turns,
-    ...(error !== undefined && { error }),
-  });
+  return closeLead(
+    {
+      run_id: runId,
+      status,
+      ...(stopReason && { stop_reason: stopReason }),
+      final_output: state.last_text ?? '',
+      ledger: delegator.ledger,
+      token_usage: tokenUsage,
+      turns: state.turns,
+      ...(error !== undefined && { error }),
+    },
+    input,
+  );
 }
 
 /**
@@ -262,10 +268,11 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
  * its result in the failure's details; a cancelled one ends Canceled, its result in its memo. The client's
  * `runResult` reads it from there.
  */
-function closeLead(result: LeadRunResult): LeadRunResult {
+function closeLead(result: LeadRunResult, input: LeadRunInput): LeadRunResult {
   const timedOut = result.status === 'timed_out';
   return closeWith(result, {
     agent: 'lead',
+    declared: input.honest_close === true,
     status: result.status,
     ...(result.stop_reason && { stopReason: result.stop_reason }),
     ...(result.error !== undefined && { error: result.error }),

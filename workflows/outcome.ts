@@ -60,6 +60,8 @@ export interface Closing {
   tokens?: TokenUsage;
   /** Anything else worth the line (a batch's counts). */
   extra?: string;
+  /** The input says the workflow closes as its result says (`honest_close`): no patch is checked. */
+  declared: boolean;
   /** A failed / timed-out ending's failure type and message prefix; absent: the kind cannot fail that way. */
   failure?: { type: string; prefix: string };
 }
@@ -79,7 +81,7 @@ export function closeWith<R>(
 ): R {
   const line = finalLine(closing);
   if (line !== getCurrentDetails()) setCurrentDetails(line);
-  if (!patched(HONEST_CLOSE_PATCH)) return before();
+  if (!closing.declared && !patched(HONEST_CLOSE_PATCH)) return before();
   const cancelled = closing.status === 'cancelled';
   upsertMemo({ [OUTCOME_MEMO]: line, ...(cancelled && { [RESULT_MEMO]: result }) });
   if (cancelled) throw new CancelledFailure(closing.error ?? 'cancelled');

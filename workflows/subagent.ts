@@ -259,6 +259,7 @@ function closeSubagent(result: SubagentResult, input: SubagentInput): SubagentRe
     result,
     {
       agent: input.subagent_type,
+      declared: input.honest_close === true,
       status: result.status,
       ...(result.stop_reason && { stopReason: result.stop_reason }),
       ...(result.error !== undefined && { error: result.error }),
