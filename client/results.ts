@@ -4,22 +4,20 @@
  * Read from the server alone: no worker needed.
  */
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { Workflow, WorkflowResultType } from '@temporalio/common';
 import { isCancelledFailure, RESULT_MEMO, resultInFailure } from '../contracts/closing';
 
 /** The result of the workflow behind `handle`, waiting for it to close; other failures throw as they are. */
-export async function workflowResult<W extends Workflow>(
-  handle: WorkflowHandle<W>,
-): Promise<WorkflowResultType<W>> {
-  type T = WorkflowResultType<W>;
+export async function workflowResult<R>(
+  handle: Pick<WorkflowHandle, 'describe'> & { result(): Promise<R> },
+): Promise<R> {
   try {
     return await handle.result();
   } catch (err) {
     const failed = resultInFailure(err);
-    if (failed !== undefined) return failed as T;
+    if (failed !== undefined) return failed as R;
     if (err instanceof WorkflowFailedError && isCancelledFailure(err)) {
       const recorded = (await handle.describe()).memo?.[RESULT_MEMO];
-      if (typeof recorded === 'object' && recorded !== null) return recorded as T;
+      if (typeof recorded === 'object' && recorded !== null) return recorded as R;
     }
     throw err;
   }
