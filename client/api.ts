@@ -44,7 +44,8 @@ import {
 import type { LedgerEntry } from '../contracts/ledger';
 import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
-import { failedSubagentResult, type SubagentResult } from '../contracts/subagent';
+import type { SubagentResult } from '../contracts/subagent';
+import { workflowResult } from './results';
 import { summaryLine } from '../contracts/text';
 import type * as workflows from '../workflows';
 
@@ -75,17 +76,11 @@ export async function taskQueueHasWorker(
 }
 
 /**
- * A subagent's result, from a client: a failed subagent fails its workflow with its result in the failure's
- * details (workflows/subagent.ts), read from there; other failures throw as they are.
+ * A subagent's result, from a client: a failed or timed-out subagent fails its workflow with its result in the
+ * failure's details, a cancelled one records it in its memo (workflows/subagent.ts); other failures throw.
  */
-export async function subagentResult(handle: WorkflowHandle): Promise<SubagentResult> {
-  try {
-    return (await handle.result()) as SubagentResult;
-  } catch (err) {
-    const result = failedSubagentResult(err);
-    if (result) return result;
-    throw err;
-  }
+export function subagentResult(handle: WorkflowHandle): Promise<SubagentResult> {
+  return workflowResult(handle) as Promise<SubagentResult>;
 }
 
 /** A new run id: sortable by time, unique across machines. */
@@ -115,9 +110,10 @@ export interface ClosedRun {
   stop_reason?: RunStopReason;
   error?: string;
   /**
-   * The run's result, when the workflow returned one (it does for every ending of the run itself, cancelled
-   * and timed out included). Absent when the execution failed, was terminated or hit its hard timeout: then
-   * its ledger, turns and usage are not known without a worker.
+   * The run's result, for every ending of the run itself: returned (completed, capped), in the failure's
+   * details (failed, timed out) or in the memo (cancelled). Absent when the execution was terminated, hit its
+   * hard timeout or failed outside the run's own code: then its ledger, turns and usage are not known without
+   * a worker.
    */
   result?: LeadRunResult;
 }
@@ -278,7 +274,7 @@ export class RunHandle {
       return { open: true, task_queue: description.taskQueue };
     }
     try {
-      const result = await this.handle.result();
+      const result = await workflowResult(this.handle);
       return {
         open: false,
         execution_status: executionStatus,
@@ -298,8 +294,9 @@ export class RunHandle {
     }
   }
 
+  /** The run's result, however it ended (a failed, timed-out or cancelled run's too). */
   result(): Promise<LeadRunResult> {
-    return this.handle.result();
+    return workflowResult(this.handle);
   }
 
   /**

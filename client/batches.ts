@@ -31,6 +31,7 @@ import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
 import { InvalidInputError } from '../contracts/inputs';
 import { checkWorkspaceFolder, subagentResult } from './api';
+import { workflowResult } from './results';
 import { summaryLine } from '../contracts/text';
 
 const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
@@ -74,6 +75,7 @@ export function buildBatchInput(config: Config, request: BatchRequest): BatchInp
     ...(summarization && { summarization }),
     depth: 1,
     ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
+    honest_close: true,
   };
 }
 
@@ -96,8 +98,9 @@ export class BatchHandle {
     private readonly handle: WorkflowHandle<BatchWorkflow>,
   ) {}
 
+  /** The batch's result, a cancelled batch's too. */
   result(): Promise<BatchResult> {
-    return this.handle.result();
+    return workflowResult(this.handle);
   }
 
   /** Counts, and a page of items in item order (at most BATCH_STATUS_PAGE_MAX). */

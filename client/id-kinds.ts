@@ -12,6 +12,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ADMISSION_WORKFLOW_TYPE } from '../contracts/admission';
+import { isCancelledFailure, RESULT_MEMO } from '../contracts/closing';
 import { LEAD_RUN_ID } from '../contracts/search-attributes';
 
 /** What a workflow id names, as far as these commands care. */
@@ -220,6 +221,12 @@ export async function closedOutcome<T>(
         if (typeof detail === 'object' && detail !== null && looksRight(detail))
           return { execution_status: executionStatus, result: detail as T, error: failureText(err.cause) };
       }
+    }
+    // A cancelled run, subagent or batch keeps its result in its memo (contracts/closing.ts).
+    if (isCancelledFailure(err)) {
+      const recorded = (await handle.describe()).memo?.[RESULT_MEMO];
+      if (typeof recorded === 'object' && recorded !== null && looksRight(recorded))
+        return { execution_status: executionStatus, result: recorded as T, error: failureText(err.cause) };
     }
     return {
       execution_status: executionStatus,

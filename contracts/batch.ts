@@ -55,6 +55,12 @@ export interface BatchInput {
   history_events?: number;
   /** Set by the batch itself when it continues as new. */
   carry?: BatchCarry;
+  /**
+   * Set by every starter of this project: the workflow's Temporal status says how it ended (contracts/closing.ts).
+   * Absent (an input from before it existed), its own history says whether it does (the `honest-close` patch,
+   * which costs a marker in every workflow that checks it).
+   */
+  honest_close?: true;
 }
 
 /** Where an item stands. `waiting`: its slot was asked for (queued at admission, or granted and not started). */

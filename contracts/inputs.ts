@@ -311,6 +311,7 @@ function inputSchemas(): InputSchemas {
     carry: carry.optional(),
     admitted_at: text.optional(),
     asks_slot: z.literal(true).optional(),
+    honest_close: z.literal(true).optional(),
   };
   const leadRunInputSchema = object(leadRunFields, 'a lead run input');
   const startedLeadRunInputSchema = object(
@@ -339,6 +340,7 @@ function inputSchemas(): InputSchemas {
       first_report_after_ms: wholeNumber(0).optional(),
       admitted_at: text.optional(),
       asks_slot: z.literal(true).optional(),
+      honest_close: z.literal(true).optional(),
       carry: carry.optional(),
     },
     'a subagent input',

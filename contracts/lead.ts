@@ -104,6 +104,12 @@ export interface LeadRunInput {
    * a marker and a search attribute update in every run that checks it).
    */
   asks_slot?: true;
+  /**
+   * Set by every starter of this project: the workflow's Temporal status says how it ended (contracts/closing.ts).
+   * Absent (an input from before it existed), its own history says whether it does (the `honest-close` patch,
+   * which costs a marker in every workflow that checks it).
+   */
+  honest_close?: true;
 }
 
 /** What a lead run hands to its next execution when history grows long (continue-as-new). */

@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { CLOSING_FAILURE_TYPES, resultInFailure } from './closing';
 import type { GraphAgentSettings } from './graph';
 import type { LedgerEntry } from './ledger';
 import type { McpToolFilter } from './mcp';
@@ -108,6 +108,12 @@ export interface SubagentInput {
    */
   asks_slot?: true;
   /**
+   * Set by every starter of this project: the workflow's Temporal status says how it ended (contracts/closing.ts).
+   * Absent (an input from before it existed), its own history says whether it does (the `honest-close` patch,
+   * which costs a marker in every workflow that checks it).
+   */
+  honest_close?: true;
+  /**
    * The run's `ask_clarification` settings, when the config enables it: the subagent is offered the tool if its
    * agent's tools allow it, and hands the settings on to what it delegates.
    */
@@ -142,21 +148,16 @@ export interface SubagentResult {
 /**
  * A subagent that failed ends its workflow as failed (red in every Temporal view) with this failure type, and
  * its whole result as the failure's first detail: its parent, its batch and `batch results` read it from
- * there, as they read a completed one's result.
+ * there, as they read a completed one's result. One that timed out does the same with
+ * `SUBAGENT_TIMED_OUT_TYPE` (contracts/closing.ts).
  */
-export const SUBAGENT_FAILED_TYPE = 'SubagentFailed';
+export const SUBAGENT_FAILED_TYPE = CLOSING_FAILURE_TYPES.subagentFailed;
+export const SUBAGENT_TIMED_OUT_TYPE = CLOSING_FAILURE_TYPES.subagentTimedOut;
 /** How its failure's message starts (the Web UI shows it; the worker's log knows the failure by it). */
 export const SUBAGENT_FAILED_PREFIX = 'Subagent failed: ';
+export const SUBAGENT_TIMED_OUT_PREFIX = 'Subagent timed out: ';
 
-/** The result a failed subagent's failure carries, found on `err` or its causes (a child's, a client's). */
+/** The result a failed or timed-out subagent's failure carries, found on `err` or its causes. */
 export function failedSubagentResult(err: unknown): SubagentResult | undefined {
-  let at: unknown = err;
-  for (let depth = 0; depth < 4 && at instanceof Error; depth += 1) {
-    if (at instanceof ApplicationFailure && at.type === SUBAGENT_FAILED_TYPE) {
-      const [result] = at.details ?? [];
-      return typeof result === 'object' && result !== null ? (result as SubagentResult) : undefined;
-    }
-    at = at.cause;
-  }
-  return undefined;
+  return resultInFailure(err) as SubagentResult | undefined;
 }

@@ -82,3 +82,27 @@ export function summaryLine(text: string, maxChars = SUMMARY_MAX_CHARS): string 
 export function detailsText(text: string): string {
   return truncateHeadTail(text, DETAILS_MAX_CHARS);
 }
+
+/**
+ * Text from a user, a model or a provider, inside a line, as the Web UI's markdown shows it literally: what
+ * markdown or the HTML under it takes as syntax (emphasis, code, links, tags, entities, strikethrough, tables)
+ * and what its typography rewrites (quotes, `--`) is escaped; parentheses, dots and single dashes, harmless
+ * inside a line, are left readable.
+ */
+export function markdownText(text: string): string {
+  return text
+    .replace(/[\\`*_[\]<>&~|"'#!]/g, (c) => `\\${c}`)
+    .replace(/-{2,}/g, (dashes) => '\\-'.repeat(dashes.length));
+}
+
+/**
+ * `text` as one markdown code span, shown verbatim (quotes, `--flags`, `<placeholders>`) so it can be copied: the
+ * fence is one backtick longer than the longest run inside, padded when the text starts or ends with one.
+ */
+export function codeSpan(text: string): string {
+  const flat = text.replace(/\s+/g, ' ');
+  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${flat}${pad}${fence}`;
+}

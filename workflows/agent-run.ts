@@ -142,12 +142,13 @@ export function createClarifications(
       record: (event) => delegator.recordEvent(event),
       delegationEnded: (taskId) => delegator.hasEnded(taskId),
     }),
-    showDoing: (doing) =>
+    showDoing: (doing, command) =>
       showLiveState({
         agent: agent.name,
         turns: state().turns,
         ...(state().usage && { tokens: state().usage }),
         doing,
+        ...(command !== undefined && { command }),
       }),
   });
   clarifications.register();

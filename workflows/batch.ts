@@ -59,7 +59,7 @@ import {
   type SubagentResult,
 } from '../contracts/subagent';
 import type { subagentWorkflow } from './subagent';
-import { reportOutcome } from './outcome';
+import { closeWith, reportOutcome } from './outcome';
 import { recordDelegationEnd } from './metrics';
 import { detailsText, summaryLine } from '../contracts/text';
 
@@ -275,6 +275,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
       // Progress reports would fill the batch's history: the batch follows its items by their results.
       first_report_after_ms: (agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS) * 1000,
       admitted_at: entry.grantedAt ?? new Date().toISOString(),
+      honest_close: true,
     };
     let result: SubagentResult;
     try {
@@ -465,7 +466,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     });
     finishedStatus = 'cancelled';
     reportOutcome({ status: 'cancelled' });
-    return result('cancelled');
+    return close(result('cancelled'));
   }
   if (terminal() < items.length) {
     const carry: BatchCarry = {
@@ -478,7 +479,24 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   }
   finishedStatus = 'completed';
   reportOutcome({ status: 'completed' });
-  return result('completed');
+  return close(result('completed'));
+
+  /**
+   * The batch's ending as Temporal shows it (contracts/closing.ts), its final counts in its details: a
+   * cancelled batch ends Canceled, its result in its memo.
+   */
+  function close(end: BatchResult): BatchResult {
+    const { completed, failed, cancelled: cancelledItems } = end.counts;
+    return closeWith(end, {
+      agent: `${input.subagent_type} batch`,
+      declared: input.honest_close === true,
+      status: end.status,
+      extra:
+        `${items.length} items: ${completed} completed, ${failed} failed, ${cancelledItems} cancelled · ` +
+        `${counters.attempts} attempts, ${counters.requeued} requeued`,
+      ...(end.status === 'cancelled' && { error: 'Batch cancelled' }),
+    });
+  }
 
   function result(status: 'completed' | 'cancelled'): BatchResult {
     const counts: Record<BatchItemState, number> = {

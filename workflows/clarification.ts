@@ -54,7 +54,7 @@ export interface ClarificationOptions {
   /** Whether this agent's delegation `taskId` has ended (its questions are then gone). */
   delegationEnded?: (taskId: string) => boolean;
   /** Shows what the agent is doing in the Web UI's current details. */
-  showDoing?: (doing: string) => void;
+  showDoing?: (doing: string, command?: string) => void;
 }
 
 function now(): string {
@@ -148,8 +148,8 @@ export class Clarifications {
     this.questions.push(question);
     this.opened(pendingOf(question));
     this.options.showDoing?.(
-      `waiting for an answer to ${question.ref}: "${question.question}" · ` +
-        answerCommandLine(this.options.runId, question.ref),
+      `waiting for an answer to ${question.ref}: "${question.question}"`,
+      answerCommandLine(this.options.runId, question.ref),
     );
     let answered: boolean;
     try {

@@ -19,6 +19,7 @@ import {
   type LeadRunResult,
   type LeadRunStatus,
 } from '../contracts/lead';
+import { CLOSING_FAILURE_TYPES } from '../contracts/closing';
 import { failOnInvalidLeadRunInput } from '../contracts/inputs';
 import type { PendingQuestion } from '../contracts/clarification';
 import type { ChatMessage } from '../contracts/messages';
@@ -31,7 +32,7 @@ import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { leadSystemPrompt } from './lead-prompt';
 import { lastAssistantText } from './subagent-result';
 import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
-import { reportOutcome, reportState } from './outcome';
+import { closeWith, reportOutcome, reportState } from './outcome';
 import { recordLeadRunEnd } from './metrics';
 
 /** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
@@ -187,16 +188,19 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       finished = true;
       reportOutcome({ status: slot.cancelled ? 'cancelled' : 'failed' });
       recordLeadRunEnd({ status: slot.cancelled ? 'cancelled' : 'failed' });
-      return {
-        run_id: runId,
-        status: slot.cancelled ? 'cancelled' : 'failed',
-        final_output: '',
-        ledger: delegator.ledger,
-        token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
-        turns: 0,
-        error: slot.refused,
-        ...(!slot.cancelled && { admission_failure: true as const }),
-      };
+      return closeLead(
+        {
+          run_id: runId,
+          status: slot.cancelled ? 'cancelled' : 'failed',
+          final_output: '',
+          ledger: delegator.ledger,
+          token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
+          turns: 0,
+          error: slot.refused,
+          ...(!slot.cancelled && { admission_failure: true as const }),
+        },
+        input,
+      );
     }
     admittedAt = slot.admittedAt;
   }
@@ -244,14 +248,38 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     ...(tokenUsage.total && { tokens: tokenUsage.total }),
   });
   recordLeadRunEnd({ status, ...(stopReason && { stop_reason: stopReason }) });
-  return {
-    run_id: runId,
-    status,
-    ...(stopReason && { stop_reason: stopReason }),
-    final_output: state.last_text ?? '',
-    ledger: delegator.ledger,
-    token_usage: tokenUsage,
-    turns: state.turns,
-    ...(error !== undefined && { error }),
-  };
+  return closeLead(
+    {
+      run_id: runId,
+      status,
+      ...(stopReason && { stop_reason: stopReason }),
+      final_output: state.last_text ?? '',
+      ledger: delegator.ledger,
+      token_usage: tokenUsage,
+      turns: state.turns,
+      ...(error !== undefined && { error }),
+    },
+    input,
+  );
+}
+
+/**
+ * The run's ending as Temporal shows it (contracts/closing.ts): a failed or timed-out run fails its workflow,
+ * its result in the failure's details; a cancelled one ends Canceled, its result in its memo. The client's
+ * `runResult` reads it from there.
+ */
+function closeLead(result: LeadRunResult, input: LeadRunInput): LeadRunResult {
+  const timedOut = result.status === 'timed_out';
+  return closeWith(result, {
+    agent: 'lead',
+    declared: input.honest_close === true,
+    status: result.status,
+    ...(result.stop_reason && { stopReason: result.stop_reason }),
+    ...(result.error !== undefined && { error: result.error }),
+    turns: result.turns,
+    ...(result.token_usage.total && { tokens: result.token_usage.total }),
+    failure: timedOut
+      ? { type: CLOSING_FAILURE_TYPES.leadTimedOut, prefix: 'Run timed out: ' }
+      : { type: CLOSING_FAILURE_TYPES.leadFailed, prefix: 'Run failed: ' },
+  });
 }

@@ -5,14 +5,19 @@
  * started before these existed carry no `SubagentStatus` and are left as they were, so their histories replay.
  */
 import {
+  ApplicationFailure,
+  CancelledFailure,
   getCurrentDetails,
+  patched,
   setCurrentDetails,
+  upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { OUTCOME_MEMO, RESULT_MEMO } from '../contracts/closing';
 import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS } from '../contracts/search-attributes';
 import type { TokenUsage } from '../contracts/messages';
-import { groupThousands } from '../contracts/text';
+import { codeSpan, groupThousands, markdownText } from '../contracts/text';
 
 /** Whether this workflow reports its outcome: it was started with `SubagentStatus` (every start does now). */
 export function reportsOutcome(): boolean {
@@ -41,6 +46,78 @@ export function reportOutcome(outcome: Outcome): void {
   ]);
 }
 
+/** Histories recorded before a workflow closed as its result says (they returned every result). */
+const HONEST_CLOSE_PATCH = 'honest-close';
+
+/** How a closing workflow's result reads, for its final line and its closing failure. */
+export interface Closing {
+  /** `lead`, the subagent's type, `<type> batch`. */
+  agent: string;
+  status: string;
+  stopReason?: string;
+  error?: string;
+  turns?: number;
+  tokens?: TokenUsage;
+  /** Anything else worth the line (a batch's counts). */
+  extra?: string;
+  /** The input says the workflow closes as its result says (`honest_close`): no patch is checked. */
+  declared: boolean;
+  /** A failed / timed-out ending's failure type and message prefix; absent: the kind cannot fail that way. */
+  failure?: { type: string; prefix: string };
+}
+
+/**
+ * The workflow's last act: its final line in the current details (no `Now:` line is left behind), the same
+ * line in its memo (`outcome`, readable without a worker), and the ending Temporal shows: `failed` and
+ * `timed_out` fail the workflow with the result as the failure's detail, `cancelled` records the result in
+ * the memo and ends Canceled, everything else returns the result (Completed). Histories from before the patch
+ * return every result, as they did.
+ */
+export function closeWith<R>(
+  result: R,
+  closing: Closing,
+  /** How a history from before the patch closed (default: it returned the result). */
+  before: () => R = () => result,
+): R {
+  const line = finalLine(closing);
+  if (line !== getCurrentDetails()) setCurrentDetails(line);
+  if (!closing.declared && !patched(HONEST_CLOSE_PATCH)) return before();
+  const cancelled = closing.status === 'cancelled';
+  upsertMemo({ [OUTCOME_MEMO]: line, ...(cancelled && { [RESULT_MEMO]: result }) });
+  if (cancelled) throw new CancelledFailure(closing.error ?? 'cancelled');
+  if ((closing.status === 'failed' || closing.status === 'timed_out') && closing.failure) {
+    throw ApplicationFailure.create({
+      type: closing.failure.type,
+      message: `${closing.failure.prefix}${closing.error ?? 'no error given'}`,
+      nonRetryable: true,
+      details: [result],
+    });
+  }
+  return result;
+}
+
+/** `**lead** · failed · 2 turns · 10,020 tokens`, then the error or stop reason on a line of its own. */
+export function finalLine(closing: Closing): string {
+  const head = [
+    `**${markdownText(closing.agent)}**`,
+    closing.status,
+    ...(closing.turns !== undefined ? [`${closing.turns} turn${closing.turns === 1 ? '' : 's'}`] : []),
+    ...(closing.tokens ? [`${groupThousands(closing.tokens.total_tokens)} tokens`] : []),
+    ...(closing.extra !== undefined ? [closing.extra] : []),
+  ].join(' · ');
+  const why = [
+    ...(closing.stopReason !== undefined ? [`Stop reason: \`${closing.stopReason}\``] : []),
+    ...(closing.error !== undefined ? [`Error: ${markdownText(oneLine(closing.error, 300))}`] : []),
+  ];
+  const text = [head, ...why].join('\n\n');
+  return text.length > DETAILS_MAX_CHARS ? `${text.slice(0, DETAILS_MAX_CHARS - 1)}…` : text;
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
 /** Temporal's default limit on current details is 20 KB; these stay far below. */
 const DETAILS_MAX_CHARS = 2_000;
 /**
@@ -59,8 +136,10 @@ export interface LiveState {
   agent: string;
   turns: number;
   tokens?: TokenUsage;
-  /** What it is doing now, e.g. `waiting for the model (turn 3)`. */
+  /** What it is doing now, e.g. `waiting for the model (turn 3)`: plain text, shown as it is. */
   doing: string;
+  /** A command that moves it on (the answer to its question), shown as code to copy. */
+  command?: string;
   lastCall?: string;
   /** Deferred MCP tools `tool_search` promoted in this run. */
   promoted?: readonly string[];
@@ -69,11 +148,14 @@ export interface LiveState {
 /** The Web UI's "Current Details" (markdown): set in memory, answered by the worker; no history event. */
 export function showLiveState(live: LiveState): void {
   const lines = [
-    `**${live.agent}** · turn ${live.turns}` +
+    `**${markdownText(live.agent)}** · turn ${live.turns}` +
       (live.tokens ? ` · ${groupThousands(live.tokens.total_tokens)} tokens` : ''),
-    `Now: ${live.doing}`,
-    ...(live.lastCall !== undefined ? [`Last tool call: \`${live.lastCall.replace(/`/g, "'")}\``] : []),
-    ...(live.promoted && live.promoted.length > 0 ? [`Promoted tools: ${live.promoted.join(', ')}`] : []),
+    `Now: ${markdownText(live.doing)}`,
+    ...(live.command !== undefined ? [`Answer with: ${codeSpan(live.command)}`] : []),
+    ...(live.lastCall !== undefined ? [`Last tool call: ${codeSpan(live.lastCall)}`] : []),
+    ...(live.promoted && live.promoted.length > 0
+      ? [`Promoted tools: ${markdownText(live.promoted.join(', '))}`]
+      : []),
   ];
   const text = lines.join('\n\n');
   const details = text.length > DETAILS_MAX_CHARS ? `${text.slice(0, DETAILS_MAX_CHARS - 1)}…` : text;

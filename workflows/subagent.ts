@@ -25,6 +25,8 @@ import {
 import {
   SUBAGENT_FAILED_PREFIX,
   SUBAGENT_FAILED_TYPE,
+  SUBAGENT_TIMED_OUT_PREFIX,
+  SUBAGENT_TIMED_OUT_TYPE,
   type SubagentInput,
   type SubagentResult,
 } from '../contracts/subagent';
@@ -39,7 +41,7 @@ import { createClarifications, createDelegator, runContext, type AgentRunEnd } f
 import { runSubagentAgent } from './graph-subagent';
 import { admit, releaseSlot } from './subagent-admission';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
-import { reportOutcome, reportsOutcome, reportState } from './outcome';
+import { closeWith, reportOutcome, reportsOutcome, reportState } from './outcome';
 
 /** Histories recorded before admission started the loop at once. */
 const ADMISSION_PATCH = 'subagent-admission';
@@ -175,7 +177,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     const slot = await takeSlot(input, workflowId);
     if ('refused' in slot) {
       reportOutcome({ status: slot.refused.status });
-      return failIfFailed(slot.refused);
+      return closeSubagent(slot.refused, input);
     }
     admittedAt = slot.admittedAt;
   }
@@ -243,14 +245,37 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     ...(result.stop_reason && { stopReason: result.stop_reason }),
     ...(result.token_usage && { tokens: result.token_usage }),
   });
-  return failIfFailed(result);
+  return closeSubagent(result, input);
 }
 
 /**
- * A failed subagent fails its workflow too, its result in the failure's details, so that Temporal's own status
- * says so in every view (the list, the parent's timeline, metrics and alerts on failed workflows); the readers
- * of a subagent's result take it from there (`failedSubagentResult`). Workflows started before outcomes were
- * reported return it, as they did.
+ * The subagent's ending as Temporal shows it (contracts/closing.ts): a failed or timed-out subagent fails its
+ * workflow, its result in the failure's details; a cancelled one ends Canceled, its result in its memo. Its
+ * readers (`failedSubagentResult`, the client's `subagentResult`) take it from there.
+ */
+function closeSubagent(result: SubagentResult, input: SubagentInput): SubagentResult {
+  const timedOut = result.status === 'timed_out';
+  return closeWith(
+    result,
+    {
+      agent: input.subagent_type,
+      declared: input.honest_close === true,
+      status: result.status,
+      ...(result.stop_reason && { stopReason: result.stop_reason }),
+      ...(result.error !== undefined && { error: result.error }),
+      turns: result.turns,
+      ...(result.token_usage && { tokens: result.token_usage }),
+      failure: timedOut
+        ? { type: SUBAGENT_TIMED_OUT_TYPE, prefix: SUBAGENT_TIMED_OUT_PREFIX }
+        : { type: SUBAGENT_FAILED_TYPE, prefix: SUBAGENT_FAILED_PREFIX },
+    },
+    () => failIfFailed(result),
+  );
+}
+
+/**
+ * How a subagent closed before `closeWith`: a failed one failed its workflow, its result in the failure's
+ * details; workflows started before outcomes were reported returned it. Kept so their histories replay.
  */
 function failIfFailed(result: SubagentResult): SubagentResult {
   if (result.status !== 'failed' || !reportsOutcome()) return result;

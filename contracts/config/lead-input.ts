@@ -51,6 +51,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(subagents.enabled && subagents.batch.enabled && { batch: batchToolSettings(config) }),
     depth: 0,
     asks_slot: true,
+    honest_close: true,
   };
 }
 

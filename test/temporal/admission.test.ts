@@ -4,6 +4,7 @@
  * between runs, and gets every slot back however a delegation ends (a SIGKILLed worker, a cancel, a
  * terminate). What executed when is read from the child workflows' histories.
  */
+import { workflowResult } from '../../client/results';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -20,7 +21,12 @@ import {
   type AdmissionState,
 } from '../../contracts/admission';
 import type { TaskEvent } from '../../contracts/events';
-import { leadEventsQuery, leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
+import {
+  leadEventsQuery,
+  leadStatusQuery,
+  type LeadRunInput,
+  type LeadRunResult,
+} from '../../contracts/lead';
 import { admissionWorkflow } from '../../workflows/admission';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { workerIdentity } from '../../bench/support/chaos-workers';
@@ -274,7 +280,7 @@ describe('admission', () => {
         return s.running.length === 2 && s.queued.length === 1;
       });
       await cancelled.cancel();
-      const cancelledResult = await cancelled.result();
+      const cancelledResult: LeadRunResult = await workflowResult(cancelled);
       expect(cancelledResult.ledger.map((e) => e.status)).toEqual(Array(3).fill('cancelled'));
       await waitFor('every slot back after the cancel', async () => {
         const s = await admissionState(client, taskQueue);

@@ -4,6 +4,7 @@
  * super-steps costs no completed node (the retried attempt resumes from the stored checkpoint); the recursion
  * limit, the token budget and the wall clock end it with their usual results, the partial answer kept.
  */
+import { subagentResult } from '../../client/api';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -329,7 +330,7 @@ describe('graph agents', () => {
       });
       await waitFor('the slow node', () => readJournal(workspace).includes('slow'));
       await handle.cancel();
-      const cancelled = await handle.result();
+      const cancelled = await subagentResult(handle);
       // The activity hears of the cancel at its next heartbeat (within a second) and aborts the graph.
       await waitFor('the graph aborted', () => readJournal(workspace).includes('slow aborted'), 10_000);
       return cancelled;

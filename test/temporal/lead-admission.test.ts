@@ -3,6 +3,7 @@
  * its first step and says so (`lead_status`: queued, with its position), a run past the queue is refused with
  * the exact text before any model call, and a slot comes back when a run ends, so the queued run goes on.
  */
+import { workflowResult } from '../../client/results';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -74,7 +75,7 @@ describe('lead runs in flight (lead_runtime)', () => {
         expect(waiting.admission).toEqual({ running: 1, queued: 1, since: expect.any(String) });
 
         const third = await start('third', slowLead(0));
-        const refused = await third.result();
+        const refused = await workflowResult(third);
         expect(refused).toMatchObject({
           status: 'failed',
           error: capacityFullText(1, 1, 'runs'),
@@ -109,7 +110,7 @@ describe('lead runs in flight (lead_runtime)', () => {
       async () => {
         const { first, second } = await oneRunningOneQueued(taskQueue, 3000);
         await second.cancel();
-        expect(await second.result()).toMatchObject({
+        expect(await workflowResult(second)).toMatchObject({
           status: 'cancelled',
           error: 'Run cancelled by user',
           turns: 0,

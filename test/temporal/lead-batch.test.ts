@@ -4,6 +4,7 @@
  * own ledger entry and does not count toward `max_total_per_run`; bad items are refused before anything
  * starts; the batch outlives its lead's answer but not a cancel of the lead.
  */
+import { workflowResult } from '../../client/results';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -301,7 +302,7 @@ describe('the lead’s batch tools', () => {
         return (status?.counts.completed ?? 0) >= 1;
       });
       await second.cancel();
-      const cancelled = await second.result();
+      const cancelled = await workflowResult(second);
       expect(cancelled.status).toBe('cancelled');
       const end = await batch.result();
       expect(end.status).toBe('cancelled');

@@ -3,6 +3,7 @@
  * neither wedge a run nor let it pass `max_total_per_run`), and a subagent's wall clock counts from when the
  * server started it, as its hard backstop does.
  */
+import { workflowResult } from '../../client/results';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
@@ -47,12 +48,14 @@ it('runs every delegation of reused, duplicated and oversized ids, each with its
   });
   const input = leadInput({ workspace, scriptFile, config: { subagents: { max_total_per_run: 4 } } });
   const taskQueue = uniqueTaskQueue('lead-ids');
-  const result = await withProjectWorker(taskQueue, () =>
-    testClient().workflow.execute(leadRunWorkflow, {
-      taskQueue,
-      workflowId: `${taskQueue}-lead`,
-      args: [input],
-    }),
+  const result = await withProjectWorker(taskQueue, async () =>
+    workflowResult(
+      await testClient().workflow.start(leadRunWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-lead`,
+        args: [input],
+      }),
+    ),
   );
   // Four delegations ran, one per call, each under a workflow id of its own; the fifth was over the limit.
   expect(result.ledger.map((entry) => [entry.id, entry.description, entry.status])).toEqual([
@@ -91,7 +94,7 @@ it("counts a subagent's wall clock from the server's start, even when no worker 
     workflowExecutionTimeout: '65 seconds',
   });
   await new Promise((resolve) => setTimeout(resolve, 3000));
-  const result = await withProjectWorker(taskQueue, () => handle.result());
+  const result = await withProjectWorker(taskQueue, () => workflowResult(handle));
   const history = await handle.fetchHistory();
   const at = (i: number) => {
     const time = history.events?.at(i)?.eventTime;

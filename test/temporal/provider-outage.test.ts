@@ -4,6 +4,7 @@
  * message, the agent's wall clock bounds the default (no attempt cap), and a 429's `Retry-After` sets the wait.
  * Intervals are configured short so that what takes minutes in production takes seconds here.
  */
+import { workflowResult } from '../../client/results';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
@@ -55,12 +56,14 @@ function workspace(label: string): string {
 async function runSubagent(config: Record<string, unknown>): Promise<SubagentResult> {
   const input = subagentInput({ workspace: workspace('outage'), config });
   const taskQueue = uniqueTaskQueue('outage');
-  return withProjectWorker(taskQueue, () =>
-    testClient.client.workflow.execute(subagentWorkflow, {
-      taskQueue,
-      workflowId: `${taskQueue}/task/${input.task_id}`,
-      args: [input],
-    }),
+  return withProjectWorker(taskQueue, async () =>
+    workflowResult(
+      await testClient.client.workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}/task/${input.task_id}`,
+        args: [input],
+      }),
+    ),
   );
 }
 
@@ -136,12 +139,14 @@ it('with max_retry_seconds, the lead run ends failed with the provider’s messa
     },
   });
   const taskQueue = uniqueTaskQueue('outage-lead');
-  const result: LeadRunResult = await withProjectWorker(taskQueue, () =>
-    testClient.client.workflow.execute(leadRunWorkflow, {
-      taskQueue,
-      workflowId: `${taskQueue}-lead`,
-      args: [input],
-    }),
+  const result: LeadRunResult = await withProjectWorker(taskQueue, async () =>
+    workflowResult(
+      await testClient.client.workflow.start(leadRunWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-lead`,
+        args: [input],
+      }),
+    ),
   );
 
   expect(result.status).toBe('failed');

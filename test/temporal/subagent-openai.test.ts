@@ -3,6 +3,7 @@
  * streamed tool calls and usage parsed into a finished run, and a 401 ending the run `failed` with the
  * provider's own message.
  */
+import { workflowResult } from '../../client/results';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { subagentWorkflow } from '../../workflows/subagent';
@@ -35,12 +36,14 @@ function inputFor(fake: FakeOpenAI) {
 async function run(fake: FakeOpenAI) {
   const { input, workspace } = inputFor(fake);
   const taskQueue = uniqueTaskQueue('openai');
-  const result = await withProjectWorker(taskQueue, () =>
-    testClient.client.workflow.execute(subagentWorkflow, {
-      taskQueue,
-      workflowId: `${taskQueue}/task/${input.task_id}`,
-      args: [input],
-    }),
+  const result = await withProjectWorker(taskQueue, async () =>
+    workflowResult(
+      await testClient.client.workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}/task/${input.task_id}`,
+        args: [input],
+      }),
+    ),
   );
   return { result, workspace, input };
 }

@@ -4,6 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { subagentResult } from '../../client/api';
 import { subagentStepsQuery } from '../../contracts/queries';
 import type { SubagentStep } from '../../contracts/steps';
 import type { SubagentInput, SubagentResult } from '../../contracts/subagent';
@@ -28,7 +29,7 @@ async function run(input: SubagentInput): Promise<{ result: SubagentResult; step
       workflowId: `${taskQueue}/task/${input.task_id}`,
       args: [input],
     });
-    const result = await handle.result();
+    const result = await subagentResult(handle);
     return { result, steps: await handle.query(subagentStepsQuery, 0) };
   });
 }

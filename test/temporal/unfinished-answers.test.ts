@@ -4,6 +4,8 @@
  * Chat Completions server: the subagent ends `failed` with an error naming the cause and its text kept as
  * partial, the lead reads `Task failed …`, and the lead's own cut-off answer fails its run the same way.
  */
+import { workflowResult } from '../../client/results';
+import type { LeadRunResult } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { FakeOpenAI, type FakeChatRequest, type FakeReply } from '../../bench/support/fake-openai';
@@ -20,12 +22,14 @@ async function runSubagent(reply: FakeReply) {
       config: fake.modelsConfig(),
     });
     const taskQueue = uniqueTaskQueue('unfinished');
-    return await withProjectWorker(taskQueue, () =>
-      testClient().workflow.execute(subagentWorkflow, {
-        taskQueue,
-        workflowId: `${taskQueue}/task/${input.task_id}`,
-        args: [input],
-      }),
+    return await withProjectWorker(taskQueue, async () =>
+      workflowResult(
+        await testClient().workflow.start(subagentWorkflow, {
+          taskQueue,
+          workflowId: `${taskQueue}/task/${input.task_id}`,
+          args: [input],
+        }),
+      ),
     );
   } finally {
     await fake.close();
@@ -75,12 +79,14 @@ it('the lead reads "Task failed" for a cut-off subagent, and its own cut-off ans
       config: fake.modelsConfig(),
     });
     const taskQueue = uniqueTaskQueue('unfinished-lead');
-    const result = await withProjectWorker(taskQueue, () =>
-      testClient().workflow.execute(leadRunWorkflow, {
-        taskQueue,
-        workflowId: `${taskQueue}-lead`,
-        args: [input],
-      }),
+    const result: LeadRunResult = await withProjectWorker(taskQueue, async () =>
+      workflowResult(
+        await testClient().workflow.start(leadRunWorkflow, {
+          taskQueue,
+          workflowId: `${taskQueue}-lead`,
+          args: [input],
+        }),
+      ),
     );
     expect(result.ledger.map((e) => [e.id, e.status])).toEqual([['call_survey', 'failed']]);
     const toolMessage = fake.chatRequests

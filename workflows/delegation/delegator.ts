@@ -347,6 +347,7 @@ export class Delegator {
       ...(this.options.summarization && { summarization: this.options.summarization }),
       depth: depth + 1,
       fairness_key: limits.fairness_key ?? runId,
+      honest_close: true,
     };
     this.ledger = startBatchEntry(
       this.ledger,
@@ -369,8 +370,14 @@ export class Delegator {
       this.watched.add(id);
       void child.result().then(
         (result) => this.endBatch(id, batchEnd(result)),
+        // A cancelled batch ends Canceled (its counts in its memo, out of a workflow's reach).
         (err: unknown) =>
-          this.endBatch(id, { status: 'failed', counts: { total: items.length }, error: failureText(err) }),
+          this.endBatch(
+            id,
+            isCancellation(err)
+              ? { status: 'cancelled', counts: { total: items.length }, error: 'Batch cancelled' }
+              : { status: 'failed', counts: { total: items.length }, error: failureText(err) },
+          ),
       );
     } catch (err) {
       const error =
@@ -545,6 +552,7 @@ export class Delegator {
       fairness_key: limits.fairness_key ?? runId,
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
       asks_slot: true,
+      honest_close: true,
     };
     // The hard backstop covers the child's own clock and a wait for a slot before it starts.
     const queueTimeoutSeconds = limits.queue_timeout_seconds ?? DEFAULT_QUEUE_TIMEOUT_SECONDS;
