@@ -23,6 +23,10 @@ import type { SandboxSettings } from './tools';
 export const SUBAGENT_PROVIDERS = ['spawn', 'fork'] as const;
 export type SubagentProvider = (typeof SUBAGENT_PROVIDERS)[number];
 
+/** The messages a lead run that failed or timed out fails its workflow with (its result in the details). */
+export const LEAD_RUN_FAILED_PREFIX = 'Run failed: ';
+export const LEAD_RUN_TIMED_OUT_PREFIX = 'Run timed out: ';
+
 /** `task` calls one response may contain: the seeds' default, and the range a config or an input may set (1–4). */
 export const DEFAULT_MAX_CONCURRENT = 3;
 export const MAX_CONCURRENT_CEILING = 4;

@@ -7,7 +7,8 @@ import { inspect } from 'node:util';
 import { DefaultLogger, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
 import { ConfigError, type MetricsSettings } from '../contracts/config';
 import { metricsExporter } from './metrics';
-import { SUBAGENT_FAILED_PREFIX } from '../contracts/subagent';
+import { LEAD_RUN_FAILED_PREFIX, LEAD_RUN_TIMED_OUT_PREFIX } from '../contracts/lead';
+import { SUBAGENT_FAILED_PREFIX, SUBAGENT_TIMED_OUT_PREFIX } from '../contracts/subagent';
 
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
 
@@ -26,22 +27,31 @@ export function logLevelFromEnv(name: string, fallback: LogLevel, env = process.
 
 let installed = false;
 
-/** One line per log on stderr (the SDK's default spreads a core log's fields over several). */
 /**
- * A subagent that failed fails its workflow on purpose, its result in the failure (workflows/subagent.ts): an
- * outcome its parent and the CLI report, not a fault of the worker, so the SDK's warning for it (with a stack
- * trace) is left out. The error reaches the logger as a plain copy (its failure type lost), so it is known by
- * its message's prefix.
+ * A lead run or subagent that failed or timed out fails its workflow on purpose, its result in the failure
+ * (contracts/closing.ts): an outcome the parent and the CLI report, not a fault of the worker, so the SDK's
+ * warning for it (with a stack trace) is left out. The error reaches the logger as a plain copy (its failure
+ * type lost), so it is known by its message's prefix.
  */
-function isReportedSubagentFailure(level: string, message: string, meta: LogEntry['meta']): boolean {
-  if (level !== 'WARN' || message !== 'Workflow failed' || meta?.workflowType !== 'subagentWorkflow')
-    return false;
-  const error = meta.error;
-  return error instanceof Error && error.message.startsWith(SUBAGENT_FAILED_PREFIX);
+const REPORTED_OUTCOMES: Readonly<Record<string, readonly string[]>> = {
+  subagentWorkflow: [SUBAGENT_FAILED_PREFIX, SUBAGENT_TIMED_OUT_PREFIX],
+  leadRunWorkflow: [LEAD_RUN_FAILED_PREFIX, LEAD_RUN_TIMED_OUT_PREFIX],
+};
+
+function isReportedOutcome(level: string, message: string, meta: LogEntry['meta']): boolean {
+  if (level !== 'WARN' || message !== 'Workflow failed') return false;
+  const prefixes = typeof meta?.workflowType === 'string' ? REPORTED_OUTCOMES[meta.workflowType] : undefined;
+  const error = meta?.error;
+  return (
+    prefixes !== undefined &&
+    error instanceof Error &&
+    prefixes.some((prefix) => error.message.startsWith(prefix))
+  );
 }
 
+/** One line per log on stderr (the SDK's default spreads a core log's fields over several). */
 function writeLogLine({ level, message, meta, timestampNanos }: LogEntry): void {
-  if (isReportedSubagentFailure(level, message, meta)) return;
+  if (isReportedOutcome(level, message, meta)) return;
   const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
   const fields = Object.entries(meta ?? {}).filter(([, value]) => value !== undefined);
   const details =

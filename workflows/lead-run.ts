@@ -12,6 +12,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
+  LEAD_RUN_FAILED_PREFIX,
+  LEAD_RUN_TIMED_OUT_PREFIX,
   leadEventsQuery,
   leadLedgerQuery,
   leadStatusQuery,
@@ -279,7 +281,7 @@ function closeLead(result: LeadRunResult, input: LeadRunInput): LeadRunResult {
     turns: result.turns,
     ...(result.token_usage.total && { tokens: result.token_usage.total }),
     failure: timedOut
-      ? { type: CLOSING_FAILURE_TYPES.leadTimedOut, prefix: 'Run timed out: ' }
-      : { type: CLOSING_FAILURE_TYPES.leadFailed, prefix: 'Run failed: ' },
+      ? { type: CLOSING_FAILURE_TYPES.leadTimedOut, prefix: LEAD_RUN_TIMED_OUT_PREFIX }
+      : { type: CLOSING_FAILURE_TYPES.leadFailed, prefix: LEAD_RUN_FAILED_PREFIX },
   });
 }
