@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import type { LeadRunResult } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
+import { workflowResult } from '../../client/results';
 import {
   startProjectWorkerProcess,
   uniqueTaskQueue,
@@ -43,12 +44,15 @@ async function runLead(lead: Record<string, unknown>, script: ModelScriptFileInp
     config: { lead, loop_detection: { enabled: false } },
   });
   const taskQueue = uniqueTaskQueue('lead-budgets');
-  return withProjectWorker(taskQueue, () =>
-    testClient().workflow.execute(leadRunWorkflow, {
-      taskQueue,
-      workflowId: `${taskQueue}-lead`,
-      args: [input],
-    }),
+  // A timed-out run fails its workflow, its result in the failure: read as every client reads it.
+  return withProjectWorker(taskQueue, async () =>
+    workflowResult(
+      await testClient().workflow.start(leadRunWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-lead`,
+        args: [input],
+      }),
+    ),
   );
 }
 
