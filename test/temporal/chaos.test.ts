@@ -39,7 +39,7 @@ it('keeps every promise while workers are SIGKILLed at random: 20 runs × 3 suba
       modelDelayMs: 600,
       seed,
       // A bound on a hang, not a speed: alone the runs take about a minute; beside the suite on a loaded machine
-      // one CI run in five needed more than 140 s (a delegation waiting out its minute-long re-ask at admission).
+      // one CI run in five had runs that had not yet delegated at 140 s (nothing lost or duplicated).
       deadlineMs: 300_000,
       // Below the 21 subagents the lanes would run at once: admission bounds them under the kills too.
       maxRunning: 12,
