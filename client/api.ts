@@ -20,7 +20,6 @@ import {
   type WorkflowExecutionStatusName,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import {
   answerClarificationUpdate,
   answerProblem,
@@ -46,6 +45,7 @@ import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type { SubagentResult } from '../contracts/subagent';
 import { workflowResult } from './results';
+import { taskQueueLiveness } from './worker-liveness';
 import { summaryLine } from '../contracts/text';
 import type * as workflows from '../workflows';
 
@@ -59,20 +59,16 @@ export class QueryDeadlineError extends Error {
 }
 
 /**
- * Whether a worker has polled the workflow task queue lately (the server remembers a poller for a few
- * minutes after it stopped).
+ * Whether a live worker polls the workflow task queue: one the server lists as a poller whose heartbeats
+ * say it runs (client/worker-liveness.ts). A worker that stopped counts no more at once, one that was killed
+ * after a few missed heartbeats.
  */
 export async function taskQueueHasWorker(
   client: Pick<Client, 'workflowService'>,
   namespace: string,
   taskQueue: string,
 ): Promise<boolean> {
-  const { pollers } = await client.workflowService.describeTaskQueue({
-    namespace,
-    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
-  });
-  return (pollers ?? []).length > 0;
+  return (await taskQueueLiveness(client, namespace, taskQueue)).live.length > 0;
 }
 
 /**
@@ -299,10 +295,7 @@ export class RunHandle {
     return workflowResult(this.handle);
   }
 
-  /**
-   * Whether a worker has polled `taskQueue` (the run's, from `inspect()`) lately. The server remembers a
-   * poller for a few minutes after it stopped, so a worker that has just died still counts.
-   */
+  /** Whether a live worker polls `taskQueue` (the run's, from `inspect()`): see taskQueueHasWorker. */
   workerPolls(taskQueue: string): Promise<boolean> {
     const { client } = this.handle;
     return taskQueueHasWorker(client, client.options.namespace, taskQueue);

@@ -65,6 +65,14 @@ export interface RuntimeSettings {
 }
 
 /**
+ * How often each worker tells the server it runs (one small call for all of a process's workers): clients
+ * tell a killed worker from a live one after three missed beats, and a stopped one at once from its last
+ * beat (client/worker-liveness.ts). The SDK's default, 60 s, would leave `run` and `status` guessing for
+ * minutes.
+ */
+export const WORKER_HEARTBEAT_INTERVAL_MS = 5000;
+
+/**
  * Every log of the SDK at `level` or above goes to stderr: the TypeScript side's through the logger, the Rust
  * core's forwarded to it, so stdout carries only what a command prints (`run --json`: the JSON alone). The
  * runtime handles no signals: the process shuts its worker down once itself (`worker/shutdown.ts`), so a
@@ -85,6 +93,7 @@ export function installRuntime(
       ...(metrics && { metrics }),
     },
     shutdownSignals: [],
+    workerHeartbeatInterval: WORKER_HEARTBEAT_INTERVAL_MS,
   });
 }
 

@@ -8,6 +8,7 @@ import type { LeadRunInput } from '../../contracts/lead';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { projectDataConverter } from '../../worker/payloads/data-converter';
 import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
+import { WORKER_HEARTBEAT_INTERVAL_MS } from '../../worker/runtime';
 import { spawnWorkerProcess, type WorkerProcessOptions } from '../../bench/support/chaos-workers';
 import { cliEnv, runCli, type Finished } from '../../bench/support/cli-process';
 
@@ -16,7 +17,11 @@ let runtimeInstalled = false;
 function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // Heartbeats as often as the project's own workers send them: tests of "no worker" see what users see.
+  Runtime.install({
+    logger: new DefaultLogger('WARN'),
+    workerHeartbeatInterval: WORKER_HEARTBEAT_INTERVAL_MS,
+  });
 }
 
 export function testAddress(): string {

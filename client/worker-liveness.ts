@@ -1,0 +1,189 @@
+/**
+ * Is a worker polling a task queue, now? DescribeTaskQueue lists a poller for minutes after its worker
+ * stopped, so on its own it cannot tell a worker that stopped ten seconds ago from an idle one. Workers also
+ * send heartbeats (every 5 s from this project's: worker/runtime.ts), each with the worker's status: a worker
+ * that shut down says so in its last one, and one that was killed stops sending. The two together answer at
+ * once for a stopped worker and within a few heartbeats for a killed one; a server that keeps no heartbeats
+ * (older, or ListWorkers disabled) leaves the poller list to answer, as before.
+ */
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+
+/** A poller the server lists for the task queue. */
+export interface PollerSeen {
+  identity: string;
+  /** When it last asked for a task (epoch ms), if the server says. */
+  lastAccessMs?: number;
+}
+
+/** A worker's latest heartbeat. */
+export interface HeartbeatSeen {
+  identity: string;
+  status: 'running' | 'stopping' | 'stopped' | 'unknown';
+  /** When the worker sent it (epoch ms, the worker's clock). */
+  atMs?: number;
+  /** How long after its previous one: the worker's heartbeat interval. */
+  intervalMs?: number;
+}
+
+/** Heartbeats missed before a running worker counts as gone (a killed process sends no last one). */
+const MISSED_HEARTBEATS = 3;
+/** Never sooner than this: clocks differ between machines, and a busy host sends late. */
+const MIN_SILENCE_MS = 15_000;
+/**
+ * A poller that has sent no heartbeat yet (killed in its first seconds, or an SDK that sends none) is gone
+ * when it has not asked for a task for this long: an idle worker asks again as each long poll (about a
+ * minute) ends.
+ */
+const POLL_SILENCE_MS = 90_000;
+
+export interface Liveness {
+  /** Identities of the pollers that are a live worker (or that nothing says are gone). */
+  live: string[];
+  /** Identities the server still lists as pollers whose worker has stopped or fell silent. */
+  gone: string[];
+}
+
+/**
+ * Which listed pollers are live workers. With heartbeats under its identity, a poller is live when one of
+ * them is running and recent. Without, it is live unless the server keeps heartbeats (`heartbeats` is not
+ * undefined) and the poller has not asked for a task for 90 s; a server that keeps none leaves the poller
+ * list to answer, since a worker whose slots are all busy asks for nothing for as long as its tasks take.
+ */
+export function pollerLiveness(
+  pollers: PollerSeen[],
+  heartbeats: HeartbeatSeen[] | undefined,
+  nowMs: number,
+): Liveness {
+  const live: string[] = [];
+  const gone: string[] = [];
+  const identities = [...new Set(pollers.map((poller) => poller.identity))];
+  for (const identity of identities) {
+    const own = (heartbeats ?? []).filter((heartbeat) => heartbeat.identity === identity);
+    let alive: boolean;
+    if (own.length > 0) alive = own.some((heartbeat) => heartbeatAlive(heartbeat, nowMs));
+    else if (heartbeats === undefined) alive = true;
+    else {
+      const lastAccess = Math.max(
+        ...pollers
+          .filter((poller) => poller.identity === identity)
+          .map((poller) => poller.lastAccessMs ?? nowMs),
+      );
+      alive = nowMs - lastAccess <= POLL_SILENCE_MS;
+    }
+    (alive ? live : gone).push(identity);
+  }
+  return { live, gone };
+}
+
+function heartbeatAlive(heartbeat: HeartbeatSeen, nowMs: number): boolean {
+  if (heartbeat.status === 'stopping' || heartbeat.status === 'stopped') return false;
+  if (heartbeat.atMs === undefined) return true;
+  const silence = Math.max(MIN_SILENCE_MS, MISSED_HEARTBEATS * (heartbeat.intervalMs ?? 0));
+  return nowMs - heartbeat.atMs <= silence;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// What the server says
+
+/** A protobuf Timestamp or Duration (seconds as a number or a Long). */
+type SecondsAndNanos =
+  { seconds?: number | { toNumber(): number } | null; nanos?: number | null } | null | undefined;
+
+/** A Timestamp as epoch ms, a Duration as ms. */
+function millis(value: SecondsAndNanos): number | undefined {
+  if (!value?.seconds) return undefined;
+  const seconds = typeof value.seconds === 'number' ? value.seconds : value.seconds.toNumber();
+  return seconds * 1000 + Math.floor((value.nanos ?? 0) / 1e6);
+}
+
+const WORKER_STATUS = temporal.api.enums.v1.WorkerStatus;
+
+function statusOf(status: temporal.api.enums.v1.WorkerStatus | null | undefined): HeartbeatSeen['status'] {
+  switch (status) {
+    case WORKER_STATUS.WORKER_STATUS_RUNNING:
+      return 'running';
+    case WORKER_STATUS.WORKER_STATUS_SHUTTING_DOWN:
+      return 'stopping';
+    case WORKER_STATUS.WORKER_STATUS_SHUTDOWN:
+      return 'stopped';
+    default:
+      return 'unknown';
+  }
+}
+
+/** Pages of heartbeats read at most: a task queue with more workers than this is live anyway. */
+const MAX_PAGES = 5;
+
+/** The latest heartbeat of every worker of `taskQueue`; undefined where the server keeps none or refuses. */
+export async function taskQueueHeartbeats(
+  client: Pick<Client, 'workflowService'>,
+  namespace: string,
+  taskQueue: string,
+): Promise<HeartbeatSeen[] | undefined> {
+  const seen: HeartbeatSeen[] = [];
+  // The list query takes a quoted string; a name it could not quote is filtered here instead.
+  const query = /^[^'"\\]*$/.test(taskQueue) ? `TaskQueue = '${taskQueue}'` : '';
+  let nextPageToken: Uint8Array | undefined;
+  try {
+    for (let page = 0; page < MAX_PAGES; page += 1) {
+      const response = await client.workflowService.listWorkers({
+        namespace,
+        pageSize: 200,
+        query,
+        ...(nextPageToken && { nextPageToken }),
+      });
+      for (const info of response.workersInfo ?? []) {
+        const heartbeat = info.workerHeartbeat;
+        if (!heartbeat || heartbeat.taskQueue !== taskQueue) continue;
+        const atMs = millis(heartbeat.heartbeatTime);
+        const intervalMs = millis(heartbeat.elapsedSinceLastHeartbeat);
+        seen.push({
+          identity: heartbeat.workerIdentity ?? '',
+          status: statusOf(heartbeat.status),
+          ...(atMs !== undefined && { atMs }),
+          ...(intervalMs !== undefined && { intervalMs }),
+        });
+      }
+      if (!response.nextPageToken?.length) break;
+      nextPageToken = response.nextPageToken;
+    }
+  } catch {
+    // An older server, ListWorkers turned off, or no permission: the poller list answers alone.
+    return undefined;
+  }
+  return seen;
+}
+
+/** The pollers the server lists on `taskQueue`'s workflow task queue. */
+export async function taskQueuePollers(
+  client: Pick<Client, 'workflowService'>,
+  namespace: string,
+  taskQueue: string,
+): Promise<PollerSeen[]> {
+  const { pollers } = await client.workflowService.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  });
+  return (pollers ?? []).map((poller) => {
+    const lastAccessMs = millis(poller.lastAccessTime);
+    return { identity: poller.identity ?? '', ...(lastAccessMs !== undefined && { lastAccessMs }) };
+  });
+}
+
+/**
+ * The live and the gone workers of `taskQueue`. Throws when the server refuses DescribeTaskQueue; a refused
+ * heartbeat list only makes the answer the poller list's.
+ */
+export async function taskQueueLiveness(
+  client: Pick<Client, 'workflowService'>,
+  namespace: string,
+  taskQueue: string,
+  now: () => number = Date.now,
+): Promise<Liveness> {
+  const pollers = await taskQueuePollers(client, namespace, taskQueue);
+  if (pollers.length === 0) return { live: [], gone: [] };
+  const heartbeats = await taskQueueHeartbeats(client, namespace, taskQueue);
+  return pollerLiveness(pollers, heartbeats, now());
+}
