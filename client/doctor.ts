@@ -23,6 +23,8 @@ import { connectionSettings, ConnectionError } from './connection';
 import { findRunningDevServer } from './dev-server-state';
 import { configOverrides, parseFlags, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { connectChecked } from '../worker/server-probe';
+import { taskQueueLiveness } from './worker-liveness';
+import { workerCommandLine } from './worker-presence';
 
 /** `missing`: something a run needs is not there (exit 1); `note`: worth knowing, nothing to fix. */
 export type CheckStatus = 'ok' | 'note' | 'missing';
@@ -227,26 +229,72 @@ async function probe(
   }
 }
 
-export async function serverCheck({ env, values, config }: DoctorContext): Promise<DoctorCheck> {
-  const name = 'Server';
+/** The server the config names (its flags applied), else the recorded dev server's, else none. */
+type ServerTarget =
+  | {
+      kind: 'given' | 'recorded';
+      address: string;
+      namespace: string;
+      taskQueue: string;
+      /** Which setting gave the address. */
+      from: string;
+      options: Pick<Parameters<typeof Connection.connect>[0] & object, 'tls' | 'apiKey'>;
+    }
+  | { kind: 'none' }
+  | { kind: 'invalid'; message: string };
+
+async function serverTarget({ env, values, config }: DoctorContext): Promise<ServerTarget> {
   let settings;
   try {
     // The flags (--address, --namespace) are in the config already; a config that cannot be read has none.
     settings = connectionSettings(('error' in config ? defaultConfig() : config.config).temporal, env);
   } catch (err) {
     if (!(err instanceof ConnectionError)) throw err;
-    return { name, status: 'missing', lines: [err.message], fix: 'set the missing TLS or API key setting' };
+    return { kind: 'invalid', message: err.message };
   }
   if (!settings.address) {
     const recorded = await findRunningDevServer(env);
-    if (recorded) {
-      const facts = await probe(recorded.address, recorded.namespace, {}).catch((err: Error) => err.message);
-      return {
-        name,
-        status: 'ok',
-        lines: [`the dev server \`subagents dev-server\` runs on ${recorded.address}: ${facts}`],
-      };
-    }
+    if (!recorded) return { kind: 'none' };
+    return {
+      kind: 'recorded',
+      address: recorded.address,
+      namespace: recorded.namespace,
+      taskQueue: settings.taskQueue,
+      from: '`subagents dev-server`',
+      options: {},
+    };
+  }
+  const from =
+    values.address !== undefined
+      ? '--address'
+      : env.TEMPORAL_ADDRESS
+        ? 'TEMPORAL_ADDRESS'
+        : 'temporal.address';
+  return {
+    kind: 'given',
+    address: settings.address,
+    namespace: settings.namespace,
+    taskQueue: settings.taskQueue,
+    from,
+    options: {
+      ...(settings.tls && { tls: settings.tls }),
+      ...(settings.apiKey && { apiKey: settings.apiKey }),
+    },
+  };
+}
+
+export async function serverCheck(context: DoctorContext): Promise<DoctorCheck> {
+  const name = 'Server';
+  const target = await serverTarget(context);
+  if (target.kind === 'invalid') {
+    return {
+      name,
+      status: 'missing',
+      lines: [target.message],
+      fix: 'set the missing TLS or API key setting',
+    };
+  }
+  if (target.kind === 'none') {
     return {
       name,
       status: 'note',
@@ -257,27 +305,81 @@ export async function serverCheck({ env, values, config }: DoctorContext): Promi
       fix: 'nothing to do; for workers of their own, `subagents dev-server` keeps one up',
     };
   }
-  const from =
-    values.address !== undefined
-      ? '--address'
-      : env.TEMPORAL_ADDRESS
-        ? 'TEMPORAL_ADDRESS'
-        : 'temporal.address';
+  if (target.kind === 'recorded') {
+    const facts = await probe(target.address, target.namespace, {}).catch((err: Error) => err.message);
+    return {
+      name,
+      status: 'ok',
+      lines: [`the dev server \`subagents dev-server\` runs on ${target.address}: ${facts}`],
+    };
+  }
   try {
-    const facts = await probe(settings.address, settings.namespace, {
-      ...(settings.tls && { tls: settings.tls }),
-      ...(settings.apiKey && { apiKey: settings.apiKey }),
-    });
-    return { name, status: 'ok', lines: [`${settings.address} (${from}) answers: ${facts}`] };
+    const facts = await probe(target.address, target.namespace, target.options);
+    return { name, status: 'ok', lines: [`${target.address} (${target.from}) answers: ${facts}`] };
   } catch (err) {
     const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
     return {
       name,
       status: 'missing',
-      lines: [`${settings.address} (${from}) does not answer within ${PROBE_MS / 1000} s: ${reason}`],
-      fix: `start that server, or unset ${from} to use the embedded dev server`,
+      lines: [`${target.address} (${target.from}) does not answer within ${PROBE_MS / 1000} s: ${reason}`],
+      fix: `start that server, or unset ${target.from} to use the embedded dev server`,
     };
   }
+}
+
+/**
+ * Whether a live worker polls the task queue runs go to, on the server of the Server check. None is a note,
+ * not a lack of this machine: a run on a given server waits for one; `run` alone starts its own.
+ */
+export async function workersCheck(context: DoctorContext): Promise<DoctorCheck> {
+  const name = 'Workers';
+  const target = await serverTarget(context);
+  if (target.kind === 'none' || target.kind === 'invalid') {
+    return { name, status: 'ok', lines: ['`subagents run` brings its own worker (no server given)'] };
+  }
+  const queue = `task queue "${target.taskQueue}"`;
+  let liveness;
+  try {
+    const connection = await connectChecked(
+      { address: target.address, connectTimeout: PROBE_MS, ...target.options },
+      target.namespace,
+    );
+    try {
+      liveness = await connection.withDeadline(Date.now() + PROBE_MS, () =>
+        taskQueueLiveness(connection, target.namespace, target.taskQueue),
+      );
+    } finally {
+      await connection.close();
+    }
+  } catch (err) {
+    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    return { name, status: 'note', lines: [`could not ask ${target.address} about ${queue}: ${reason}`] };
+  }
+  const gone =
+    liveness.gone.length > 0
+      ? [`stopped lately: ${liveness.gone.join(', ')} (the server still lists them)`]
+      : [];
+  if (liveness.live.length > 0) {
+    const count = liveness.live.length === 1 ? '1 worker polls' : `${liveness.live.length} workers poll`;
+    return { name, status: 'ok', lines: [`${count} ${queue}: ${liveness.live.join(', ')}`, ...gone] };
+  }
+  const command = workerCommandLine({
+    address: target.address,
+    namespace: target.namespace,
+    taskQueue: target.taskQueue,
+    ...(stringFlag(context.values, 'config') !== undefined && {
+      configFile: stringFlag(context.values, 'config'),
+    }),
+  });
+  return {
+    name,
+    status: 'note',
+    lines: [`no worker polls ${queue} on ${target.address}`, ...gone],
+    fix:
+      target.kind === 'given'
+        ? `runs there wait until one does: ${command}`
+        : `\`subagents run\` starts one of its own; for a lasting one: ${command}`,
+  };
 }
 
 /** Where `bash` runs on this machine for the config's sandbox settings: the choice the bash tool makes. */
@@ -300,6 +402,7 @@ export const DOCTOR_CHECKS: ((context: DoctorContext) => Promise<DoctorCheck>)[]
   sandboxCheck,
   modelsCheck,
   serverCheck,
+  workersCheck,
 ];
 
 const LABEL = { ok: 'ok', note: 'note', missing: 'MISSING' } as const;
