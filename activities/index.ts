@@ -5,3 +5,4 @@ export { executeToolCall } from './tools';
 export { executeMcpToolCall } from './mcp/execute-mcp-tool-call';
 export { searchMcpTools } from './mcp/tool-search';
 export { runGraphSubagent } from './graph/run-graph';
+export { readCancelledResult } from './cancelled-results';

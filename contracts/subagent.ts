@@ -161,3 +161,13 @@ export const SUBAGENT_TIMED_OUT_PREFIX = 'Subagent timed out: ';
 export function failedSubagentResult(err: unknown): SubagentResult | undefined {
   return resultInFailure(err) as SubagentResult | undefined;
 }
+
+/** The child whose memo holds its result: one its parent saw end Canceled (activities/cancelled-results.ts). */
+export interface CancelledResultRequest {
+  workflow_id: string;
+}
+
+/** The result a cancelled subagent recorded in its memo; absent when there is none to read. */
+export interface CancelledResultAnswer {
+  result?: SubagentResult;
+}

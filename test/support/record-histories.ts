@@ -16,6 +16,7 @@ import { admissionWorkflowId } from '../../contracts/admission';
 import { batchItemWorkflowId, type BatchItem, type BatchLimits } from '../../contracts/batch';
 import { parseConfig } from '../../contracts/config';
 import { buildBatchInput } from '../../client/batches';
+import { workflowResult } from '../../client/results';
 import { leadStatusQuery } from '../../contracts/lead';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -323,6 +324,26 @@ export const SCENARIOS: Record<string, Scenario> = {
       ],
     },
   },
+  // Children that end Canceled (honest-close): the lead reads each one's result from its memo.
+  'lead-cancelled-memo': {
+    workflow: 'leadRunWorkflow',
+    cancelWhenRunning: 2,
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [{ tool_calls: [task('slow1'), task('slow2')], usage }, { content: 'never' }],
+        },
+        {
+          agent: 'general-purpose',
+          turns: [
+            { content: 'Half of it.', tool_calls: [ls], usage },
+            { content: 'never', delay_ms: 120_000 },
+          ],
+        },
+      ],
+    },
+  },
   'subagent-compacted': {
     workflow: 'subagentWorkflow',
     config: { summarization: { enabled: true, trigger_tokens: 1000, keep_messages: 2 } },
@@ -481,7 +502,8 @@ async function main(): Promise<void> {
           while ((await handle.query(leadStatusQuery)).counts.in_progress < running) await setTimeout(100);
           await handle.cancel();
         }
-        const result = (await handle.result()) as {
+        // However it closed: a cancelled run ends Canceled, its result in its memo.
+        const result = (await workflowResult(handle)) as {
           status: string;
           stop_reason?: string;
           ledger?: { workflow_id: string }[];

@@ -5,7 +5,7 @@
 import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { workflowResult } from '../../client/results';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
-import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
+import type { LeadRunInput } from '../../contracts/lead';
 import { subagentStepsQuery } from '../../contracts/queries';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { depthRefusalText, subagentResultText } from '../../contracts/delegation-result';
@@ -36,6 +36,24 @@ const coordinator = {
   tools: { allow: ['task', 'ls'] },
 };
 const childAnswers = { agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Part done.' }] };
+const usage = { input_tokens: 400, output_tokens: 100 };
+const childUsage = { ...usage, total_tokens: 500 };
+/** What a child has said when it is cancelled. */
+const PARTIAL = 'Half of it: the inventory lists 12 suppliers.';
+/** A child that answers part of its task in its first turn, then waits on the model until it is cancelled. */
+const halfDone = {
+  agent: 'general-purpose',
+  turns: [
+    { content: PARTIAL, tool_calls: [{ name: 'ls', args: { path: '.' } }], usage },
+    { content: 'never', delay_ms: 600_000 },
+  ],
+};
+
+/** Whether the subagent has run a tool (its first turn has ended); false while it does not exist yet. */
+async function toolStepSeen(child: WorkflowHandle): Promise<boolean> {
+  const steps = await child.query(subagentStepsQuery, 0).catch(() => []);
+  return steps.some((step) => step.kind === 'tool');
+}
 
 function setUp(script: ModelScriptFileInput, config?: Record<string, unknown>): LeadRunInput {
   const { workspace, scriptFile } = scriptedWorkspace('lead', script);
@@ -190,20 +208,69 @@ describe('leadRunWorkflow', () => {
     expect(result.final_output).toBe('Lead done.');
   });
 
-  it('cancels running children with the lead: every entry ends cancelled, no child keeps running', async () => {
+  it('hands a cancelled subagent’s partial text and usage to a lead that goes on without it', async () => {
+    const input = setUp({
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: [task('part')], usage },
+            { content: `Went on. It said: {{tool_result:part}}`, usage },
+          ],
+        },
+        halfDone,
+      ],
+    });
+    const taskQueue = uniqueTaskQueue('child-cancel');
+    const { result, child } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      const childHandle = testClient().workflow.getHandle(`${taskQueue}-lead/task/part`);
+      await waitFor('the child’s first turn', () => toolStepSeen(childHandle));
+      // As `subagents cancel <run-id>/task/part` and the Web UI do: the child alone.
+      await childHandle.cancel();
+      return { result: await handle.result(), child: (await childHandle.describe()).status.name };
+    });
+
+    // The child still ends Canceled; its lead reads what it had and goes on.
+    expect(child).toBe('CANCELLED');
+    const text = subagentResultText(
+      { status: 'cancelled', error: 'Task cancelled by user', result: PARTIAL, turns: 1 },
+      900,
+    );
+    expect(text).toContain(
+      `Partial result (the subagent stopped before finishing; this is incomplete):\n${PARTIAL}`,
+    );
+    expect(result).toMatchObject({
+      status: 'completed',
+      final_output: `Went on. It said: ${text}`,
+      turns: 2,
+    });
+    expect(result.ledger).toEqual([
+      expect.objectContaining({
+        id: 'part',
+        status: 'cancelled',
+        error: 'Task cancelled by user',
+        result_brief: PARTIAL,
+        token_usage: childUsage,
+      }),
+    ]);
+    expect(result.token_usage.subagents).toEqual(childUsage);
+  });
+
+  it('cancels running children with the lead: every entry ends cancelled with its partial, no child keeps running', async () => {
     const input = setUp({
       scripts: [
         { agent: 'lead', turns: [{ tool_calls: [task('slow1'), task('slow2')] }, { content: 'never' }] },
-        { agent: 'general-purpose', turns: [{ content: 'never', delay_ms: 120_000 }] },
+        halfDone,
       ],
     });
     const taskQueue = uniqueTaskQueue('lead-cancel');
     const { result, children } = await withProjectWorker(taskQueue, async () => {
       const handle = await startLead(input, taskQueue);
-      await waitFor(
-        'two children running',
-        async () => (await handle.query(leadStatusQuery)).counts.in_progress === 2,
-      );
+      for (const id of ['slow1', 'slow2']) {
+        const child = testClient().workflow.getHandle(`${taskQueue}-lead/task/${id}`);
+        await waitFor(`${id}’s first turn`, () => toolStepSeen(child));
+      }
       await handle.cancel();
       // The run ends Canceled, its result in its memo.
       expect(await handle.result().catch((err: unknown) => err)).toBeInstanceOf(WorkflowFailedError);
@@ -217,10 +284,11 @@ describe('leadRunWorkflow', () => {
     });
 
     expect(result.status).toBe('cancelled');
-    expect(result.ledger.map((e) => [e.id, e.status])).toEqual([
-      ['slow1', 'cancelled'],
-      ['slow2', 'cancelled'],
+    expect(result.ledger.map((e) => [e.id, e.status, e.result_brief, e.token_usage])).toEqual([
+      ['slow1', 'cancelled', PARTIAL, childUsage],
+      ['slow2', 'cancelled', PARTIAL, childUsage],
     ]);
+    expect(result.token_usage.subagents?.total_tokens).toBe(2 * childUsage.total_tokens);
     expect(children).toEqual(['CANCELLED', 'CANCELLED']);
   });
 });

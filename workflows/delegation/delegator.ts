@@ -6,9 +6,11 @@
  * The lead uses it, and so does a subagent whose agent may delegate in turn (nested, up to `max_depth`).
  */
 import {
+  ActivityFailure,
   ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   CancellationScope,
+  CancelledFailure,
   condition,
   getExternalWorkflowHandle,
   isCancellation,
@@ -22,6 +24,7 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
+import type * as activities from '../../activities';
 import type { BatchToolActivities } from '../../activities/batch-tools';
 import {
   BATCH_TASK_TOOL_NAME,
@@ -141,6 +144,12 @@ const { loadBatchItemsFile } = proxyActivities<BatchToolActivities>({
 
 // A batch's status or a page of its answers, read through the worker's client: quick, local.
 const { describeBatchPage, readBatchResultsPage } = proxyLocalActivities<BatchToolActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3, initialInterval: '1 second' },
+});
+
+// A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
+const { readCancelledResult } = proxyLocalActivities<typeof activities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
@@ -591,7 +600,10 @@ export class Delegator {
           `Task refused: a delegation with the id ${id} already exists in this run.`,
         );
       }
-      result = failedSubagentResult(err) ?? failedDelegation(err, agent.timeout_seconds);
+      result =
+        failedSubagentResult(err) ??
+        (await cancelledChildResult(err, workflowId)) ??
+        failedDelegation(err, agent.timeout_seconds);
       await releaseForClosedChild(err, workflowId);
     }
     this.ledger = applyResult(this.ledger, id, result, now());
@@ -620,6 +632,34 @@ async function releaseForClosedChild(err: unknown, slot: string): Promise<void> 
 
 /** Histories recorded before admission sent no release for a terminated child. */
 const CLOSED_CHILD_RELEASE_PATCH = 'admission-release-closed-child';
+
+/**
+ * The result a child that ended Canceled recorded in its memo (its partial text, its usage): Temporal hands the
+ * parent no details with a cancellation. Read by a local activity, so its answer is in history and a replay
+ * reads it there. Not cancellable: the child was often cancelled with this workflow, and its result belongs in
+ * the ledger all the same. Undefined when there is none to read, or it could not be read (the entry then says
+ * only that the child was cancelled).
+ */
+async function cancelledChildResult(err: unknown, workflowId: string): Promise<SubagentResult | undefined> {
+  const cancelled = err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure;
+  if (!cancelled || !patched(CANCELLED_CHILD_RESULT_PATCH)) return undefined;
+  try {
+    const answer = await CancellationScope.nonCancellable(() =>
+      readCancelledResult({ workflow_id: workflowId }),
+    );
+    return answer.result;
+  } catch (readErr) {
+    log.warn('the result of a cancelled child could not be read', {
+      workflow_id: workflowId,
+      error:
+        readErr instanceof ActivityFailure && readErr.cause ? readErr.cause.message : failureText(readErr),
+    });
+    return undefined;
+  }
+}
+
+/** Histories recorded before a parent read a cancelled child's result from its memo. */
+const CANCELLED_CHILD_RESULT_PATCH = 'cancelled-child-result';
 
 /** A child that ended without returning its result: cancelled, cut by its hard backstop, or lost. */
 function failedDelegation(err: unknown, timeoutSeconds: number): SubagentResult {
