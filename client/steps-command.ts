@@ -13,7 +13,8 @@ import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-w
 import type { temporal } from '@temporalio/proto';
 import { batchItemWorkflowId } from '../contracts/batch';
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
-import type { ToolCall } from '../contracts/messages';
+import type { GraphRunResult } from '../contracts/graph';
+import type { AssistantMessage, ToolCall, ToolMessage } from '../contracts/messages';
 import type { ModelCallResult } from '../contracts/model';
 import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
 import type { SubagentStep } from '../contracts/steps';
@@ -38,12 +39,19 @@ export function subagentWorkflowId(runId: string, taskId: string): string {
   return `${runId}/task/${taskId}`;
 }
 
-/** What a subagent's history says, in order: its model calls and its tool calls' outcomes. */
+/**
+ * What a subagent's history says, in order: its model calls and its tool calls' outcomes, or (a graph agent)
+ * the graph's messages its run returned.
+ */
 export type HistoryRecord =
   | { kind: 'model'; result: ModelCallResult }
   | { kind: 'tool'; result: ToolCallResult }
   /** A tool activity that failed (its call known from when it was scheduled). */
-  | { kind: 'tool_failed'; call: ToolCall; message: string };
+  | { kind: 'tool_failed'; call: ToolCall; message: string }
+  /** A graph agent's run (one activity): its AI and tool messages, as the workflow made steps of them. */
+  | { kind: 'graph'; messages: (AssistantMessage | ToolMessage)[] }
+  /** A graph agent's run that returned nothing: why. */
+  | { kind: 'graph_unfinished'; reason: string };
 
 export interface RebuiltSteps {
   steps: SubagentStep[];
@@ -54,7 +62,8 @@ export interface RebuiltSteps {
 /**
  * The step log as the workflow kept it, rebuilt from its history's records: an assistant step per model call
  * (a provider's error fallback records none), then its tool calls' results in the order the model issued
- * them. `guardStopped`: the run ended on a guard's cap, whose last turn's tool calls were dropped unrun.
+ * them; a graph's messages one step each, as they came. `guardStopped`: the run ended on a guard's cap, whose
+ * last turn's tool calls were dropped unrun (a graph's messages are its state's: kept as they are).
  */
 export function stepsFromHistory(
   records: readonly HistoryRecord[],
@@ -104,6 +113,12 @@ export function stepsFromHistory(
   };
   const lastModel = records.reduce((last, record, i) => (record.kind === 'model' ? i : last), -1);
   records.forEach((record, i) => {
+    if (record.kind === 'graph' || record.kind === 'graph_unfinished') {
+      flush();
+      if (record.kind === 'graph') for (const message of record.messages) push(message);
+      else missing.push(`the graph's messages: ${record.reason}`);
+      return;
+    }
     if (record.kind !== 'model') {
       const id = record.kind === 'tool' ? record.result.tool_call_id : record.call.id;
       outcomes.set(id, [...(outcomes.get(id) ?? []), record]);
@@ -130,15 +145,23 @@ const TOOL_ACTIVITIES: ReadonlySet<string> = new Set([
   'searchMcpTools',
 ]);
 
+/** The activity that runs a graph agent's whole run and returns its messages (activities/graph/run-graph.ts). */
+const GRAPH_ACTIVITY = 'runGraphSubagent';
+
 /** The records of one execution's history, payloads decoded with the client's converter (and codec). */
 async function historyRecords(client: Client, events: readonly HistoryEvent[]): Promise<HistoryRecord[]> {
   const converter = client.options.loadedDataConverter;
   const decode = <T>(payloads: temporal.api.common.v1.IPayloads | null | undefined) =>
     decodeFromPayloadsAtIndex<T>(converter, 0, payloads?.payloads);
   const scheduled = new Map<string, { type: string; input: temporal.api.common.v1.IPayloads | null }>();
+  /** Graph runs scheduled and not closed yet, by their scheduled event's id. */
+  const openGraphRuns = new Set<string>();
   const records: HistoryRecord[] = [];
-  const failedTool = async (scheduledEventId: unknown, message: string) => {
-    const activity = scheduled.get(String(scheduledEventId));
+  const failed = async (scheduledEventId: unknown, message: string) => {
+    const id = String(scheduledEventId);
+    const activity = scheduled.get(id);
+    if (activity?.type === GRAPH_ACTIVITY && openGraphRuns.delete(id))
+      records.push({ kind: 'graph_unfinished', reason: `its run failed: ${message}` });
     if (!activity || !TOOL_ACTIVITIES.has(activity.type)) return;
     const input = await decode<ToolCallInput>(activity.input);
     records.push({ kind: 'tool_failed', call: input.call, message });
@@ -146,10 +169,9 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
   for (const event of events) {
     const started = event.activityTaskScheduledEventAttributes;
     if (started) {
-      scheduled.set(String(event.eventId), {
-        type: started.activityType?.name ?? '',
-        input: started.input ?? null,
-      });
+      const type = started.activityType?.name ?? '';
+      scheduled.set(String(event.eventId), { type, input: started.input ?? null });
+      if (type === GRAPH_ACTIVITY) openGraphRuns.add(String(event.eventId));
       continue;
     }
     const completed = event.activityTaskCompletedEventAttributes;
@@ -159,12 +181,17 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
         records.push({ kind: 'model', result: await decode<ModelCallResult>(completed.result) });
       if (type !== undefined && TOOL_ACTIVITIES.has(type))
         records.push({ kind: 'tool', result: await decode<ToolCallResult>(completed.result) });
+      if (type === GRAPH_ACTIVITY) {
+        openGraphRuns.delete(String(completed.scheduledEventId));
+        const result = await decode<GraphRunResult>(completed.result);
+        records.push({ kind: 'graph', messages: result.messages });
+      }
       continue;
     }
-    const failed = event.activityTaskFailedEventAttributes;
-    if (failed) await failedTool(failed.scheduledEventId, failed.failure?.message ?? 'failed');
+    const failure = event.activityTaskFailedEventAttributes;
+    if (failure) await failed(failure.scheduledEventId, failure.failure?.message ?? 'failed');
     const timedOut = event.activityTaskTimedOutEventAttributes;
-    if (timedOut) await failedTool(timedOut.scheduledEventId, timedOut.failure?.message ?? 'timed out');
+    if (timedOut) await failed(timedOut.scheduledEventId, timedOut.failure?.message ?? 'timed out');
     // Idempotent tools run as local activities: a marker holds each one's result.
     const marker = event.markerRecordedEventAttributes;
     if (marker?.markerName === 'core_local_activity' && marker.details?.result) {
@@ -173,6 +200,12 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
         records.push({ kind: 'tool', result: await decode<ToolCallResult>(marker.details.result) });
     }
   }
+  // The workflow stopped waiting (a cancel, its wall clock): the run's messages never reached history.
+  if (openGraphRuns.size > 0)
+    records.push({
+      kind: 'graph_unfinished',
+      reason: 'the subagent ended before its run returned them (it was cancelled, or its wall clock ran out)',
+    });
   return records;
 }
 
