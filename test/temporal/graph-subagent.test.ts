@@ -2,7 +2,8 @@
  * Graph agents (a custom agent that is a compiled LangGraph graph) against the real server with the scripted
  * model: a lead delegates to one and gets its answer back as any subagent's; a worker killed between
  * super-steps costs no completed node (the retried attempt resumes from the stored checkpoint); the recursion
- * limit, the token budget and the wall clock end it with their usual results, the partial answer kept.
+ * limit, the token budget and the wall clock end it with their usual results, the partial answer kept; its
+ * steps are the graph's messages, read back from its history with no worker and shown by the report.
  */
 import { subagentResult } from '../../client/api';
 import { once } from 'node:events';
@@ -16,6 +17,7 @@ import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import {
   startProjectWorkerProcess,
+  suiteCli,
   uniqueTaskQueue,
   useTestClient,
   waitFor,
@@ -27,6 +29,7 @@ import { FakeOpenAI } from '../../bench/support/fake-openai';
 const testClient = useTestClient();
 
 const GRAPHS = join(__dirname, '..', 'support', 'graphs', 'journal.js');
+const LOOKUP_GRAPH = join(__dirname, '..', 'support', 'graphs', 'lookup.js');
 
 /** A custom agent `name` running the test graph `exported`, with `extra` settings. */
 function graphAgent(exported: string, extra: Record<string, unknown> = {}) {
@@ -393,5 +396,83 @@ describe('graph agents', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('a graph subagent’s steps', () => {
+  it('are the graph’s messages: rebuilt from history with no worker, as its query gave them, and in the report', async () => {
+    const { workspace, scriptFile } = setUp({
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'task',
+                  id: 'g1',
+                  args: { description: 'Look x up', prompt: 'What is x?', subagent_type: 'looker' },
+                },
+              ],
+            },
+            { content: 'Lead saw: {{tool_result:g1}}' },
+          ],
+        },
+        {
+          agent: 'looker',
+          turns: [
+            { content: 'Looking x up.', tool_calls: [{ name: 'lookup', id: 'l1', args: { key: 'x' } }] },
+            { content: 'Found: {{tool_result}}.' },
+          ],
+        },
+      ],
+    });
+    const taskQueue = uniqueTaskQueue('graph-steps');
+    const runId = `${taskQueue}-lead`;
+    const input = leadInput({
+      workspace,
+      scriptFile,
+      config: {
+        subagents: {
+          custom_agents: {
+            looker: { description: 'Looks things up.', graph: `${LOOKUP_GRAPH}#lookupGraph` },
+          },
+        },
+      },
+    });
+    // The worker stops once the run has ended: what follows reads the server alone.
+    const queried = await withProjectWorker(taskQueue, async () => {
+      const result = await testClient().workflow.execute(leadRunWorkflow, {
+        taskQueue,
+        workflowId: runId,
+        args: [{ ...input, run_id: runId }],
+      });
+      expect(result.final_output).toBe('Lead saw: Task Succeeded. Result: Found: x is 42.');
+      return testClient().workflow.getHandle(`${runId}/task/g1`).query(subagentStepsQuery, 0);
+    });
+
+    const steps = await suiteCli(['steps', runId, 'g1']);
+    expect(steps.code).toBe(0);
+    expect(steps.stdout).toBe(
+      [
+        '1 ai: Looking x up.',
+        '    → lookup [l1] {"key":"x"}',
+        '2 tool lookup [l1]: x is 42',
+        '3 ai: Found: x is 42.',
+        `${runId}/task/g1: completed after 2 turns`,
+        '',
+      ].join('\n'),
+    );
+    const json = await suiteCli(['steps', runId, 'g1', '--json']);
+    const rebuilt = JSON.parse(json.stdout) as { source: string; steps: unknown[]; missing: string[] };
+    expect(rebuilt).toMatchObject({ source: 'history', missing: [] });
+    expect(rebuilt.steps).toEqual(queried);
+
+    const page = join(tempDir('graph-steps'), 'report.html');
+    const report = await suiteCli(['report', runId, '-o', page]);
+    expect(report.code).toBe(0);
+    const html = readFileSync(page, 'utf8');
+    expect(html).not.toContain('(no steps)');
+    expect(html).toContain('2 tool lookup [l1]: x is 42');
   });
 });
