@@ -1,26 +1,30 @@
 /**
  * `subagents steps <run-id> <task-id> [--follow]`: a subagent's step log. An open subagent answers its
- * `subagent_steps` query (a worker needed); a closed one is rebuilt from its history, which keeps every model
- * call's and tool call's result: what a step log holds, short of a delegation's text.
+ * `subagent_steps` query (a worker needed), a running graph's steps so far are its latest checkpoint's
+ * messages; a closed one is rebuilt from its history, which keeps every model call's and tool call's result
+ * (a graph's messages in its run's): what a step log holds, short of a delegation's text.
  */
 import {
   isGrpcDeadlineError,
   WorkflowNotFoundError,
   type Client,
+  type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
+import { checkpointStepMessages } from '../activities/graph/graph-messages';
 import { batchItemWorkflowId } from '../contracts/batch';
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
-import type { GraphRunResult } from '../contracts/graph';
+import type { GraphProgress, GraphRunResult } from '../contracts/graph';
 import type { AssistantMessage, ToolCall, ToolMessage } from '../contracts/messages';
 import type { ModelCallResult } from '../contracts/model';
-import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
+import { recordsAfter, subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
 import type { SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
 import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
+import { payloadStore, type BlobStore } from '../worker/payloads/store';
 import { buildStep } from '../workflows/steps';
 import { subagentResult, taskQueueHasWorker } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
@@ -207,6 +211,37 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
       reason: 'the subagent ended before its run returned them (it was cancelled, or its wall clock ran out)',
     });
   return records;
+}
+
+/** What a running graph subagent's latest checkpoint holds: its steps so far and its run's last heartbeat. */
+export type RunningGraphSteps = { steps: SubagentStep[]; progress: GraphProgress } | { unavailable: string };
+
+/**
+ * A running graph subagent's steps so far: the messages of the checkpoint its run's last heartbeat names, read
+ * from the payload store (its workflow gets them only when the run ends). Undefined when no graph run is in
+ * flight, or it has stored no checkpoint yet.
+ */
+export async function runningGraphSteps(
+  client: Client,
+  description: WorkflowExecutionDescription,
+  store: BlobStore = payloadStore(),
+): Promise<RunningGraphSteps | undefined> {
+  const run = description.raw.pendingActivities?.find((a) => a.activityType?.name === GRAPH_ACTIVITY);
+  if (!run?.heartbeatDetails?.payloads?.length) return undefined;
+  const progress = await decodeFromPayloadsAtIndex<GraphProgress | undefined>(
+    client.options.loadedDataConverter,
+    0,
+    run.heartbeatDetails.payloads,
+  );
+  if (progress?.head === undefined) return undefined;
+  try {
+    // The graph's thread is its subagent's workflow id (workflows/graph-subagent.ts).
+    const messages = await checkpointStepMessages(store, progress.head, description.workflowId);
+    return { steps: messages.map((message, i) => buildStep(i + 1, message)), progress };
+  } catch (err) {
+    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return { unavailable: `its graph's steps so far could not be read from its checkpoint: ${message}` };
+  }
 }
 
 /** Every execution's history of a workflow, first to last, walking back through continue-as-new. */
@@ -414,11 +449,24 @@ export async function stepsCommand(args: string[]): Promise<number> {
       }
     };
     let seen = 0;
+    let unreadable = false;
     for (;;) {
       const progress = await within(() => handle.query(subagentProgressQuery));
-      const steps = await within(() => handle.query(subagentStepsQuery, seen));
+      let steps = await within(() => handle.query(subagentStepsQuery, seen));
+      let source: 'query' | 'graph_checkpoint' = 'query';
+      // A graph's run hands its messages to the workflow when it ends: until then, its checkpoint has them.
+      if (progress.state === 'running' && progress.last_seq === 0) {
+        const graph = await runningGraphSteps(client, await handle.describe());
+        if (graph && 'steps' in graph) {
+          steps = recordsAfter(graph.steps, seen);
+          source = 'graph_checkpoint';
+        } else if (graph && !unreadable) {
+          say(`subagents: ${workflowId}: ${graph.unavailable}`);
+          unreadable = true;
+        }
+      }
       if (!values.follow && asJson) {
-        out(JSON.stringify({ workflow_id: workflowId, source: 'query', progress, steps }, null, 2));
+        out(JSON.stringify({ workflow_id: workflowId, source, progress, steps }, null, 2));
         return 0;
       }
       for (const step of steps) {

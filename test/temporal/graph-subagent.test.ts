@@ -6,6 +6,7 @@
  * steps are the graph's messages, read back from its history with no worker and shown by the report.
  */
 import { subagentResult } from '../../client/api';
+import { runningGraphSteps } from '../../client/steps-command';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -474,5 +475,52 @@ describe('a graph subagent’s steps', () => {
     const html = readFileSync(page, 'utf8');
     expect(html).not.toContain('(no steps)');
     expect(html).toContain('2 tool lookup [l1]: x is 42');
+  });
+
+  it('while the graph runs, are its checkpoint’s messages so far; once cancelled, say why history has none', async () => {
+    const { workspace, scriptFile } = setUp({ scripts: [journalAnswers] });
+    const input = subagentInput({
+      workspace,
+      scriptFile,
+      agent: 'journaler',
+      prompt: 'What is the answer? wait_ms=60000',
+      config: { subagents: { custom_agents: { journaler: graphAgent('journalGraph') } } },
+    });
+    const taskQueue = uniqueTaskQueue('graph-live-steps');
+    const workflowId = `${taskQueue}/task/call_1`;
+    const running = await withProjectWorker(taskQueue, async () => {
+      const handle = await testClient().workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId,
+        args: [input],
+      });
+      // `plan` is checkpointed and `slow` waits; the run's heartbeat names the checkpoint within seconds.
+      await waitFor('the plan in the running graph’s checkpoint', async () => {
+        const graph = await runningGraphSteps(testClient(), await handle.describe());
+        return graph !== undefined && 'steps' in graph && graph.steps.length > 0;
+      });
+      expect(await handle.query(subagentStepsQuery, 0)).toEqual([]);
+      const json = await suiteCli(['steps', workflowId, '--json']);
+      const text = await suiteCli(['steps', workflowId]);
+      await handle.cancel();
+      await subagentResult(handle);
+      return { json, text };
+    });
+    expect(running.json.code).toBe(0);
+    expect(JSON.parse(running.json.stdout)).toMatchObject({
+      source: 'graph_checkpoint',
+      progress: { state: 'running' },
+      steps: [{ seq: 1, kind: 'ai', text: 'Plan: look, then answer.', tool_calls: [] }],
+    });
+    expect(running.text.stdout).toBe('1 ai: Plan: look, then answer.\n');
+
+    const closed = await suiteCli(['steps', workflowId]);
+    expect(closed.stdout).toBe(
+      [
+        "(missing: the graph's messages: the subagent ended before its run returned them (it was cancelled, or its wall clock ran out))",
+        `${workflowId}: cancelled after 0 turns: Task cancelled by user`,
+        '',
+      ].join('\n'),
+    );
   });
 });
