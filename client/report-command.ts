@@ -15,7 +15,7 @@ import {
 import { tsToMs } from '@temporalio/common/lib/time';
 import type { LeadStatus } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
-import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
+import { subagentProgressQuery, subagentStepsQuery, type SubagentProgress } from '../contracts/queries';
 import { SUBAGENT_STATUS } from '../contracts/search-attributes';
 import type { SubagentStep } from '../contracts/steps';
 import {
@@ -32,7 +32,7 @@ import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 import { identify, notALeadRunMessage } from './id-kinds';
 import { uiBaseUrl } from './inspect-commands';
 import { barTone, renderReport, type ReportBar, type ReportStepLog, type RunReport } from './report';
-import { closedSubagentSteps, executionHistories, outcomeLine } from './steps-command';
+import { closedSubagentSteps, executionHistories, outcomeLine, runningGraphSteps } from './steps-command';
 import { workerCommandLine } from './worker-presence';
 
 /** How long an open run's (or subagent's) queries may take: a worker answers in milliseconds; none never does. */
@@ -88,24 +88,42 @@ function startedChildren(
   return children;
 }
 
-/** An open subagent's steps and turns from its queries, or why they could not be read. */
+/**
+ * An open subagent's steps and turns from its queries (a running graph's from its latest checkpoint), or why
+ * they could not be read.
+ */
 async function openSteps(
   context: ReadContext,
   handle: WorkflowHandle,
-  taskQueue: string,
+  description: WorkflowExecutionDescription,
 ): Promise<{ steps: SubagentStep[]; turns?: number; tokens?: number; unavailable?: string }> {
   const { client } = context;
+  const { taskQueue } = description;
   if (!(await taskQueueHasWorker(client, context.namespace, taskQueue).catch(() => true)))
     return { steps: [], unavailable: `still running, and no worker polls task queue "${taskQueue}"` };
+  let progress: SubagentProgress;
+  let steps: SubagentStep[];
   try {
-    const [progress, steps] = await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+    [progress, steps] = await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
       Promise.all([handle.query(subagentProgressQuery), handle.query(subagentStepsQuery, 0)]),
     );
-    return { steps, turns: progress.turns, tokens: progress.token_usage?.total_tokens };
   } catch (err) {
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
     return { steps: [], unavailable: `still running, and its steps could not be read: ${message}` };
   }
+  // A graph's run hands its messages (and turns, usage) to the workflow when it ends: until then, its
+  // checkpoint and heartbeat have them.
+  const graph = progress.last_seq === 0 ? await runningGraphSteps(client, description) : undefined;
+  if (graph && 'steps' in graph) {
+    const { model_calls: turns, usage } = graph.progress;
+    return { steps: graph.steps, turns, ...(usage && { tokens: usage.total_tokens }) };
+  }
+  return {
+    steps,
+    turns: progress.turns,
+    tokens: progress.token_usage?.total_tokens,
+    ...(graph && { unavailable: `still running, and ${graph.unavailable}` }),
+  };
 }
 
 /** A subagent (or a batch) as the server knows it: from its result and history, or its queries. */
@@ -140,7 +158,7 @@ async function readSubagent(context: ReadContext, workflowId: string, type: stri
   const prompt = await description.staticDetails().catch(() => undefined);
   const named = { type: subagentType, description: taskDescription, ...(prompt && { prompt }) };
   if (open) {
-    const read = await openSteps(context, handle, description.taskQueue);
+    const read = await openSteps(context, handle, description);
     const turns = read.turns ?? read.steps.filter((step) => step.kind === 'ai').length;
     return {
       bar: {

@@ -1,25 +1,30 @@
 /**
  * `subagents steps <run-id> <task-id> [--follow]`: a subagent's step log. An open subagent answers its
- * `subagent_steps` query (a worker needed); a closed one is rebuilt from its history, which keeps every model
- * call's and tool call's result: what a step log holds, short of a delegation's text.
+ * `subagent_steps` query (a worker needed), a running graph's steps so far are its latest checkpoint's
+ * messages; a closed one is rebuilt from its history, which keeps every model call's and tool call's result
+ * (a graph's messages in its run's): what a step log holds, short of a delegation's text.
  */
 import {
   isGrpcDeadlineError,
   WorkflowNotFoundError,
   type Client,
+  type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
+import { checkpointStepMessages } from '../activities/graph/graph-messages';
 import { batchItemWorkflowId } from '../contracts/batch';
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
-import type { ToolCall } from '../contracts/messages';
+import type { GraphProgress, GraphRunResult } from '../contracts/graph';
+import type { AssistantMessage, ToolCall, ToolMessage } from '../contracts/messages';
 import type { ModelCallResult } from '../contracts/model';
-import { subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
+import { recordsAfter, subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
 import type { SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
 import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
+import { payloadStore, type BlobStore } from '../worker/payloads/store';
 import { buildStep } from '../workflows/steps';
 import { subagentResult, taskQueueHasWorker } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
@@ -38,12 +43,19 @@ export function subagentWorkflowId(runId: string, taskId: string): string {
   return `${runId}/task/${taskId}`;
 }
 
-/** What a subagent's history says, in order: its model calls and its tool calls' outcomes. */
+/**
+ * What a subagent's history says, in order: its model calls and its tool calls' outcomes, or (a graph agent)
+ * the graph's messages its run returned.
+ */
 export type HistoryRecord =
   | { kind: 'model'; result: ModelCallResult }
   | { kind: 'tool'; result: ToolCallResult }
   /** A tool activity that failed (its call known from when it was scheduled). */
-  | { kind: 'tool_failed'; call: ToolCall; message: string };
+  | { kind: 'tool_failed'; call: ToolCall; message: string }
+  /** A graph agent's run (one activity): its AI and tool messages, as the workflow made steps of them. */
+  | { kind: 'graph'; messages: (AssistantMessage | ToolMessage)[] }
+  /** A graph agent's run that returned nothing: why. */
+  | { kind: 'graph_unfinished'; reason: string };
 
 export interface RebuiltSteps {
   steps: SubagentStep[];
@@ -54,7 +66,8 @@ export interface RebuiltSteps {
 /**
  * The step log as the workflow kept it, rebuilt from its history's records: an assistant step per model call
  * (a provider's error fallback records none), then its tool calls' results in the order the model issued
- * them. `guardStopped`: the run ended on a guard's cap, whose last turn's tool calls were dropped unrun.
+ * them; a graph's messages one step each, as they came. `guardStopped`: the run ended on a guard's cap, whose
+ * last turn's tool calls were dropped unrun (a graph's messages are its state's: kept as they are).
  */
 export function stepsFromHistory(
   records: readonly HistoryRecord[],
@@ -104,6 +117,12 @@ export function stepsFromHistory(
   };
   const lastModel = records.reduce((last, record, i) => (record.kind === 'model' ? i : last), -1);
   records.forEach((record, i) => {
+    if (record.kind === 'graph' || record.kind === 'graph_unfinished') {
+      flush();
+      if (record.kind === 'graph') for (const message of record.messages) push(message);
+      else missing.push(`the graph's messages: ${record.reason}`);
+      return;
+    }
     if (record.kind !== 'model') {
       const id = record.kind === 'tool' ? record.result.tool_call_id : record.call.id;
       outcomes.set(id, [...(outcomes.get(id) ?? []), record]);
@@ -130,15 +149,23 @@ const TOOL_ACTIVITIES: ReadonlySet<string> = new Set([
   'searchMcpTools',
 ]);
 
+/** The activity that runs a graph agent's whole run and returns its messages (activities/graph/run-graph.ts). */
+const GRAPH_ACTIVITY = 'runGraphSubagent';
+
 /** The records of one execution's history, payloads decoded with the client's converter (and codec). */
 async function historyRecords(client: Client, events: readonly HistoryEvent[]): Promise<HistoryRecord[]> {
   const converter = client.options.loadedDataConverter;
   const decode = <T>(payloads: temporal.api.common.v1.IPayloads | null | undefined) =>
     decodeFromPayloadsAtIndex<T>(converter, 0, payloads?.payloads);
   const scheduled = new Map<string, { type: string; input: temporal.api.common.v1.IPayloads | null }>();
+  /** Graph runs scheduled and not closed yet, by their scheduled event's id. */
+  const openGraphRuns = new Set<string>();
   const records: HistoryRecord[] = [];
-  const failedTool = async (scheduledEventId: unknown, message: string) => {
-    const activity = scheduled.get(String(scheduledEventId));
+  const failed = async (scheduledEventId: unknown, message: string) => {
+    const id = String(scheduledEventId);
+    const activity = scheduled.get(id);
+    if (activity?.type === GRAPH_ACTIVITY && openGraphRuns.delete(id))
+      records.push({ kind: 'graph_unfinished', reason: `its run failed: ${message}` });
     if (!activity || !TOOL_ACTIVITIES.has(activity.type)) return;
     const input = await decode<ToolCallInput>(activity.input);
     records.push({ kind: 'tool_failed', call: input.call, message });
@@ -146,10 +173,9 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
   for (const event of events) {
     const started = event.activityTaskScheduledEventAttributes;
     if (started) {
-      scheduled.set(String(event.eventId), {
-        type: started.activityType?.name ?? '',
-        input: started.input ?? null,
-      });
+      const type = started.activityType?.name ?? '';
+      scheduled.set(String(event.eventId), { type, input: started.input ?? null });
+      if (type === GRAPH_ACTIVITY) openGraphRuns.add(String(event.eventId));
       continue;
     }
     const completed = event.activityTaskCompletedEventAttributes;
@@ -159,12 +185,17 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
         records.push({ kind: 'model', result: await decode<ModelCallResult>(completed.result) });
       if (type !== undefined && TOOL_ACTIVITIES.has(type))
         records.push({ kind: 'tool', result: await decode<ToolCallResult>(completed.result) });
+      if (type === GRAPH_ACTIVITY) {
+        openGraphRuns.delete(String(completed.scheduledEventId));
+        const result = await decode<GraphRunResult>(completed.result);
+        records.push({ kind: 'graph', messages: result.messages });
+      }
       continue;
     }
-    const failed = event.activityTaskFailedEventAttributes;
-    if (failed) await failedTool(failed.scheduledEventId, failed.failure?.message ?? 'failed');
+    const failure = event.activityTaskFailedEventAttributes;
+    if (failure) await failed(failure.scheduledEventId, failure.failure?.message ?? 'failed');
     const timedOut = event.activityTaskTimedOutEventAttributes;
-    if (timedOut) await failedTool(timedOut.scheduledEventId, timedOut.failure?.message ?? 'timed out');
+    if (timedOut) await failed(timedOut.scheduledEventId, timedOut.failure?.message ?? 'timed out');
     // Idempotent tools run as local activities: a marker holds each one's result.
     const marker = event.markerRecordedEventAttributes;
     if (marker?.markerName === 'core_local_activity' && marker.details?.result) {
@@ -173,7 +204,44 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
         records.push({ kind: 'tool', result: await decode<ToolCallResult>(marker.details.result) });
     }
   }
+  // The workflow stopped waiting (a cancel, its wall clock): the run's messages never reached history.
+  if (openGraphRuns.size > 0)
+    records.push({
+      kind: 'graph_unfinished',
+      reason: 'the subagent ended before its run returned them (it was cancelled, or its wall clock ran out)',
+    });
   return records;
+}
+
+/** What a running graph subagent's latest checkpoint holds: its steps so far and its run's last heartbeat. */
+export type RunningGraphSteps = { steps: SubagentStep[]; progress: GraphProgress } | { unavailable: string };
+
+/**
+ * A running graph subagent's steps so far: the messages of the checkpoint its run's last heartbeat names, read
+ * from the payload store (its workflow gets them only when the run ends). Undefined when no graph run is in
+ * flight, or it has stored no checkpoint yet.
+ */
+export async function runningGraphSteps(
+  client: Client,
+  description: WorkflowExecutionDescription,
+  store: BlobStore = payloadStore(),
+): Promise<RunningGraphSteps | undefined> {
+  const run = description.raw.pendingActivities?.find((a) => a.activityType?.name === GRAPH_ACTIVITY);
+  if (!run?.heartbeatDetails?.payloads?.length) return undefined;
+  const progress = await decodeFromPayloadsAtIndex<GraphProgress | undefined>(
+    client.options.loadedDataConverter,
+    0,
+    run.heartbeatDetails.payloads,
+  );
+  if (progress?.head === undefined) return undefined;
+  try {
+    // The graph's thread is its subagent's workflow id (workflows/graph-subagent.ts).
+    const messages = await checkpointStepMessages(store, progress.head, description.workflowId);
+    return { steps: messages.map((message, i) => buildStep(i + 1, message)), progress };
+  } catch (err) {
+    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return { unavailable: `its graph's steps so far could not be read from its checkpoint: ${message}` };
+  }
 }
 
 /** Every execution's history of a workflow, first to last, walking back through continue-as-new. */
@@ -381,11 +449,24 @@ export async function stepsCommand(args: string[]): Promise<number> {
       }
     };
     let seen = 0;
+    let unreadable = false;
     for (;;) {
       const progress = await within(() => handle.query(subagentProgressQuery));
-      const steps = await within(() => handle.query(subagentStepsQuery, seen));
+      let steps = await within(() => handle.query(subagentStepsQuery, seen));
+      let source: 'query' | 'graph_checkpoint' = 'query';
+      // A graph's run hands its messages to the workflow when it ends: until then, its checkpoint has them.
+      if (progress.state === 'running' && progress.last_seq === 0) {
+        const graph = await runningGraphSteps(client, await handle.describe());
+        if (graph && 'steps' in graph) {
+          steps = recordsAfter(graph.steps, seen);
+          source = 'graph_checkpoint';
+        } else if (graph && !unreadable) {
+          say(`subagents: ${workflowId}: ${graph.unavailable}`);
+          unreadable = true;
+        }
+      }
       if (!values.follow && asJson) {
-        out(JSON.stringify({ workflow_id: workflowId, source: 'query', progress, steps }, null, 2));
+        out(JSON.stringify({ workflow_id: workflowId, source, progress, steps }, null, 2));
         return 0;
       }
       for (const step of steps) {

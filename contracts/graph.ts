@@ -85,6 +85,23 @@ export interface GraphRunResult {
   resumed?: boolean;
 }
 
+/**
+ * What the graph activity heartbeats: a retried attempt resumes from it, and a reader finds the running graph's
+ * messages so far in the checkpoint it names. Small whatever the graph's state.
+ */
+export interface GraphProgress {
+  /** The payload-store key of the latest checkpoint head (activities/graph/checkpointer.ts). */
+  head?: string;
+  /** The node that last finished, and the super-steps so far: live state in the Web UI's pending activity. */
+  node?: string;
+  super_steps: number;
+  model_calls: number;
+  usage?: TokenUsage;
+  model_name?: string;
+  /** The token budget's one-time warning was given. */
+  budget_warned?: boolean;
+}
+
 type GraphProblem = [path: (string | number)[], input: unknown, message: string];
 
 /** What a custom agent's config must say, graph or not (checked with the rest of the config). */

@@ -14,34 +14,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import { BaseCallbackHandler } from '@langchain/core/callbacks/base';
 import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import type { LLMResult } from '@langchain/core/outputs';
-import type { GraphRunInput, GraphRunResult } from '../../contracts/graph';
-import {
-  addUsage,
-  ZERO_USAGE,
-  type AssistantMessage,
-  type TokenUsage,
-  type ToolMessage,
-} from '../../contracts/messages';
+import type { GraphProgress, GraphRunInput, GraphRunResult } from '../../contracts/graph';
+import { addUsage, ZERO_USAGE } from '../../contracts/messages';
 import { payloadStore } from '../../worker/payloads/store';
 import { tokenBudgetGuard } from '../../workflows/guards/token-budget-guard';
 import { keepHeartbeatDetails, whileHeartbeating } from '../activity-context';
-import { GraphModelFallback, ProjectChatModel, toChatMessage } from './chat-model';
+import { GraphModelFallback, ProjectChatModel } from './chat-model';
 import { StoredCheckpointSaver } from './checkpointer';
+import { graphStepMessages } from './graph-messages';
 import { GraphModuleError, loadGraph, withCheckpointer } from './load-graph';
-
-/** What the activity heartbeats: a retried attempt resumes from it. Small whatever the graph's state. */
-export interface GraphProgress {
-  /** The payload-store key of the latest checkpoint head (activities/graph/checkpointer.ts). */
-  head?: string;
-  /** The node that last finished, and the super-steps so far: live state in the Web UI's pending activity. */
-  node?: string;
-  super_steps: number;
-  model_calls: number;
-  usage?: TokenUsage;
-  model_name?: string;
-  /** The token budget's one-time warning was given. */
-  budget_warned?: boolean;
-}
 
 /** Sums the provider-reported usage of every model call the graph makes (its nodes' calls included). */
 class UsageCollector extends BaseCallbackHandler {
@@ -180,10 +161,12 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
   const finished = async (end: GraphRunEnding): Promise<GraphRunResult> => {
     // Whatever a stopped graph was still writing is awaited before its state is read.
     const state = await graph.getState(thread);
-    const messages = ((state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? []).filter(
-      (m) => m.getType() === 'ai' || m.getType() === 'tool',
+    const messages = graphStepMessages(
+      (state.values as { messages?: BaseMessage[] } | undefined)?.messages ?? [],
     );
-    const text = [...messages].reverse().find((m) => m.getType() === 'ai' && m.text.trim() !== '')?.text;
+    const text = [...messages]
+      .reverse()
+      .find((m) => m.role === 'assistant' && m.content.trim() !== '')?.content;
     return {
       ...(typeof end === 'string' ? { end } : end),
       ...(text !== undefined && { text }),
@@ -191,7 +174,7 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
       ...(progress.model_name !== undefined && { model_name: progress.model_name }),
       model_calls: progress.model_calls,
       super_steps: progress.super_steps,
-      messages: messages.map((m) => toChatMessage(m) as AssistantMessage | ToolMessage),
+      messages,
       ...(previous?.head !== undefined && { resumed: true }),
     };
   };

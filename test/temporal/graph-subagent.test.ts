@@ -2,9 +2,11 @@
  * Graph agents (a custom agent that is a compiled LangGraph graph) against the real server with the scripted
  * model: a lead delegates to one and gets its answer back as any subagent's; a worker killed between
  * super-steps costs no completed node (the retried attempt resumes from the stored checkpoint); the recursion
- * limit, the token budget and the wall clock end it with their usual results, the partial answer kept.
+ * limit, the token budget and the wall clock end it with their usual results, the partial answer kept; its
+ * steps are the graph's messages, read back from its history with no worker and shown by the report.
  */
 import { subagentResult } from '../../client/api';
+import { runningGraphSteps } from '../../client/steps-command';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import {
   startProjectWorkerProcess,
+  suiteCli,
   uniqueTaskQueue,
   useTestClient,
   waitFor,
@@ -27,6 +30,7 @@ import { FakeOpenAI } from '../../bench/support/fake-openai';
 const testClient = useTestClient();
 
 const GRAPHS = join(__dirname, '..', 'support', 'graphs', 'journal.js');
+const LOOKUP_GRAPH = join(__dirname, '..', 'support', 'graphs', 'lookup.js');
 
 /** A custom agent `name` running the test graph `exported`, with `extra` settings. */
 function graphAgent(exported: string, extra: Record<string, unknown> = {}) {
@@ -393,5 +397,130 @@ describe('graph agents', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('a graph subagent’s steps', () => {
+  it('are the graph’s messages: rebuilt from history with no worker, as its query gave them, and in the report', async () => {
+    const { workspace, scriptFile } = setUp({
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'task',
+                  id: 'g1',
+                  args: { description: 'Look x up', prompt: 'What is x?', subagent_type: 'looker' },
+                },
+              ],
+            },
+            { content: 'Lead saw: {{tool_result:g1}}' },
+          ],
+        },
+        {
+          agent: 'looker',
+          turns: [
+            { content: 'Looking x up.', tool_calls: [{ name: 'lookup', id: 'l1', args: { key: 'x' } }] },
+            { content: 'Found: {{tool_result}}.' },
+          ],
+        },
+      ],
+    });
+    const taskQueue = uniqueTaskQueue('graph-steps');
+    const runId = `${taskQueue}-lead`;
+    const input = leadInput({
+      workspace,
+      scriptFile,
+      config: {
+        subagents: {
+          custom_agents: {
+            looker: { description: 'Looks things up.', graph: `${LOOKUP_GRAPH}#lookupGraph` },
+          },
+        },
+      },
+    });
+    // The worker stops once the run has ended: what follows reads the server alone.
+    const queried = await withProjectWorker(taskQueue, async () => {
+      const result = await testClient().workflow.execute(leadRunWorkflow, {
+        taskQueue,
+        workflowId: runId,
+        args: [{ ...input, run_id: runId }],
+      });
+      expect(result.final_output).toBe('Lead saw: Task Succeeded. Result: Found: x is 42.');
+      return testClient().workflow.getHandle(`${runId}/task/g1`).query(subagentStepsQuery, 0);
+    });
+
+    const steps = await suiteCli(['steps', runId, 'g1']);
+    expect(steps.code).toBe(0);
+    expect(steps.stdout).toBe(
+      [
+        '1 ai: Looking x up.',
+        '    → lookup [l1] {"key":"x"}',
+        '2 tool lookup [l1]: x is 42',
+        '3 ai: Found: x is 42.',
+        `${runId}/task/g1: completed after 2 turns`,
+        '',
+      ].join('\n'),
+    );
+    const json = await suiteCli(['steps', runId, 'g1', '--json']);
+    const rebuilt = JSON.parse(json.stdout) as { source: string; steps: unknown[]; missing: string[] };
+    expect(rebuilt).toMatchObject({ source: 'history', missing: [] });
+    expect(rebuilt.steps).toEqual(queried);
+
+    const page = join(tempDir('graph-steps'), 'report.html');
+    const report = await suiteCli(['report', runId, '-o', page]);
+    expect(report.code).toBe(0);
+    const html = readFileSync(page, 'utf8');
+    expect(html).not.toContain('(no steps)');
+    expect(html).toContain('2 tool lookup [l1]: x is 42');
+  });
+
+  it('while the graph runs, are its checkpoint’s messages so far; once cancelled, say why history has none', async () => {
+    const { workspace, scriptFile } = setUp({ scripts: [journalAnswers] });
+    const input = subagentInput({
+      workspace,
+      scriptFile,
+      agent: 'journaler',
+      prompt: 'What is the answer? wait_ms=60000',
+      config: { subagents: { custom_agents: { journaler: graphAgent('journalGraph') } } },
+    });
+    const taskQueue = uniqueTaskQueue('graph-live-steps');
+    const workflowId = `${taskQueue}/task/call_1`;
+    const running = await withProjectWorker(taskQueue, async () => {
+      const handle = await testClient().workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId,
+        args: [input],
+      });
+      // `plan` is checkpointed and `slow` waits; the run's heartbeat names the checkpoint within seconds.
+      await waitFor('the plan in the running graph’s checkpoint', async () => {
+        const graph = await runningGraphSteps(testClient(), await handle.describe());
+        return graph !== undefined && 'steps' in graph && graph.steps.length > 0;
+      });
+      expect(await handle.query(subagentStepsQuery, 0)).toEqual([]);
+      const json = await suiteCli(['steps', workflowId, '--json']);
+      const text = await suiteCli(['steps', workflowId]);
+      await handle.cancel();
+      await subagentResult(handle);
+      return { json, text };
+    });
+    expect(running.json.code).toBe(0);
+    expect(JSON.parse(running.json.stdout)).toMatchObject({
+      source: 'graph_checkpoint',
+      progress: { state: 'running' },
+      steps: [{ seq: 1, kind: 'ai', text: 'Plan: look, then answer.', tool_calls: [] }],
+    });
+    expect(running.text.stdout).toBe('1 ai: Plan: look, then answer.\n');
+
+    const closed = await suiteCli(['steps', workflowId]);
+    expect(closed.stdout).toBe(
+      [
+        "(missing: the graph's messages: the subagent ended before its run returned them (it was cancelled, or its wall clock ran out))",
+        `${workflowId}: cancelled after 0 turns: Task cancelled by user`,
+        '',
+      ].join('\n'),
+    );
   });
 });

@@ -7,8 +7,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { runGraphSubagent, type GraphProgress } from '../../../activities/graph/run-graph';
-import type { GraphRunInput, GraphRunResult } from '../../../contracts/graph';
+import { runGraphSubagent } from '../../../activities/graph/run-graph';
+import type { GraphProgress, GraphRunInput, GraphRunResult } from '../../../contracts/graph';
 import { tempDir, writeScript } from '../../../bench/support/subagent-input';
 
 function attempt(attemptNumber: number, heartbeatDetails?: GraphProgress) {
