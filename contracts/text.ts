@@ -84,15 +84,30 @@ export function detailsText(text: string): string {
 }
 
 /**
- * Text from a user, a model or a provider, inside a line, as the Web UI's markdown shows it literally: what
- * markdown or the HTML under it takes as syntax (emphasis, code, links, tags, entities, strikethrough, tables)
- * and what its typography rewrites (quotes, `--`) is escaped; parentheses, dots and single dashes, harmless
- * inside a line, are left readable.
+ * The placeholders the Web UI fills in, code blocks included, in whatever it renders as markdown on a workflow's
+ * page (`{namespace}`, `{workflowId}`, `{runId}` become that page's): a match at each one's brace.
+ */
+const UI_PLACEHOLDER = /\{(?=(?:namespace|workflowId|runId)\})/g;
+
+/**
+ * Text from a user, a model or a provider, inside a line, as the Web UI's markdown shows it: what markdown or
+ * the HTML under it takes as syntax (emphasis, code, links, tags, entities, strikethrough, tables), what its
+ * typography rewrites (`--`, `...`, `(c)`, `1/2`) and the UI's placeholders are escaped; parentheses, dots and
+ * single dashes elsewhere, harmless inside a line, are left readable. Quotes are left as they are: the UI
+ * server's markdown (gomarkdown, with SmartyPants) curls them and takes no escape for them, so an escaped quote
+ * would show its backslash; text that must keep straight quotes (a command to copy) goes in a {@link codeSpan}.
  */
 export function markdownText(text: string): string {
-  return text
-    .replace(/[\\`*_[\]<>&~|"'#!]/g, (c) => `\\${c}`)
-    .replace(/-{2,}/g, (dashes) => '\\-'.repeat(dashes.length));
+  return (
+    text
+      .replace(/[\\`*_[\]<>&~|#!]/g, (c) => `\\${c}`)
+      .replace(/-{2,}/g, (dashes) => '\\-'.repeat(dashes.length))
+      .replace(/\.{3,}/g, (dots) => '\\.'.repeat(dots.length))
+      .replace(/\((?=(?:c|r|tm)\))/gi, '\\(')
+      // A character reference, not an escape: CommonMark escapes no `/`, SmartyPants would make ½ of 1/2.
+      .replace(/(?<=\d)\/(?=\d)/g, '&#47;')
+      .replace(UI_PLACEHOLDER, '&#123;')
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import { capText, groupThousands, truncateHeadTail } from '../../../contracts/text';
+import { capText, codeSpan, groupThousands, markdownText, truncateHeadTail } from '../../../contracts/text';
 
 describe('truncateHeadTail', () => {
   it('returns text that fits unchanged', () => {
@@ -64,5 +64,33 @@ describe('groupThousands', () => {
       '1,400,000',
       '-12,345',
     ]);
+  });
+});
+
+describe('markdownText', () => {
+  it('escapes markdown syntax and what typography rewrites, and leaves quotes for the UI to show', () => {
+    expect(markdownText('*a* _b_ `c` <d> [e] & ~f~ | #g !h \\ i')).toBe(
+      '\\*a\\* \\_b\\_ \\`c\\` \\<d\\> \\[e\\] \\& \\~f\\~ \\| \\#g \\!h \\\\ i',
+    );
+    expect(markdownText('--flag --- a - b')).toBe('\\-\\-flag \\-\\-\\- a - b');
+    expect(markdownText('wait... (c) (TM) (r) (see) 1/2 a/b')).toBe(
+      'wait\\.\\.\\. \\(c) \\(TM) \\(r) (see) 1&#47;2 a/b',
+    );
+    expect(markdownText('{namespace} {workflowId} {runId} {other}')).toBe(
+      '&#123;namespace} &#123;workflowId} &#123;runId} {other}',
+    );
+    // An escaped quote would show its backslash in the UI; a quote is left alone.
+    expect(markdownText(`"Which region?" it's`)).toBe(`"Which region?" it's`);
+  });
+});
+
+describe('codeSpan', () => {
+  it('fences the text with one backtick more than its longest run, on one line', () => {
+    expect(codeSpan('subagents answer r1 "<answer>" --question q1')).toBe(
+      '`subagents answer r1 "<answer>" --question q1`',
+    );
+    expect(codeSpan('a ``b`` c')).toBe('```a ``b`` c```');
+    expect(codeSpan('`x`')).toBe('`` `x` ``');
+    expect(codeSpan('one\ntwo')).toBe('`one two`');
   });
 });
