@@ -46,7 +46,7 @@ import { runSearchAttributes } from '../contracts/search-attributes';
 import type { SubagentResult } from '../contracts/subagent';
 import { workflowResult } from './results';
 import { taskQueueLiveness } from './worker-liveness';
-import { summaryLine } from '../contracts/text';
+import { promptDetails, summaryLine } from '../contracts/text';
 import type * as workflows from '../workflows';
 
 /** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
@@ -438,9 +438,6 @@ export class RunHandle {
   }
 }
 
-/** Characters of the prompt shown as the run's details in the Web UI (the whole prompt is in its input). */
-const PROMPT_DETAILS_MAX_CHARS = 4000;
-
 /** The memo key under which a run records the digest of its input: a retried start is recognised by it. */
 const INPUT_DIGEST_MEMO = 'input_sha256';
 
@@ -523,10 +520,7 @@ export class SubagentsClient {
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
         memo: { [INPUT_DIGEST_MEMO]: digest },
         staticSummary: summaryLine(`lead: ${prompt}`),
-        staticDetails:
-          prompt.length > PROMPT_DETAILS_MAX_CHARS
-            ? `${prompt.slice(0, PROMPT_DETAILS_MAX_CHARS - 1)}… (${prompt.length} characters in all)`
-            : prompt,
+        staticDetails: promptDetails(prompt),
         typedSearchAttributes: runSearchAttributes(runId, 'lead', input.depth),
       });
       // USE_EXISTING answers a running run of this id, whatever its input: it must be this same request.

@@ -18,6 +18,7 @@ import type { LedgerEntry } from '../contracts/ledger';
 import { subagentProgressQuery, subagentStepsQuery, type SubagentProgress } from '../contracts/queries';
 import { SUBAGENT_STATUS } from '../contracts/search-attributes';
 import type { SubagentStep } from '../contracts/steps';
+import { promptFromDetails } from '../contracts/text';
 import {
   QueryDeadlineError,
   SubagentsClient,
@@ -48,6 +49,12 @@ class ReportError extends Error {
 /** Where the report goes when `-o` does not say: `report-<run-id>.html` here, the id made a safe file name. */
 export function defaultReportPath(runId: string): string {
   return `report-${runId.replace(/[^\w.-]/g, '_')}.html`;
+}
+
+/** The prompt a workflow was started with, as its static details (the Web UI's copy) keep it. */
+async function startPrompt(description: WorkflowExecutionDescription): Promise<string | undefined> {
+  const details = await description.staticDetails().catch(() => undefined);
+  return details === undefined ? undefined : promptFromDetails(details);
 }
 
 const isOpen = (description: WorkflowExecutionDescription) =>
@@ -155,7 +162,7 @@ async function readSubagent(context: ReadContext, workflowId: string, type: stri
   }
   const subagentType = typeof memo.subagent_type === 'string' ? memo.subagent_type : 'subagent';
   const taskDescription = typeof memo.description === 'string' ? memo.description : summary;
-  const prompt = await description.staticDetails().catch(() => undefined);
+  const prompt = await startPrompt(description);
   const named = { type: subagentType, description: taskDescription, ...(prompt && { prompt }) };
   if (open) {
     const read = await openSteps(context, handle, description);
@@ -314,7 +321,7 @@ export async function readRunReport(
   const run = new SubagentsClient(client, context.namespace).getRun(runId);
   const description = await client.workflow.getHandle(runId).describe();
   const inspected = await run.inspect();
-  const prompt = (await description.staticDetails().catch(() => undefined)) ?? '';
+  const prompt = (await startPrompt(description)) ?? '';
   const ui = workflowUiUrl(context.uiBase, context.namespace, runId);
   let ledger: LedgerEntry[] | undefined;
   let lead: Pick<RunReport, 'status' | 'stop_reason' | 'error' | 'final_output' | 'turns' | 'token_usage'>;

@@ -23,6 +23,7 @@ import type { BatchInput, BatchResult } from '../contracts/batch';
 import { assertLeadRunInput } from '../contracts/inputs';
 import type { LeadRunInput, LeadRunStatus } from '../contracts/lead';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { promptDetails } from '../contracts/text';
 import type * as workflows from '../workflows';
 import { checkWorkspaceFolder } from './api';
 import { closedOutcome } from './id-kinds';
@@ -209,10 +210,9 @@ function scheduleSpec(timing: ScheduleTiming): ScheduleSpec {
 }
 
 const PROMPT_SUMMARY_CHARS = 120;
-const PROMPT_DETAILS_MAX_CHARS = 4000;
 
-function shortened(text: string, max: number, suffix = ''): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…${suffix}` : text;
+function shortened(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 function isLeadAction(action: ScheduleDescription['action'] | ScheduleSummary['action']): boolean {
@@ -246,7 +246,7 @@ function leadAction(name: string, action: LeadScheduleAction, taskQueue: string)
     taskQueue,
     args: [action.input] satisfies Parameters<LeadRunWorkflow>,
     staticSummary: `lead (schedule ${name}): ${shortened(prompt, PROMPT_SUMMARY_CHARS)}`,
-    staticDetails: shortened(prompt, PROMPT_DETAILS_MAX_CHARS, ` (${prompt.length} characters in all)`),
+    staticDetails: promptDetails(prompt),
     // LeadRunId is the occurrence's workflow id, which the server makes when it starts it: it cannot be
     // set here. Each occurrence carries TemporalScheduledById (this schedule's id) instead; its
     // delegations carry LeadRunId as usual.

@@ -84,15 +84,32 @@ export function detailsText(text: string): string {
 }
 
 /**
- * Text from a user, a model or a provider, inside a line, as the Web UI's markdown shows it literally: what
- * markdown or the HTML under it takes as syntax (emphasis, code, links, tags, entities, strikethrough, tables)
- * and what its typography rewrites (quotes, `--`) is escaped; parentheses, dots and single dashes, harmless
- * inside a line, are left readable.
+ * The placeholders the Web UI fills in, code blocks included, in whatever it renders as markdown on a workflow's
+ * page (`{namespace}`, `{workflowId}`, `{runId}` become that page's): a match at each one's brace.
+ */
+const UI_PLACEHOLDER = /\{(?=(?:namespace|workflowId|runId)\})/g;
+/** Written after a placeholder's brace in a code block, where nothing else escapes it: it shows as nothing. */
+const WORD_JOINER = '\u2060';
+
+/**
+ * Text from a user, a model or a provider, inside a line, as the Web UI's markdown shows it: what markdown or
+ * the HTML under it takes as syntax (emphasis, code, links, tags, entities, strikethrough, tables), what its
+ * typography rewrites (`--`, `...`, `(c)`, `1/2`) and the UI's placeholders are escaped; parentheses, dots and
+ * single dashes elsewhere, harmless inside a line, are left readable. Quotes are left as they are: the UI
+ * server's markdown (gomarkdown, with SmartyPants) curls them and takes no escape for them, so an escaped quote
+ * would show its backslash; text that must keep straight quotes (a command to copy) goes in a {@link codeSpan}.
  */
 export function markdownText(text: string): string {
-  return text
-    .replace(/[\\`*_[\]<>&~|"'#!]/g, (c) => `\\${c}`)
-    .replace(/-{2,}/g, (dashes) => '\\-'.repeat(dashes.length));
+  return (
+    text
+      .replace(/[\\`*_[\]<>&~|#!]/g, (c) => `\\${c}`)
+      .replace(/-{2,}/g, (dashes) => '\\-'.repeat(dashes.length))
+      .replace(/\.{3,}/g, (dots) => '\\.'.repeat(dots.length))
+      .replace(/\((?=(?:c|r|tm)\))/gi, '\\(')
+      // A character reference, not an escape: CommonMark escapes no `/`, SmartyPants would make ½ of 1/2.
+      .replace(/(?<=\d)\/(?=\d)/g, '&#47;')
+      .replace(UI_PLACEHOLDER, '&#123;')
+  );
 }
 
 /**
@@ -101,8 +118,33 @@ export function markdownText(text: string): string {
  */
 export function codeSpan(text: string): string {
   const flat = text.replace(/\s+/g, ' ');
-  const longest = Math.max(0, ...(flat.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(longest + 1);
+  const fence = '`'.repeat(longestBacktickRun(flat) + 1);
   const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
   return `${fence}${pad}${flat}${pad}${fence}`;
+}
+
+function longestBacktickRun(text: string): number {
+  return Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+}
+
+/**
+ * A prompt as a workflow's static details: one fenced code block, so the Web UI shows it as written (tags,
+ * `--flags`, stars, quotes, backticks, its line breaks), cut like {@link detailsText} when long. The fence is
+ * longer than any backtick run inside (at least three), so no line of the prompt can close it; a word joiner
+ * after the brace of `{namespace}`, `{workflowId}` or `{runId}` keeps the UI from filling it in.
+ */
+export function promptDetails(prompt: string): string {
+  const text = detailsText(prompt).replace(UI_PLACEHOLDER, `{${WORD_JOINER}`);
+  const fence = '`'.repeat(Math.max(3, longestBacktickRun(text) + 1));
+  return `${fence}\n${text}\n${fence}`;
+}
+
+/**
+ * The prompt in static details that {@link promptDetails} wrote (as far as it was kept); details of a workflow
+ * started before it (the prompt as it was) come back unchanged.
+ */
+export function promptFromDetails(details: string): string {
+  const block = /^(`{3,})\n([\s\S]*)\n\1$/.exec(details);
+  if (!block || longestBacktickRun(block[2]) >= block[1].length) return details;
+  return block[2].replace(/\{\u2060(?=(?:namespace|workflowId|runId)\})/g, '{');
 }

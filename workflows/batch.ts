@@ -61,7 +61,7 @@ import {
 import type { subagentWorkflow } from './subagent';
 import { closeWith, reportOutcome } from './outcome';
 import { recordDelegationEnd } from './metrics';
-import { detailsText, summaryLine } from '../contracts/text';
+import { promptDetails, summaryLine } from '../contracts/text';
 
 /** Events past which the batch continues as new (when the server has not suggested it sooner). */
 export const BATCH_HISTORY_EVENTS = 10_000;
@@ -284,7 +284,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
         args: [child],
         workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS} seconds`,
         staticSummary: summaryLine(`${input.subagent_type}: ${item.key} (attempt ${entry.attempt})`),
-        staticDetails: detailsText(item.prompt),
+        staticDetails: promptDetails(item.prompt),
         memo: { batch_id: batchId, key: item.key, attempt: entry.attempt, model: agent.model.name },
         typedSearchAttributes: runSearchAttributes(runId, input.subagent_type, input.depth),
       });

@@ -112,9 +112,10 @@ it('waits for an answer across a worker restart, takes it from the CLI, and refu
     const { currentDetails } = await handle.query<{ currentDetails?: string }>(
       '__temporal_workflow_metadata',
     );
-    // The question's text escaped, the command a code span: both survive the UI's markdown as written.
+    // The question's text escaped (its quotes as they are: the UI's markdown takes no escape for them), the
+    // command a code span: both survive the UI's markdown as written.
     expect(currentDetails).toContain(
-      'Now: waiting for an answer to q1: \\"Which region should the report cover?\\"',
+      'Now: waiting for an answer to q1: "Which region should the report cover?"',
     );
     expect(currentDetails).toContain(`Answer with: \`subagents answer ${runId} "<answer>" --question q1\``);
     // The wait is the workflow's own: no tool activity was scheduled for the question.

@@ -41,7 +41,7 @@ import {
   type BatchToolSettings,
 } from '../../contracts/batch';
 import { batchItemsProblems } from '../../contracts/batch-items';
-import { detailsText, summaryLine } from '../../contracts/text';
+import { promptDetails, summaryLine } from '../../contracts/text';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   delegationToolMessage,
@@ -579,7 +579,7 @@ export class Delegator {
         args: [input],
         workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS + queueTimeoutSeconds} seconds`,
         staticSummary: summaryLine(`${subagentType}: ${description}`),
-        staticDetails: detailsText(prompt),
+        staticDetails: promptDetails(prompt),
         memo: { description, subagent_type: subagentType, model: agent.model.name },
         typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
       });

@@ -1,4 +1,13 @@
-import { capText, groupThousands, truncateHeadTail } from '../../../contracts/text';
+import {
+  capText,
+  codeSpan,
+  DETAILS_MAX_CHARS,
+  groupThousands,
+  markdownText,
+  promptDetails,
+  promptFromDetails,
+  truncateHeadTail,
+} from '../../../contracts/text';
 
 describe('truncateHeadTail', () => {
   it('returns text that fits unchanged', () => {
@@ -64,5 +73,67 @@ describe('groupThousands', () => {
       '1,400,000',
       '-12,345',
     ]);
+  });
+});
+
+describe('markdownText', () => {
+  it('escapes markdown syntax and what typography rewrites, and leaves quotes for the UI to show', () => {
+    expect(markdownText('*a* _b_ `c` <d> [e] & ~f~ | #g !h \\ i')).toBe(
+      '\\*a\\* \\_b\\_ \\`c\\` \\<d\\> \\[e\\] \\& \\~f\\~ \\| \\#g \\!h \\\\ i',
+    );
+    expect(markdownText('--flag --- a - b')).toBe('\\-\\-flag \\-\\-\\- a - b');
+    expect(markdownText('wait... (c) (TM) (r) (see) 1/2 a/b')).toBe(
+      'wait\\.\\.\\. \\(c) \\(TM) \\(r) (see) 1&#47;2 a/b',
+    );
+    expect(markdownText('{namespace} {workflowId} {runId} {other}')).toBe(
+      '&#123;namespace} &#123;workflowId} &#123;runId} {other}',
+    );
+    // An escaped quote would show its backslash in the UI; a quote is left alone.
+    expect(markdownText(`"Which region?" it's`)).toBe(`"Which region?" it's`);
+  });
+});
+
+describe('codeSpan', () => {
+  it('fences the text with one backtick more than its longest run, on one line', () => {
+    expect(codeSpan('subagents answer r1 "<answer>" --question q1')).toBe(
+      '`subagents answer r1 "<answer>" --question q1`',
+    );
+    expect(codeSpan('a ``b`` c')).toBe('```a ``b`` c```');
+    expect(codeSpan('`x`')).toBe('`` `x` ``');
+    expect(codeSpan('one\ntwo')).toBe('`one two`');
+  });
+});
+
+describe('promptDetails', () => {
+  const prompt = 'Check <tag> with --flag and *stars*,\n`code`, ``two`` and\n```\nfenced\n```\n"quoted"';
+
+  it('is one fenced block, its fence longer than any backtick run in the prompt', () => {
+    expect(promptDetails('Do the work.')).toBe('```\nDo the work.\n```');
+    expect(promptDetails(prompt)).toBe(`\`\`\`\`\n${prompt}\n\`\`\`\``);
+    expect(promptDetails('a ````` b')).toBe('``````\na ````` b\n``````');
+  });
+
+  it('gives the prompt back (placeholders the UI would fill in too), and older details unchanged', () => {
+    for (const text of [prompt, 'Do the work.', '', '\n lines \n\n', '```', 'x\n```']) {
+      expect(promptFromDetails(promptDetails(text))).toBe(text);
+    }
+    expect(promptFromDetails('Do the work.')).toBe('Do the work.');
+    const placeholders = 'In {namespace}, {workflowId} of {runId}: {other}';
+    expect(promptDetails(placeholders)).toBe(
+      '```\nIn {\u2060namespace}, {\u2060workflowId} of {\u2060runId}: {other}\n```',
+    );
+    expect(promptFromDetails(promptDetails(placeholders))).toBe(placeholders);
+    expect(promptFromDetails('```\nopen')).toBe('```\nopen');
+    // A fence that a run inside would close is not one promptDetails wrote.
+    expect(promptFromDetails('```\na ``` b\n```')).toBe('```\na ``` b\n```');
+  });
+
+  it('cuts a long prompt as static details are cut, within the fence', () => {
+    const long = 'H'.repeat(3000) + 'T'.repeat(3000);
+    const details = promptDetails(long);
+    expect(details.length).toBeLessThanOrEqual(DETAILS_MAX_CHARS + 8);
+    expect(details.startsWith('```\nHHH')).toBe(true);
+    expect(details.endsWith('TTT\n```')).toBe(true);
+    expect(promptFromDetails(details)).toContain('characters omitted');
   });
 });
