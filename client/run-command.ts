@@ -1,6 +1,6 @@
 /**
- * `subagents run` and `subagents start` (the demo behind `npm start`): a lead run, on a server given by
- * address (its workers already polling) or embedded (a dev server and a worker in this process).
+ * `subagents run` and `subagents start` (the demo behind `npm start`): one lead run, started, followed and
+ * printed, wherever its session (run-session.ts) puts it.
  */
 import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,7 +11,7 @@ import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { configurePayloads } from '../worker/payloads/store';
 import { signalExitCode } from '../worker/shutdown';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem, type RunHandle } from './api';
-import { connectClient } from './connection';
+import { connectClient, connectionSettings } from './connection';
 import { loadCommandConfig } from './command-setup';
 import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { watchRun } from './progress';
@@ -42,6 +42,11 @@ export interface RunRequest {
    * until Ctrl-C; an embedded server this command starts is recorded as `subagents dev-server` records its own.
    */
   keepServerUp?: boolean;
+  /**
+   * Without an address: the recorded dev server's workers run the run when one polls its task queue there
+   * (`run`; `--embedded` in `values` asks for a server and a worker of this command's own instead).
+   */
+  useServerWorkers?: boolean;
 }
 
 /** The run's workspace folder, made and checked before anything starts (a bad one is a UsageError). */
@@ -86,12 +91,20 @@ type Followed = { result: LeadRunResult; cancelledBy?: NodeJS.Signals } | { deta
 /**
  * Runs one lead run to its end and prints it; the exit code: 0 when it completed, 1 when it did not. The
  * first SIGINT or SIGTERM (exit code 130 or 143) cancels a run this command's worker runs and waits for it to
- * end, or stops following a run on a server given by address (it goes on there); a second one exits at once.
+ * end, or stops following a run that other workers run (it goes on there); a second one exits at once.
  */
 export async function executeRun(request: RunRequest): Promise<number> {
   const { config, values } = request;
   const env = request.env ?? process.env;
   const json = values.json === true;
+  const settings = connectionSettings(config.temporal, env);
+  const ownServer = values.embedded === true;
+  if (ownServer && settings.address) {
+    throw new UsageError(
+      `--embedded starts a server of this command's own, but one is given (${settings.address}: --address, ` +
+        'temporal.address, TEMPORAL_ADDRESS or a Temporal profile); give one or the other',
+    );
+  }
   const runId = newRunId();
   const workspace = runWorkspace(config, values, runId);
   if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
@@ -109,9 +122,12 @@ export async function executeRun(request: RunRequest): Promise<number> {
   };
   interrupts.during((signal) => say(`${signal}: stopping before the run starts`));
   try {
-    const session = await openSession(config, env, {
+    const session = await openSession(config, settings, env, {
+      runId,
       configFile: stringFlag(values, 'config'),
       recordServer: request.keepServerUp === true,
+      useServerWorkers: request.useServerWorkers === true,
+      ownServer,
     });
     try {
       if (interrupts.signal) return stoppedEarly(interrupts.signal);
@@ -191,7 +207,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
 
 /**
  * Follows the run with `follow` until it ends. Meanwhile the first signal cancels it (this command's worker
- * runs it and sees it end) or, on a server given by address, stops following it; a second one exits at once,
+ * runs it and sees it end) or, when other workers run it, stops following it; a second one exits at once,
  * saying where the run stays.
  */
 async function followRun(
@@ -230,14 +246,19 @@ async function followRun(
 }
 
 export async function runCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, { ...RUN_FLAGS, ...PROMPT_FLAGS });
+  // --embedded: a dev server and a worker of this command's own, even when `subagents dev-server` runs.
+  const { values, positionals } = parseFlags(args, {
+    ...RUN_FLAGS,
+    ...PROMPT_FLAGS,
+    embedded: { type: 'boolean' },
+  });
   const config = loadCommandConfig(values);
   const prompt = await resolvePrompt({
     positionals,
     promptFile: stringFlag(values, 'prompt-file'),
     stdin: process.stdin,
   });
-  return executeRun({ prompt, config, values });
+  return executeRun({ prompt, config, values, useServerWorkers: true });
 }
 
 /** The offline demo: three subagents in parallel on a copy of the sample workspace, then a combined answer. */
