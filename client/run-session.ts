@@ -71,7 +71,8 @@ export interface SessionOptions {
 
 /**
  * How long the recorded dev server's workers have to take a run's first workflow task before this command runs
- * a worker itself. A polling worker takes it at once; the server lists a worker for minutes after it stopped.
+ * a worker itself. The server marks the task started as it hands it to a waiting poll, however busy the
+ * worker's host: a live worker takes it at once. A stopped one stays listed among the pollers for minutes.
  */
 export const PICKUP_MS = 5000;
 
