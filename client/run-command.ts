@@ -1,45 +1,25 @@
 /**
- * `subagents run` and `subagents start` (the demo behind `npm start`): a lead run, on a server given by
- * address (its workers already polling) or embedded (a dev server and a worker in this process).
+ * `subagents run` and `subagents start` (the demo behind `npm start`): one lead run, started, followed and
+ * printed, wherever its session (run-session.ts) puts it.
  */
 import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Client } from '@temporalio/client';
 import type { Config } from '../contracts/config';
-import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import type { LeadRunResult } from '../contracts/lead';
-import { describeSandbox, type SandboxInUse } from '../activities/tools';
+import type { SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
-import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
 import { configurePayloads } from '../worker/payloads/store';
-import { settleCoreLogs } from '../worker/runtime';
 import { signalExitCode } from '../worker/shutdown';
-import { startDevServer, type TemporalServer } from '../worker/temporal-server';
-import { startWorkerMcp } from '../worker/mcp';
-import {
-  bundleProjectWorkflows,
-  createProjectWorker,
-  runUntilWithRestarts,
-  workerTuning,
-} from '../worker/worker';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem, type RunHandle } from './api';
-import { connectClient, connectionSettings, connectWorker, type ConnectionSettings } from './connection';
-import { claimDevServerRecord, findRunningDevServer } from './dev-server-state';
+import { connectClient, connectionSettings } from './connection';
 import { loadCommandConfig } from './command-setup';
 import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
-import {
-  cancelledRunLine,
-  detachedLines,
-  resumableLines,
-  RunInterrupts,
-  type RunPlace,
-} from './run-interrupts';
+import { cancelledRunLine, RunInterrupts } from './run-interrupts';
+import { openSession, type Session } from './run-session';
 import { renderLedgerTable, renderSummary } from './tree';
-import { sayWhenNoWorkerPolls } from './worker-presence';
 import { installRuntime } from '../worker/runtime';
-import { startTracing } from '../worker/tracing';
 
 /** Shipped beside the code: dist/client/run-command.js → <package>/client/demo. */
 export const DEMO_DIR = resolve(__dirname, '..', '..', 'client', 'demo');
@@ -49,164 +29,6 @@ export const DEMO_PROMPT =
   'spread over the warehouses, and which supplier is slowest. Give one short report.';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
-
-interface Session {
-  settings: ConnectionSettings;
-  uiUrl?: string;
-  /**
-   * What another terminal's command needs to reach this run besides its id: `--address …` for an embedded
-   * server no record names (the commands find a recorded one, or the address the user gave, themselves).
-   */
-  reachFlags?: string;
-  /** Where `bash` runs, when this command runs the worker itself (elsewhere, the workers there decide). */
-  sandbox(): Promise<SandboxInUse | undefined>;
-  /**
-   * While the run is followed: says once when no worker polls its task queue (workers elsewhere must, when
-   * this command runs none). Returns what stops it.
-   */
-  watchWorkers(client: Client): () => void;
-  /**
-   * The run goes on on a server given by address, with workers there: the first signal stops following it.
-   * Otherwise this command runs the worker, and the first signal cancels the run and sees it end.
-   */
-  detaches: boolean;
-  /** What becomes of a run this command leaves mid-way, and how to reach it. */
-  leftBehind(runId: string, cancelRequested: boolean): string[];
-  /** Runs `body` while this command's own worker polls, when it has one, then shuts that worker down. */
-  withWorker<T>(body: () => Promise<T>): Promise<T>;
-  /** Closes what this command opened (its worker's connection, its embedded server, its record). */
-  close(): Promise<void>;
-}
-
-interface SessionOptions {
-  configFile?: string;
-  /** Record an embedded server this command starts, as `subagents dev-server` does (`start`, kept up). */
-  recordServer: boolean;
-}
-
-/** A server given by address, or the embedded one: the recorded dev server if it runs, else a new one. */
-async function openSession(
-  config: Config,
-  env: NodeJS.ProcessEnv,
-  options: SessionOptions,
-): Promise<Session> {
-  const { configFile } = options;
-  const settings = connectionSettings(config.temporal, env);
-  if (settings.address) {
-    const address = settings.address;
-    const place = (runId: string): RunPlace => ({ ...settings, address, runId, configFile });
-    return {
-      settings,
-      uiUrl: settings.uiUrl,
-      sandbox: async () => undefined,
-      watchWorkers: (client) =>
-        sayWhenNoWorkerPolls({
-          client,
-          address,
-          namespace: settings.namespace,
-          taskQueue: settings.taskQueue,
-          configFile,
-          say,
-        }),
-      detaches: true,
-      leftBehind: (runId) => [`it keeps running on ${address}`, ...detachedLines(place(runId))],
-      withWorker: (body) => body(),
-      close: async () => undefined,
-    };
-  }
-  let server: TemporalServer | undefined;
-  let codec: RunningCodecServer | undefined;
-  let forgetServer = () => undefined as void;
-  let serverRecorded = false;
-  // Bundling the workflows takes as long as starting a server: do both at once.
-  const bundle = bundleProjectWorkflows();
-  bundle.catch(() => undefined);
-  const recorded = await findRunningDevServer(env);
-  if (recorded) {
-    say(`Using the dev server on ${recorded.address} (started by \`subagents dev-server\`).`);
-    settings.address = recorded.address;
-    settings.namespace = recorded.namespace;
-  } else {
-    // The Web UI shows large payloads through this process's codec endpoint instead of as references.
-    codec = await startEmbeddedCodecServer(config.payloads);
-    server = await startDevServer({
-      log: say,
-      namespace: settings.namespace,
-      uiCodecEndpoint: codec?.url,
-      // A Ctrl-C must not take the server down while the run it cancels still needs it.
-      ownProcessGroup: true,
-    }).catch(async (err: unknown) => {
-      await codec?.close();
-      throw err;
-    });
-    settings.address = server.address;
-    if (options.recordServer) {
-      const claim = await claimDevServerRecord(
-        {
-          address: server.address,
-          namespace: server.namespace,
-          ...(server.uiUrl && { ui_url: server.uiUrl }),
-          pid: process.pid,
-        },
-        env,
-      );
-      if (claim.recorded) {
-        forgetServer = claim.forget;
-        serverRecorded = true;
-      }
-    }
-  }
-  const address = settings.address;
-  const uiUrl = recorded?.ui_url ?? server?.uiUrl;
-  const connection = await connectWorker(settings);
-  const namespaceFlag = settings.namespace === DEFAULT_NAMESPACE ? '' : ` --namespace ${settings.namespace}`;
-  return {
-    settings,
-    uiUrl,
-    ...(server && !serverRecorded && { reachFlags: `--address ${server.address}${namespaceFlag}` }),
-    sandbox: () => describeSandbox(config.sandbox),
-    watchWorkers: () => () => undefined,
-    detaches: false,
-    leftBehind: (runId, cancelRequested) =>
-      server
-        ? [
-            `run ${runId} is lost with this command's dev server, which kept it in memory ` +
-              '(a run on `subagents dev-server` outlives the command: its SQLite file keeps it)',
-          ]
-        : resumableLines({ ...settings, address, runId, configFile }, cancelRequested),
-    withWorker: async (body) => {
-      const tracing = startTracing(config.tracing);
-      // After the bundle's progress line has ended: the MCP servers' lines follow it.
-      const workflowBundleCode = await bundle;
-      const mcp = await startWorkerMcp(config.mcp_servers, say);
-      const create = () =>
-        createProjectWorker({
-          connection,
-          namespace: settings.namespace,
-          taskQueue: settings.taskQueue,
-          workflowBundleCode,
-          admission: config.subagent_runtime,
-          runAdmission: config.lead_runtime,
-          tuning: workerTuning(config.worker),
-          say,
-          ...(tracing && { tracing }),
-        });
-      try {
-        return await runUntilWithRestarts(create, body, say);
-      } finally {
-        await tracing?.shutdown();
-        await mcp?.close();
-        await settleCoreLogs();
-      }
-    },
-    close: async () => {
-      await connection.close();
-      forgetServer();
-      await server?.stop();
-      await codec?.close();
-    },
-  };
-}
 
 export interface RunRequest {
   prompt: string;
@@ -220,6 +42,11 @@ export interface RunRequest {
    * until Ctrl-C; an embedded server this command starts is recorded as `subagents dev-server` records its own.
    */
   keepServerUp?: boolean;
+  /**
+   * Without an address: the recorded dev server's workers run the run when one polls its task queue there
+   * (`run`; `--embedded` in `values` asks for a server and a worker of this command's own instead).
+   */
+  useServerWorkers?: boolean;
 }
 
 /** The run's workspace folder, made and checked before anything starts (a bad one is a UsageError). */
@@ -264,12 +91,20 @@ type Followed = { result: LeadRunResult; cancelledBy?: NodeJS.Signals } | { deta
 /**
  * Runs one lead run to its end and prints it; the exit code: 0 when it completed, 1 when it did not. The
  * first SIGINT or SIGTERM (exit code 130 or 143) cancels a run this command's worker runs and waits for it to
- * end, or stops following a run on a server given by address (it goes on there); a second one exits at once.
+ * end, or stops following a run that other workers run (it goes on there); a second one exits at once.
  */
 export async function executeRun(request: RunRequest): Promise<number> {
   const { config, values } = request;
   const env = request.env ?? process.env;
   const json = values.json === true;
+  const settings = connectionSettings(config.temporal, env);
+  const ownServer = values.embedded === true;
+  if (ownServer && settings.address) {
+    throw new UsageError(
+      `--embedded starts a server of this command's own, but one is given (${settings.address}: --address, ` +
+        'temporal.address, TEMPORAL_ADDRESS or a Temporal profile); give one or the other',
+    );
+  }
   const runId = newRunId();
   const workspace = runWorkspace(config, values, runId);
   if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
@@ -287,9 +122,12 @@ export async function executeRun(request: RunRequest): Promise<number> {
   };
   interrupts.during((signal) => say(`${signal}: stopping before the run starts`));
   try {
-    const session = await openSession(config, env, {
+    const session = await openSession(config, settings, env, {
+      runId,
       configFile: stringFlag(values, 'config'),
       recordServer: request.keepServerUp === true,
+      useServerWorkers: request.useServerWorkers === true,
+      ownServer,
     });
     try {
       if (interrupts.signal) return stoppedEarly(interrupts.signal);
@@ -369,7 +207,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
 
 /**
  * Follows the run with `follow` until it ends. Meanwhile the first signal cancels it (this command's worker
- * runs it and sees it end) or, on a server given by address, stops following it; a second one exits at once,
+ * runs it and sees it end) or, when other workers run it, stops following it; a second one exits at once,
  * saying where the run stays.
  */
 async function followRun(
@@ -408,14 +246,19 @@ async function followRun(
 }
 
 export async function runCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(args, { ...RUN_FLAGS, ...PROMPT_FLAGS });
+  // --embedded: a dev server and a worker of this command's own, even when `subagents dev-server` runs.
+  const { values, positionals } = parseFlags(args, {
+    ...RUN_FLAGS,
+    ...PROMPT_FLAGS,
+    embedded: { type: 'boolean' },
+  });
   const config = loadCommandConfig(values);
   const prompt = await resolvePrompt({
     positionals,
     promptFile: stringFlag(values, 'prompt-file'),
     stdin: process.stdin,
   });
-  return executeRun({ prompt, config, values });
+  return executeRun({ prompt, config, values, useServerWorkers: true });
 }
 
 /** The offline demo: three subagents in parallel on a copy of the sample workspace, then a combined answer. */

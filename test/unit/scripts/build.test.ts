@@ -1,0 +1,109 @@
+/**
+ * scripts/build.mjs (`npm run build`) on a project of two modules of its own, with the real tsc and
+ * prune-dist: it says what the first build does before it starts, skips a build whose inputs have not changed,
+ * builds a changed JSON module again, and takes no failed build's dist/ for an up-to-date one.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { tempDir } from '../../../bench/support/subagent-input';
+
+const ROOT = join(__dirname, '..', '..', '..', '..');
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'Node16',
+    moduleResolution: 'Node16',
+    rootDir: '.',
+    outDir: 'dist',
+    strict: true,
+    resolveJsonModule: true,
+    skipLibCheck: true,
+    incremental: true,
+    tsBuildInfoFile: 'dist/.tsbuildinfo',
+    types: ['node'],
+  },
+  include: ['src', 'worker'],
+};
+
+const GOOD_MODULE = "import data from './data.json';\nexport const count: number = data.count;\n";
+
+/** A project laid out as this one is: the build script, prune-dist, the packages, two modules. */
+function scratchProject(): string {
+  const dir = tempDir('build-script');
+  for (const folder of ['scripts', 'worker', 'src']) mkdirSync(join(dir, folder));
+  copyFileSync(join(ROOT, 'scripts', 'build.mjs'), join(dir, 'scripts', 'build.mjs'));
+  copyFileSync(join(ROOT, 'worker', 'prune-dist.ts'), join(dir, 'worker', 'prune-dist.ts'));
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
+  writeFileSync(join(dir, 'src', 'data.json'), '{ "count": 1 }\n');
+  writeFileSync(join(dir, 'src', 'count.ts'), GOOD_MODULE);
+  writeFileSync(join(dir, 'src', 'extra.ts'), 'export const extra = 1;\n');
+  return dir;
+}
+
+function build(dir: string) {
+  const run = spawnSync(process.execPath, [join(dir, 'scripts', 'build.mjs')], {
+    cwd: dir,
+    encoding: 'utf8',
+    // Plain lines, as in CI and logs.
+    env: { ...process.env, CI: '1' },
+  });
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+describe('scripts/build.mjs', () => {
+  const dir = scratchProject();
+  const dist = (...path: string[]) => join(dir, 'dist', ...path);
+
+  it('says what the first build does before it starts, and how long it took', () => {
+    const first = build(dir);
+    expect(first).toMatchObject({ code: 0, stdout: '' });
+    const lines = first.stderr.trim().split('\n');
+    expect(lines[0]).toMatch(/^Building TypeScript into dist\/ \(the first build: .+\)…$/);
+    expect(lines[lines.length - 1]).toMatch(
+      /^Built TypeScript in \d+(\.\d)? s$|^Built TypeScript in \d+ min/,
+    );
+    expect(readFileSync(dist('src', 'count.js'), 'utf8')).toContain('.default.count');
+  });
+
+  it('does nothing, and says nothing, when no input changed', () => {
+    const before = statSync(dist('.tsbuildinfo')).mtimeMs;
+    expect(build(dir)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(statSync(dist('.tsbuildinfo')).mtimeMs).toBe(before);
+  });
+
+  it('builds again when a JSON module changed, and prunes the output of a deleted source', () => {
+    writeFileSync(join(dir, 'src', 'data.json'), '{ "count": 2 }\n');
+    const extra = join(dir, 'src', 'extra.ts');
+    rmSync(extra);
+    const again = build(dir);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(readFileSync(dist('src', 'data.json'), 'utf8'))).toEqual({ count: 2 });
+    expect(existsSync(dist('src', 'extra.js'))).toBe(false);
+  });
+
+  it('a type error fails the build with tsc’s diagnostics, and its dist/ is not taken as up to date', () => {
+    const source = join(dir, 'src', 'count.ts');
+    writeFileSync(source, "export const count: number = 'many';\n");
+    const failed = build(dir);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stdout).toContain('error TS2322');
+    expect(failed.stderr).toMatch(/^TypeScript build failed after .+ \(tsc exited \d+\)$/m);
+    // tsc wrote the broken module all the same: back to the last good source, it is built again.
+    expect(readFileSync(dist('src', 'count.js'), 'utf8')).toContain('many');
+    writeFileSync(source, GOOD_MODULE);
+    expect(build(dir).code).toBe(0);
+    expect(readFileSync(dist('src', 'count.js'), 'utf8')).not.toContain('many');
+  });
+});
