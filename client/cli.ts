@@ -25,9 +25,10 @@ import { stepsCommand } from './steps-command';
 const USAGE = `Usage: subagents <command> [options]
 
 Commands:
-  run "<prompt>"            run a lead agent on the prompt; embedded by default (a dev server and a worker
-                            in this process, or the one \`subagents dev-server\` runs); with --address, on
-                            that server and the workers already polling it
+  run "<prompt>"            run a lead agent on the prompt: with --address, on that server by the workers
+                            polling it; else by the workers of the server \`subagents dev-server\` runs
+                            (a worker of this process there when none polls); else embedded (a dev server
+                            and a worker in this process; --embedded: always)
   run --prompt-file FILE    the same, the prompt read from a UTF-8 file (at most 10 MB)
   run -                     the same, the prompt read from stdin (also when no prompt is given and stdin
                             is not a terminal: \`cat task.md | subagents run\`)
