@@ -67,7 +67,7 @@ it('--json: a model without its key and a server that does not answer, each with
   const report = JSON.parse(stdout) as { ok: boolean; checks: DoctorCheck[] };
   expect(report.ok).toBe(false);
   const byName = Object.fromEntries(report.checks.map((check) => [check.name, check]));
-  expect(Object.keys(byName)).toEqual(['Node.js', 'Temporal CLI', 'Sandbox', 'Models', 'Server']);
+  expect(Object.keys(byName)).toEqual(['Node.js', 'Temporal CLI', 'Sandbox', 'Models', 'Server', 'Workers']);
   // With a server given, the CLI is not needed.
   expect(byName['Temporal CLI'].status).toBe('note');
   expect(byName.Models).toMatchObject({
@@ -83,5 +83,10 @@ it('--json: a model without its key and a server that does not answer, each with
   );
   expect(byName.Server.fix).toBe(
     'start that server, or unset TEMPORAL_ADDRESS to use the embedded dev server',
+  );
+  // Which workers poll is a question for a server that answers: a note, not a second failure.
+  expect(byName.Workers.status).toBe('note');
+  expect(byName.Workers.lines[0]).toMatch(
+    new RegExp(`^could not ask ${closed} about task queue "durable-subagents": `),
   );
 });
