@@ -150,7 +150,14 @@ function withAbsolutePaths(config: Config, base: string): Config {
       root,
       sample_dir: absolute(config.workspace.sample_dir),
     }),
-    payloads: withoutUndefined({ ...config.payloads, path: absolute(config.payloads.path) }),
+    payloads: withoutUndefined({
+      ...config.payloads,
+      path: absolute(config.payloads.path),
+      encryption: withoutUndefined({
+        ...config.payloads.encryption,
+        key_file: absolute(config.payloads.encryption.key_file),
+      }),
+    }),
     tracing: withoutUndefined({ ...config.tracing, file: absolute(config.tracing.file) }),
     ...(config.extensions_config !== undefined && {
       extensions_config: resolve(base, config.extensions_config),

@@ -1,13 +1,13 @@
 /**
- * The `payloads:` section: where payloads too large for workflow history go (the claim-check codec), and the
- * codec endpoint that lets the Web UI show them decoded.
+ * The `payloads:` section: the keys that encrypt every payload (the encryption codec), where payloads too large
+ * for workflow history go (the claim-check codec), and the codec endpoint that lets the Web UI show them decoded.
  *
  * Pure: no Node APIs. The default local directory (under the cache folder) and `SUBAGENTS_PAYLOAD_DIR` are
  * resolved where the store is opened (worker/payloads/store.ts); relative paths in worker/config.ts.
  */
 import { z } from 'zod';
 import { withoutUndefined } from '../records';
-import { bool, envReferenceName, httpUrl, listOf, oneOf, section, wholeNumber } from './fields';
+import { bool, envReferenceName, httpUrl, listOf, oneOf, seconds, section, wholeNumber } from './fields';
 
 const PAYLOAD_STORES = ['local', 's3'] as const;
 export type PayloadStoreKind = (typeof PAYLOAD_STORES)[number];
@@ -46,6 +46,26 @@ export interface CodecServerSettings {
   allowed_origins: string[];
 }
 
+/** The environment variable read for encryption keys unless `payloads.encryption.key_env` names another. */
+export const DEFAULT_ENCRYPTION_KEY_ENV = 'SUBAGENTS_ENCRYPTION_KEY';
+const DEFAULT_KEY_COMMAND_TIMEOUT_SECONDS = 10;
+
+/**
+ * Where this process finds its encryption keys. Every source that is set adds keys; the first key found
+ * (environment, then file, then command) encrypts new payloads, and every key decrypts. No key anywhere:
+ * payloads are not encrypted.
+ */
+export interface EncryptionSettings {
+  /** The environment variable holding keys (default SUBAGENTS_ENCRYPTION_KEY). */
+  key_env: string;
+  /** A file holding keys, one entry a line (`#` starts a comment). */
+  key_file?: string;
+  /** A shell command that prints keys (a KMS or secret-manager client), run once per process. */
+  key_command?: string;
+  /** How long the command may take. */
+  key_command_timeout_seconds: number;
+}
+
 export interface PayloadSettings {
   /** A payload whose encoded size passes this goes to the store; history keeps a reference. */
   threshold_bytes: number;
@@ -54,6 +74,7 @@ export interface PayloadSettings {
   path?: string;
   s3?: S3PayloadSettings;
   codec_server: CodecServerSettings;
+  encryption: EncryptionSettings;
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -124,6 +145,20 @@ const codecServer = section('payloads.codec_server', {
   allowed_origins: listOf(origin, 'origins').default([]),
 });
 
+const encryption = section('payloads.encryption', {
+  key_env: envName.default(DEFAULT_ENCRYPTION_KEY_ENV),
+  key_file: z
+    .string({ error: 'is not text (a file of keys)' })
+    .min(1, { error: 'is empty (write a file of keys)' })
+    .optional(),
+  key_command: z
+    .string({ error: 'is not text (a shell command that prints keys)' })
+    .trim()
+    .min(1, { error: 'is empty (write a shell command that prints keys)' })
+    .optional(),
+  key_command_timeout_seconds: seconds.default(DEFAULT_KEY_COMMAND_TIMEOUT_SECONDS),
+}).transform((settings): EncryptionSettings => withoutUndefined(settings));
+
 /** The `payloads:` section's schema; index.ts lists it among the sections it reads. */
 export const payloadsSection = section('payloads', {
   threshold_bytes: wholeNumber(MIN_PAYLOAD_THRESHOLD_BYTES, MAX_PAYLOAD_THRESHOLD_BYTES).default(
@@ -136,6 +171,7 @@ export const payloadsSection = section('payloads', {
     .optional(),
   s3: s3.optional(),
   codec_server: codecServer.prefault({}),
+  encryption: encryption.prefault({}),
 })
   .superRefine((settings, ctx) => {
     if (settings.store === 's3' && settings.s3 === undefined) {
@@ -164,7 +200,10 @@ export const payloadsSection = section('payloads', {
   .transform((settings): PayloadSettings => withoutUndefined(settings))
   .prefault({});
 
-/** Every default: a local store under the cache folder, 16 KiB threshold, the codec endpoint on. */
+/**
+ * Every default: a local store under the cache folder, 16 KiB threshold, the codec endpoint on, keys from
+ * SUBAGENTS_ENCRYPTION_KEY.
+ */
 export function defaultPayloadSettings(): PayloadSettings {
   return payloadsSection.parse(undefined);
 }

@@ -14,6 +14,7 @@
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contracts/config/payloads';
+import { describeContext } from './payload-context';
 import { blobKey, isBlobKey, type BlobStore } from './store';
 
 const ProtoPayload = temporal.api.common.v1.Payload;
@@ -160,10 +161,4 @@ function encodedSizeBound(payload: Payload): number {
     size += 18 + Buffer.byteLength(key) + (value?.length ?? 0);
   }
   return size;
-}
-
-function describeContext(context: SerializationContext): string {
-  return context.type === 'workflow'
-    ? `workflow ${context.workflowId}`
-    : `activity ${context.activityId ?? '(no id)'} of workflow ${context.workflowId ?? '(unknown)'}`;
 }

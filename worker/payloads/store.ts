@@ -4,7 +4,8 @@
  * so writing the same bytes twice stores them once and a reader can check what it got.
  *
  * One store per process: the worker or client bootstrap calls `configurePayloads(config.payloads)` once;
- * the codec and the activities reach it through `payloadStore()`.
+ * the activities reach it through `payloadStore()` (encrypted at rest when the process holds encryption
+ * keys), the claim-check codec through `plainPayloadStore()` (its payloads are encrypted already).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
@@ -16,6 +17,9 @@ import {
   type S3PayloadSettings,
 } from '../../contracts/config/payloads';
 import { cacheRoot } from '../temporal-cli';
+import { EncryptedBlobStore } from './encrypted-store';
+import { PayloadKeyring } from './encryption-codec';
+import { processEncryptionKeys } from './encryption-keys';
 
 export interface BlobStore {
   /** Stores `bytes` under `key` (their sha256); a key that is already there is left as is. */
@@ -246,11 +250,13 @@ export function openBlobStore(settings: PayloadSettings, env: NodeJS.ProcessEnv 
 
 let processSettings: PayloadSettings = defaultPayloadSettings();
 let processStore: BlobStore | undefined;
+let processEncryptedStore: BlobStore | undefined;
 
 /** Sets this process's payload settings (bootstrap, once, after reading the config). */
 export function configurePayloads(settings: PayloadSettings): void {
   processSettings = settings;
   processStore = undefined;
+  processEncryptedStore = undefined;
 }
 
 /** This process's payload settings: what `configurePayloads` set, else the defaults. */
@@ -258,8 +264,23 @@ export function payloadSettings(): PayloadSettings {
   return processSettings;
 }
 
-/** This process's blob store (the local default until `configurePayloads` says otherwise). */
-export function payloadStore(): BlobStore {
+/** This process's blob store as it is (the local default until `configurePayloads` says otherwise). */
+export function plainPayloadStore(): BlobStore {
   processStore ??= openBlobStore(processSettings);
   return processStore;
+}
+
+/**
+ * This process's blob store for what is stored without the codecs (transcripts, tool specs, checkpoints):
+ * blobs encrypted at rest under the newest key when the process holds keys, the plain store when not.
+ */
+export function payloadStore(): BlobStore {
+  if (processEncryptedStore === undefined) {
+    const keyring = new PayloadKeyring(processEncryptionKeys(processSettings.encryption));
+    processEncryptedStore =
+      keyring.keyId === undefined
+        ? plainPayloadStore()
+        : new EncryptedBlobStore(plainPayloadStore(), keyring);
+  }
+  return processEncryptedStore;
 }

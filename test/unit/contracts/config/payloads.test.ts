@@ -14,6 +14,7 @@ describe('the payloads: section', () => {
       threshold_bytes: 16384,
       store: 'local',
       codec_server: { enabled: true, allowed_origins: [] },
+      encryption: { key_env: 'SUBAGENTS_ENCRYPTION_KEY', key_command_timeout_seconds: 10 },
     });
     expect(defaultPayloadSettings()).toEqual(defaultConfig().payloads);
   });
@@ -46,6 +47,7 @@ describe('the payloads: section', () => {
         force_path_style: true,
       },
       codec_server: { enabled: true, port: 8099, allowed_origins: ['https://temporal.example.com'] },
+      encryption: { key_env: 'SUBAGENTS_ENCRYPTION_KEY', key_command_timeout_seconds: 10 },
     });
     const aws = parseConfig({ payloads: { store: 's3', s3: { bucket: 'agent-runs', region: 'eu-west-1' } } });
     expect(aws.config.payloads.s3).toEqual({
@@ -80,7 +82,7 @@ describe('the payloads: section', () => {
 
   it('refuses unknown keys, naming the accepted ones', () => {
     expect(problemsOf({ treshold_bytes: 20000 })).toEqual([
-      'payloads.treshold_bytes: unknown key (accepted: threshold_bytes, store, path, s3, codec_server)',
+      'payloads.treshold_bytes: unknown key (accepted: threshold_bytes, store, path, s3, codec_server, encryption)',
     ]);
     expect(problemsOf({ s3: { bucket: 'runs', secret: 'x' } })[0]).toMatch(
       /^payloads\.s3\.secret: unknown key \(accepted: endpoint, bucket, region, prefix, access_key_id_env, /,
