@@ -3,7 +3,7 @@
  * UI this process did not start (a cluster's, Temporal Cloud's, or `temporal server start-dev`).
  */
 import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config/payloads';
-import { startCodecServer } from '../worker/payloads/codec-server';
+import { codecHttpOptions, startCodecServer } from '../worker/payloads/codec-server';
 import { projectCodec } from '../worker/payloads/data-converter';
 import { payloadStore } from '../worker/payloads/store';
 import { untilShutdownRequested } from '../worker/shutdown';
@@ -22,6 +22,23 @@ function uiOrigin(uiUrl: string | undefined): string[] {
   }
 }
 
+/** Who may call the endpoint and what it serves, so a refused UI page or a 401 is no surprise. */
+function accessLine(
+  origins: readonly string[],
+  encode: boolean,
+  tokenSource: string | undefined,
+  tokenEnv: string,
+): string {
+  const pages = origins.length
+    ? origins.join(', ')
+    : 'none (payloads.codec_server.allowed_origins or temporal.ui_url add one)';
+  const token = tokenSource ? `required (${tokenSource})` : `none ($${tokenEnv} is unset)`;
+  return (
+    `Web UI pages allowed: ${pages}; /encode ${encode ? 'on' : 'off (payloads.codec_server.allow_encode)'}; ` +
+    `bearer token: ${token}.`
+  );
+}
+
 export async function codecServerCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, { port: { type: 'string' } }, 'codec-server');
   if (positionals.length > 0)
@@ -29,16 +46,21 @@ export async function codecServerCommand(args: string[]): Promise<number> {
   const config = loadCommandConfig(values);
   const port =
     integerFlag(values, 'port', 1, 65535) ?? config.payloads.codec_server.port ?? DEFAULT_CODEC_SERVER_PORT;
+  const codecSettings = config.payloads.codec_server;
+  const http = codecHttpOptions(codecSettings);
+  const allowedOrigins = [...codecSettings.allowed_origins, ...uiOrigin(config.temporal.ui_url)];
   const server = await startCodecServer({
     codec: projectCodec(),
     port,
-    allowedOrigins: [...config.payloads.codec_server.allowed_origins, ...uiOrigin(config.temporal.ui_url)],
+    ...http,
+    allowedOrigins,
   });
   try {
     say(
       `Codec endpoint ${server.url} over the ${payloadStore().description} (Ctrl-C to stop). ` +
         `Give it to the Web UI (its codec server setting, or --ui-codec-endpoint) and the CLI (--codec-endpoint).`,
     );
+    say(accessLine(allowedOrigins, http.allowEncode === true, http.tokenSource, codecSettings.token_env));
     process.stdout.write(`${JSON.stringify({ codec_endpoint: server.url })}\n`);
     await untilShutdownRequested(say);
     return 0;

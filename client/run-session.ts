@@ -322,7 +322,7 @@ async function embeddedSession(
   const server: TemporalServer = await startDevServer({
     log: say,
     namespace: given.namespace,
-    uiCodecEndpoint: codec?.url,
+    uiCodec: codec,
     // A Ctrl-C must not take the server down while the run it cancels still needs it.
     ownProcessGroup: true,
   }).catch(async (err: unknown) => {

@@ -77,7 +77,7 @@ export async function devServerCommand(args: string[]): Promise<number> {
       port: integerFlag(values, 'port', 1, 65535),
       uiPort: integerFlag(values, 'ui-port', 1, 65535),
       dbFilename,
-      uiCodecEndpoint: codec?.url,
+      uiCodec: codec,
       log: say,
       ownProcessGroup: true,
     });

@@ -38,8 +38,12 @@ export interface DevServerOptions {
   uiPort?: number;
   /** Run without the Web UI. */
   headless?: boolean;
-  /** A remote codec endpoint the Web UI decodes payloads with (worker/payloads/codec-server.ts). */
-  uiCodecEndpoint?: string;
+  /**
+   * The codec endpoint the Web UI decodes payloads with (worker/payloads/codec-server.ts), given to the UI as
+   * `--ui-codec-endpoint`. It answers no page it was not told of, so it is told the UI's origins before the
+   * UI starts.
+   */
+  uiCodec?: UiCodecEndpoint;
   /**
    * SQLite file: the server's state survives a restart on the same file. In memory when omitted. One server a
    * file: a file another live server uses is refused (DbLockedError, worker/dev-server-lock.ts).
@@ -66,6 +70,24 @@ export interface DevServerOptions {
    * leaves such a server running.
    */
   ownProcessGroup?: boolean;
+}
+
+/** What the dev server needs of a codec endpoint: its URL, and to let the Web UI's pages call it. */
+export interface UiCodecEndpoint {
+  url: string;
+  allowOrigins(origins: readonly string[]): void;
+}
+
+/** The origins of the Web UI's pages on `uiPort`, as a browser names them (both loopback spellings). */
+export function webUiOrigins(uiPort: number): string[] {
+  return [`http://${LOOPBACK}:${uiPort}`, `http://localhost:${uiPort}`];
+}
+
+/** The codec endpoint for a UI on `uiPort`, once it may answer the UI's pages; none when headless. */
+function codecForUi(options: DevServerOptions, uiPort: number | undefined): string | undefined {
+  if (uiPort === undefined || options.uiCodec === undefined) return undefined;
+  options.uiCodec.allowOrigins(webUiOrigins(uiPort));
+  return options.uiCodec.url;
 }
 
 export interface TemporalServer {
@@ -287,7 +309,7 @@ async function startCliServer(
   ];
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-ip', LOOPBACK, '--ui-port', String(uiPort));
-  const uiCodecEndpoint = uiPort === undefined ? undefined : options.uiCodecEndpoint;
+  const uiCodecEndpoint = codecForUi(options, uiPort);
   if (uiCodecEndpoint) args.push('--ui-codec-endpoint', uiCodecEndpoint);
   if (options.dbFilename) {
     args.push('--db-filename', options.dbFilename);
@@ -399,7 +421,7 @@ async function startWithSdkDownload(options: DevServerOptions, tried: string[]):
   const port = options.port ?? (await freePort());
   const uiPort = options.headless ? undefined : (options.uiPort ?? (await freePort()));
   const searchAttributes = Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => `${name}=${type}`);
-  const uiCodecEndpoint = uiPort === undefined ? undefined : options.uiCodecEndpoint;
+  const uiCodecEndpoint = codecForUi(options, uiPort);
   const codecArgs = uiCodecEndpoint ? ['--ui-codec-endpoint', uiCodecEndpoint] : [];
   const dynamicConfigArgs = Object.entries({ ...PROJECT_DYNAMIC_CONFIG, ...options.dynamicConfig }).flatMap(
     ([key, value]) => ['--dynamic-config-value', `${key}=${JSON.stringify(value)}`],

@@ -20,6 +20,9 @@ const MAX_PAYLOAD_THRESHOLD_BYTES = 2 * 1024 * 1024;
 
 /** The port `subagents codec-server` listens on when neither --port nor codec_server.port says otherwise. */
 export const DEFAULT_CODEC_SERVER_PORT = 8081;
+/** Where the codec endpoint's bearer token is read from unless codec_server.token_env names another variable. */
+export const DEFAULT_CODEC_TOKEN_ENV = 'SUBAGENTS_CODEC_TOKEN';
+const MIB = 1024 * 1024;
 const DEFAULT_S3_PREFIX = 'durable-subagents/payloads/';
 const DEFAULT_S3_REGION = 'us-east-1';
 
@@ -42,8 +45,20 @@ export interface CodecServerSettings {
   enabled: boolean;
   /** Its port; absent → a free port for the embedded one, 8081 for `subagents codec-server`. */
   port?: number;
-  /** Browser origins besides loopback ones (any port) that may call it, e.g. a shared Web UI; `*` = any. */
+  /**
+   * Browser origins that may call it, e.g. a shared Web UI; `*` = any. The embedded dev server's own UI and
+   * `temporal.ui_url` are added where the endpoint starts; no other page may, loopback ones included.
+   */
   allowed_origins: string[];
+  /** Serve `POST …/encode` (the Web UI calls it to start a workflow or send a signal with input). */
+  allow_encode: boolean;
+  /** The environment variable whose value, when set, every caller must send as `Authorization: Bearer …`. */
+  token_env: string;
+  /** Bytes one client (remote address) may send to `/encode` per window. */
+  max_encode_bytes_per_client: number;
+  /** Bytes all clients together may send to `/encode` per window. */
+  max_encode_bytes: number;
+  encode_window_seconds: number;
 }
 
 /** The environment variable read for encryption keys unless `payloads.encryption.key_env` names another. */
@@ -143,6 +158,11 @@ const codecServer = section('payloads.codec_server', {
   enabled: bool.default(true),
   port: wholeNumber(1, 65535).optional(),
   allowed_origins: listOf(origin, 'origins').default([]),
+  allow_encode: bool.default(false),
+  token_env: envName.default(DEFAULT_CODEC_TOKEN_ENV),
+  max_encode_bytes_per_client: wholeNumber(1024).default(64 * MIB),
+  max_encode_bytes: wholeNumber(1024).default(256 * MIB),
+  encode_window_seconds: wholeNumber(1, 7 * 24 * 3600).default(3600),
 });
 
 const encryption = section('payloads.encryption', {

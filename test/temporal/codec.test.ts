@@ -1,7 +1,8 @@
 /**
  * The claim-check codec on the real server: a workflow whose argument and result are larger than the threshold
  * leaves only small references in history, a client with the codec reads the real values, and the codec
- * endpoint the Web UI calls turns a reference from that history back into the original JSON.
+ * endpoint the Web UI calls turns a reference from that history back into the original JSON; the embedded
+ * dev server's Web UI may call that endpoint, and no other page.
  */
 import { execFile } from 'node:child_process';
 import { renameSync } from 'node:fs';
@@ -9,10 +10,11 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { CLAIM_CHECK_ENCODING } from '../../worker/payloads/claim-check-codec';
-import { startCodecServer } from '../../worker/payloads/codec-server';
+import { startCodecServer, startEmbeddedCodecServer } from '../../worker/payloads/codec-server';
 import { projectCodec } from '../../worker/payloads/data-converter';
-import { payloadStore, type LocalDirBlobStore } from '../../worker/payloads/store';
+import { payloadSettings, payloadStore, type LocalDirBlobStore } from '../../worker/payloads/store';
 import { findTemporalCli } from '../../worker/temporal-cli';
+import { startDevServer } from '../../worker/temporal-server';
 import {
   connectClient,
   testAddress,
@@ -59,7 +61,11 @@ it('keeps a large argument and result out of history, and decodes them for clien
   const large = Array.from({ length: 1000 }, (_, i) => `line ${i}: the quick brown fox`).join('\n');
   const { client, close } = await connectClient();
   const plainConnection = await Connection.connect({ address: testAddress() });
-  const codecServer = await startCodecServer({ codec: projectCodec() });
+  // As `subagents codec-server` serves a UI of `temporal server start-dev` listed in allowed_origins.
+  const codecServer = await startCodecServer({
+    codec: projectCodec(),
+    allowedOrigins: ['http://127.0.0.1:8233', 'http://localhost:8233'],
+  });
   try {
     const result = await withWorker({ taskQueue, workflowsPath, activities }, () =>
       client.workflow.execute(echo, { taskQueue, workflowId, args: [large] }),
@@ -180,5 +186,72 @@ it('fails the workflow task on a missing blob with a message naming it, and goes
     expect(result).toBe(`Hello, ${large}!`);
   } finally {
     await close();
+  }
+});
+
+it('lets the embedded dev server’s Web UI decode through its codec endpoint, and no other page', async () => {
+  const codec = await startEmbeddedCodecServer(payloadSettings());
+  if (codec === undefined) throw new Error('the codec endpoint is on by default');
+  const lines: string[] = [];
+  const server = await startDevServer({ uiCodec: codec, log: (line) => lines.push(line) }).catch(
+    async (err: unknown) => {
+      await codec.close();
+      throw err;
+    },
+  );
+  try {
+    expect(server.uiCodecEndpoint).toBe(codec.url);
+    expect(lines.join('\n')).toContain(`(payloads decoded by ${codec.url})`);
+    expect(codec.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // The UI was started with the endpoint: its settings, which its pages read, name it.
+    const settings = (await (await fetch(`${server.uiUrl}/api/v1/settings`)).json()) as {
+      Codec?: { Endpoint?: string };
+    };
+    expect(settings.Codec?.Endpoint).toBe(codec.url);
+
+    const uiPort = Number(new URL(server.uiUrl ?? '').port);
+    const reference = {
+      metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+      data: Buffer.from(JSON.stringify('hello')).toString('base64'),
+    };
+    const call = (origin: string, method: 'OPTIONS' | 'POST', action = 'decode') =>
+      fetch(`${codec.url}/${action}`, {
+        method,
+        headers: {
+          Origin: origin,
+          ...(method === 'OPTIONS'
+            ? {
+                'Access-Control-Request-Method': 'POST',
+                'Access-Control-Request-Headers': 'content-type,x-namespace',
+              }
+            : { 'Content-Type': 'application/json', 'X-Namespace': server.namespace }),
+        },
+        ...(method === 'POST' ? { body: JSON.stringify({ payloads: [reference] }) } : {}),
+      });
+    // The UI's own pages, by either loopback name.
+    for (const origin of [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`]) {
+      const preflight = await call(origin, 'OPTIONS');
+      expect([origin, preflight.status]).toEqual([origin, 204]);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(origin);
+      const decoded = await call(origin, 'POST');
+      expect([origin, decoded.status]).toEqual([origin, 200]);
+      expect(decoded.headers.get('access-control-allow-origin')).toBe(origin);
+      expect(((await decoded.json()) as { payloads: unknown[] }).payloads).toEqual([reference]);
+    }
+    // Any other page: another local app, a name that merely starts like a loopback address.
+    for (const origin of [
+      `http://127.0.0.1:${uiPort === 65535 ? 65534 : uiPort + 1}`,
+      `http://127.0.0.1.nip.io:${uiPort}`,
+      'http://127.attacker.example',
+    ]) {
+      const preflight = await call(origin, 'OPTIONS');
+      expect([origin, preflight.status]).toEqual([origin, 403]);
+      expect(preflight.headers.get('access-control-allow-origin')).toBeNull();
+    }
+    // Writing is off unless asked for, even for the UI's own pages.
+    expect((await call(`http://127.0.0.1:${uiPort}`, 'POST', 'encode')).status).toBe(403);
+  } finally {
+    await server.stop();
+    await codec.close();
   }
 });

@@ -8,12 +8,23 @@ import { configProblems } from '../../../support/config-problems';
 
 const problemsOf = (payloads: unknown): string[] => configProblems({ payloads });
 
+/** The codec endpoint's defaults: no page allowed until listed, /encode off, bounded when on. */
+const CODEC_SERVER_DEFAULTS = {
+  enabled: true,
+  allowed_origins: [],
+  allow_encode: false,
+  token_env: 'SUBAGENTS_CODEC_TOKEN',
+  max_encode_bytes_per_client: 64 * 1024 * 1024,
+  max_encode_bytes: 256 * 1024 * 1024,
+  encode_window_seconds: 3600,
+};
+
 describe('the payloads: section', () => {
-  it('defaults to a local store, a 16 KiB threshold and the codec endpoint on', () => {
+  it('defaults to a local store, a 16 KiB threshold and the codec endpoint on, trusting no page, /encode off', () => {
     expect(defaultConfig().payloads).toEqual({
       threshold_bytes: 16384,
       store: 'local',
-      codec_server: { enabled: true, allowed_origins: [] },
+      codec_server: CODEC_SERVER_DEFAULTS,
       encryption: { key_env: 'SUBAGENTS_ENCRYPTION_KEY', key_command_timeout_seconds: 10 },
     });
     expect(defaultPayloadSettings()).toEqual(defaultConfig().payloads);
@@ -46,7 +57,11 @@ describe('the payloads: section', () => {
         secret_access_key_env: 'RUNS_SECRET',
         force_path_style: true,
       },
-      codec_server: { enabled: true, port: 8099, allowed_origins: ['https://temporal.example.com'] },
+      codec_server: {
+        ...CODEC_SERVER_DEFAULTS,
+        port: 8099,
+        allowed_origins: ['https://temporal.example.com'],
+      },
       encryption: { key_env: 'SUBAGENTS_ENCRYPTION_KEY', key_command_timeout_seconds: 10 },
     });
     const aws = parseConfig({ payloads: { store: 's3', s3: { bucket: 'agent-runs', region: 'eu-west-1' } } });
@@ -78,6 +93,50 @@ describe('the payloads: section', () => {
     expect(problemsOf({ store: 's3', s3: { bucket: 'runs', access_key_id_env: 'not a name' } })).toEqual([
       'payloads.s3.access_key_id_env: "not a name" is not the name of an environment variable (e.g. AWS_ACCESS_KEY_ID)',
     ]);
+  });
+
+  it('reads who may call the codec endpoint, whether it encodes, its token variable and its bounds', () => {
+    const { config } = parseConfig({
+      payloads: {
+        codec_server: {
+          allowed_origins: ['https://temporal.example.com', 'http://localhost:8233'],
+          allow_encode: true,
+          token_env: '$UI_CODEC_TOKEN',
+          max_encode_bytes_per_client: 1048576,
+          max_encode_bytes: 4194304,
+          encode_window_seconds: 600,
+        },
+      },
+    });
+    expect(config.payloads.codec_server).toEqual({
+      enabled: true,
+      allowed_origins: ['https://temporal.example.com', 'http://localhost:8233'],
+      allow_encode: true,
+      token_env: 'UI_CODEC_TOKEN',
+      max_encode_bytes_per_client: 1048576,
+      max_encode_bytes: 4194304,
+      encode_window_seconds: 600,
+    });
+    expect(
+      problemsOf({
+        codec_server: {
+          allow_encode: 'yes',
+          token_env: 'my token',
+          max_encode_bytes_per_client: 10,
+          max_encode_bytes: -1,
+          encode_window_seconds: 0,
+        },
+      }),
+    ).toEqual([
+      'payloads.codec_server.allow_encode: "yes" is not true or false',
+      'payloads.codec_server.token_env: "my token" is not the name of an environment variable (e.g. AWS_ACCESS_KEY_ID)',
+      'payloads.codec_server.max_encode_bytes_per_client: 10 is out of range (1024 or more)',
+      'payloads.codec_server.max_encode_bytes: -1 is out of range (1024 or more)',
+      'payloads.codec_server.encode_window_seconds: 0 is out of range (1–604800)',
+    ]);
+    expect(problemsOf({ codec_server: { token: 'abc' } })[0]).toMatch(
+      /^payloads\.codec_server\.token: unknown key \(accepted: enabled, port, allowed_origins, allow_encode, token_env, /,
+    );
   });
 
   it('refuses unknown keys, naming the accepted ones', () => {
