@@ -31,7 +31,7 @@ async function checks(criteria: string[], answer = 'Done. total: 42') {
 
 describe('checkAcceptance', () => {
   it('decides a pattern that backtracks exponentially within a second, the worker serving other work', async () => {
-    // On JavaScript's RegExp `(a+)+b` over 25 characters pins the thread for seconds (16 s at 26, minutes at
+    // On JavaScript's RegExp `(a+)+b` over 28 characters pins the thread for many seconds (minutes at
     // 32): no timer, heartbeat or other activity runs meanwhile.
     const started = performance.now();
     let timerFiredAt: number | undefined;
@@ -41,7 +41,7 @@ describe('checkAcceptance', () => {
         resolve();
       }, 20),
     );
-    const answers = ['a'.repeat(25), 'a'.repeat(25) + 'b'];
+    const answers = ['a'.repeat(28), 'a'.repeat(28) + 'b'];
     const verdicts = await Promise.all(
       answers.map((answer) =>
         checkAcceptance({ criteria: ['matches: (a+)+b'], answer, workspace: fx.workspace }),
