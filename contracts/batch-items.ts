@@ -13,11 +13,13 @@
  *
  *   contains: <text>                 the final answer contains <text> (case-sensitive, as written)
  *   not_contains: <text>             the final answer does not contain <text>
- *   matches: <regex>                 the final answer matches the JavaScript RegExp source <regex>, with
- *                                    no flags: anywhere in the answer, ^ and $ are the start and end of the
- *                                    whole answer (not of a line), case-sensitive unless the regex says
- *                                    otherwise ([Dd]one); an invalid regex is refused when the batch is
- *                                    checked
+ *   matches: <regex>                 the final answer matches <regex>, with no flags: anywhere in the
+ *                                    answer, ^ and $ are the start and end of the whole answer (not of a
+ *                                    line), case-sensitive unless the regex says otherwise ([Dd]one); an
+ *                                    invalid regex is refused when the batch is checked. It runs on RE2's
+ *                                    linear-time engine (contracts/patterns.ts), so no pattern can pin a
+ *                                    worker; one that needs backtracking (a backreference, lookaround) fails
+ *                                    its check, saying so
  *   file_exists: <path>              <path> is a regular file in the item's workspace
  *   file_contains: <path> :: <text>  that file's first MAX_ACCEPTANCE_READ_BYTES (4 MiB) hold <text>, byte
  *                                    for byte (UTF-8); the path ends at the first `::`
@@ -31,6 +33,7 @@
  * The answer-only forms can be decided in the workflow (`answerVerdict`); the file forms need the workspace,
  * so the `checkAcceptance` activity decides them (`needsWorkspace`).
  */
+import { compileUserPattern } from './patterns';
 
 export interface BatchItem {
   key: string;
@@ -212,11 +215,16 @@ function answerCheck(criterion: AnswerCriterion, answer: string): AcceptanceChec
       const at = answer.indexOf(criterion.text);
       return check(at === -1, `the answer contains ${shown(criterion.text)} (at character ${at + 1})`);
     }
-    case 'matches':
+    case 'matches': {
+      const pattern = compileUserPattern(criterion.pattern);
+      if ('problem' in pattern) {
+        return check(false, `/${criterion.pattern}/ cannot be checked: ${pattern.problem}`);
+      }
       return check(
-        new RegExp(criterion.pattern).test(answer),
+        pattern.test(answer),
         `the answer (${answer.length} characters) has no match for /${criterion.pattern}/`,
       );
+    }
   }
 }
 

@@ -189,6 +189,7 @@ function inputSchemas(): InputSchemas {
     temperature: temperature.optional(),
     max_tokens: wholeNumber(1).optional(),
     request_timeout_seconds: seconds.optional(),
+    max_answer_bytes: wholeNumber(1).optional(),
     script_file: text.optional(),
     retry: modelRetry.optional(),
   });

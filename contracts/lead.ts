@@ -27,6 +27,14 @@ export type SubagentProvider = (typeof SUBAGENT_PROVIDERS)[number];
 export const LEAD_RUN_FAILED_PREFIX = 'Run failed: ';
 export const LEAD_RUN_TIMED_OUT_PREFIX = 'Run timed out: ';
 
+/**
+ * The lead's wall clock when the config sets none (`lead.timeout_seconds`; 0 turns it off): 6 hours. A lead
+ * that delegates runs long — six general-purpose subagents of 30 minutes each one after another, an hour's
+ * wait for a person's answer, its own turns — but a run still going after six hours has usually lost its way,
+ * and each of its turns is paid for.
+ */
+export const DEFAULT_LEAD_TIMEOUT_SECONDS = 6 * 60 * 60;
+
 /** `task` calls one response may contain: the seeds' default, and the range a config or an input may set (1–4). */
 export const DEFAULT_MAX_CONCURRENT = 3;
 export const MAX_CONCURRENT_CEILING = 4;

@@ -1,5 +1,6 @@
 import type { McpCallInfo, McpToolFilter } from './mcp';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from './messages';
+import { groupThousands } from './text';
 import type { TranscriptRef } from './transcript';
 
 export const MODEL_PROVIDERS = ['scripted', 'openai'] as const;
@@ -19,6 +20,11 @@ export interface ModelSettings {
   temperature?: number;
   max_tokens?: number;
   request_timeout_seconds?: number;
+  /**
+   * The largest answer (content and tool calls, UTF-8 bytes) one model call may return; absent →
+   * DEFAULT_MAX_ANSWER_BYTES. A stream is read no further past it, and the run ends `failed`: not retried.
+   */
+  max_answer_bytes?: number;
   /** scripted: path of a YAML/JSON script file (see activities/model/scripted.ts). */
   script_file?: string;
   /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
@@ -43,6 +49,20 @@ export interface ModelRetrySettings {
    * timeout); the run then fails with the provider's last message. Absent → no limit of its own.
    */
   max_retry_seconds?: number;
+}
+
+/**
+ * 4 MiB: eight times the largest answer a model with a 128k-token output limit can give (about 0.5 MB), and
+ * small enough that a worker reads and assembles it well within one heartbeat timeout.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** Why a model call failed when its answer passed the cap: the size read and the cap, with where to set it. */
+export function answerTooLargeText(modelName: string, bytes: number, cap: number): string {
+  return (
+    `model ${modelName}: the answer passed ${groupThousands(bytes)} bytes, over the ` +
+    `${groupThousands(cap)}-byte cap (models[].max_answer_bytes); not requested again`
+  );
 }
 
 /** Keep retrying, waits growing to 30 s: an outage of minutes is ridden out within the agent's own budget. */

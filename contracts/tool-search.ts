@@ -7,6 +7,7 @@
  * live here; the catalog search runs in an activity (activities/mcp/tool-search.ts). No Node APIs: workflows
  * import it.
  */
+import { compileUserPattern, literalUserPattern, type UserPattern } from './patterns';
 import type { ToolCallResult } from './tools';
 
 export const TOOL_SEARCH_TOOL_NAME = 'tool_search';
@@ -26,7 +27,8 @@ export interface SearchableTool {
 /**
  * A query, as DeerFlow reads it: `select:a,b` (those tools by exact name), `+keyword rest` (tools whose name
  * contains the keyword, ranked by how often `rest` matches), or a regex over name and description (names
- * first). Case-insensitive; a regex that does not compile is matched as literal text.
+ * first). Case-insensitive; the regex runs on RE2's linear-time engine (contracts/patterns.ts), and one that it
+ * does not compile is matched as literal text.
  */
 export type ToolSearchQuery =
   | { kind: 'select'; names: string[] }
@@ -53,12 +55,10 @@ export function parseToolSearchQuery(raw: string): ToolSearchQuery | undefined {
   return { kind: 'regex', pattern: query };
 }
 
-function caseInsensitive(pattern: string, flags = 'i'): RegExp {
-  try {
-    return new RegExp(pattern, flags);
-  } catch {
-    return new RegExp(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), flags);
-  }
+/** A model's regex on the linear-time engine (contracts/patterns.ts), or its text literally when RE2 refuses it. */
+function caseInsensitive(pattern: string): UserPattern {
+  const compiled = compileUserPattern(pattern, { ignoreCase: true });
+  return 'problem' in compiled ? literalUserPattern(pattern, { ignoreCase: true }) : compiled;
 }
 
 function searchText(tool: SearchableTool): string {
@@ -73,8 +73,8 @@ export function searchTools<T extends SearchableTool>(tools: readonly T[], raw: 
   if (query.kind === 'required') {
     const candidates = tools.filter((tool) => tool.name.toLowerCase().includes(query.keyword));
     if (query.rank === undefined) return candidates.slice(0, TOOL_SEARCH_MAX_RESULTS);
-    const rank = caseInsensitive(query.rank, 'gi');
-    const score = (tool: T) => searchText(tool).match(rank)?.length ?? 0;
+    const rank = caseInsensitive(query.rank);
+    const score = (tool: T) => rank.count(searchText(tool));
     return candidates
       .map((tool) => ({ tool, score: score(tool) }))
       .sort((a, b) => b.score - a.score)

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { answerTooLargeText, DEFAULT_MAX_ANSWER_BYTES, type ModelSettings } from '../../contracts/model';
 
 /** The failure type of a provider error worth retrying; workflows see it on the ActivityFailure's cause. */
 export const MODEL_RETRYABLE_ERROR_TYPE = 'ModelProviderRetryable';
@@ -13,7 +14,7 @@ export function isRetryableStatus(status: number): boolean {
  * retryable ApplicationFailure (Temporal retries with backoff) and any other into an `error_fallback` result.
  */
 export class ProviderError extends Error {
-  override readonly name = 'ProviderError';
+  override readonly name: string = 'ProviderError';
 
   constructor(
     /** The provider's own message, as the run's error will show it. */
@@ -35,6 +36,21 @@ export class ProviderError extends Error {
       retryAfterMs,
     );
   }
+}
+
+/**
+ * An answer over the model's `max_answer_bytes`: never retried (the same request would be answered, and paid
+ * for, again), so the run ends `failed` with the size and the cap.
+ */
+export class AnswerTooLargeError extends ProviderError {
+  constructor(modelName: string, bytes: number, cap: number) {
+    super(answerTooLargeText(modelName, bytes, cap), undefined, false);
+  }
+}
+
+/** The cap of one answer of this model. */
+export function answerCap(settings: ModelSettings): number {
+  return settings.max_answer_bytes ?? DEFAULT_MAX_ANSWER_BYTES;
 }
 
 /**

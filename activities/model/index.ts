@@ -16,7 +16,7 @@ import {
   type ModelCallInput,
   type ModelCallResult,
 } from '../../contracts/model';
-import { ProviderError, retryableModelFailure } from './errors';
+import { answerCap, AnswerTooLargeError, ProviderError, retryableModelFailure } from './errors';
 import {
   fullTranscript,
   storeSentTranscript,
@@ -69,7 +69,7 @@ export async function callProvider(input: ModelCallInput): Promise<ModelCallResu
   const startedMs = performance.now();
   const seconds = () => (performance.now() - startedMs) / 1000;
   try {
-    const result = await callConfiguredProvider(input);
+    const result = measured(input, await callConfiguredProvider(input));
     recordModelCall(input, seconds(), result.error_fallback ? 'error' : 'ok', result);
     return result;
   } catch (err) {
@@ -86,6 +86,18 @@ export async function callProvider(input: ModelCallInput): Promise<ModelCallResu
       error_fallback: { message: err.message, ...(err.status === undefined ? {} : { status: err.status }) },
     };
   }
+}
+
+/**
+ * The answer, measured whatever the provider (a stream is also measured as it arrives: openai.ts): over the
+ * model's `max_answer_bytes` it is a non-retryable error.
+ */
+function measured(input: ModelCallInput, result: ModelCallResult): ModelCallResult {
+  const cap = answerCap(input.model);
+  let bytes = Buffer.byteLength(result.content);
+  for (const call of result.tool_calls) bytes += Buffer.byteLength(call.name) + Buffer.byteLength(call.args);
+  if (bytes > cap) throw new AnswerTooLargeError(input.model.name, bytes, cap);
+  return result;
 }
 
 async function callConfiguredProvider(input: ModelCallInput): Promise<ModelCallResult> {

@@ -10,7 +10,7 @@ import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
 import { whileHeartbeating } from '../activity-context';
-import { ProviderError, retryAfterMs, type HeadersLike } from './errors';
+import { answerCap, AnswerTooLargeError, ProviderError, retryAfterMs, type HeadersLike } from './errors';
 import { fromLangChainReply, toLangChainMessages, toOpenAITools } from './langchain-messages';
 
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
@@ -73,13 +73,13 @@ export async function completeChat(
     async (signal) => {
       try {
         if (!nonStreamingEndpoints.has(endpointKey)) {
-          const streamed = await streamReply(model, messages, signal);
+          const streamed = await streamReply(model, messages, signal, settings.name, answerCap(settings));
           if (streamed) return streamed;
           nonStreamingEndpoints.add(endpointKey);
         }
         return await model.invoke(messages, { signal });
       } catch (err) {
-        if (signal.aborted) throw err;
+        if (signal.aborted || err instanceof ProviderError) throw err;
         throw classifyOpenAIError(err, endpoint);
       }
     },
@@ -102,17 +102,41 @@ export async function completeChat(
   };
 }
 
-/** The streamed chunks concatenated; undefined when the endpoint sent no stream at all. */
+/**
+ * The streamed chunks concatenated; undefined when the endpoint sent no stream at all. The answer is measured
+ * as it arrives: past `cap` bytes the request is aborted and nothing more is read.
+ */
 async function streamReply(
   model: ChatRunnable,
   messages: BaseMessage[],
   signal: AbortSignal,
+  modelName: string,
+  cap: number,
 ): Promise<AIMessageChunk | undefined> {
+  const stop = new AbortController();
   let reply: AIMessageChunk | undefined;
-  for await (const chunk of await model.stream(messages, { signal })) {
+  let bytes = 0;
+  for await (const chunk of await model.stream(messages, {
+    signal: AbortSignal.any([signal, stop.signal]),
+  })) {
+    bytes += chunkBytes(chunk);
+    if (bytes > cap) {
+      stop.abort();
+      throw new AnswerTooLargeError(modelName, bytes, cap);
+    }
     reply = reply ? reply.concat(chunk) : chunk;
   }
   return reply;
+}
+
+/** The UTF-8 bytes a chunk adds to the answer: its text, its tool calls' names and arguments. */
+function chunkBytes(chunk: AIMessageChunk): number {
+  const { content } = chunk;
+  let bytes = Buffer.byteLength(typeof content === 'string' ? content : JSON.stringify(content));
+  for (const call of chunk.tool_call_chunks ?? []) {
+    bytes += Buffer.byteLength(call.name ?? '') + Buffer.byteLength(call.args ?? '');
+  }
+  return bytes;
 }
 
 const NETWORK_ERROR_NAMES = new Set([

@@ -49,7 +49,8 @@ export function section<S extends z.ZodRawShape>(where: string, shape: S) {
   });
 }
 
-export const { seconds, positiveNumber, fraction, temperature, bool, text, httpUrl, toolName } = valueTypes();
+export const { seconds, secondsOrOff, positiveNumber, fraction, temperature, bool, text, httpUrl, toolName } =
+  valueTypes();
 
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):([0-9]{1,5})$/;
 

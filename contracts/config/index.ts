@@ -25,13 +25,19 @@ import {
   oneOf,
   positiveNumber,
   seconds,
+  secondsOrOff,
   section,
   text,
   toolName,
   wholeNumber,
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
-import { DEFAULT_MAX_CONCURRENT, MAX_CONCURRENT_CEILING, MAX_TOTAL_PER_RUN_CEILING } from '../lead';
+import {
+  DEFAULT_LEAD_TIMEOUT_SECONDS,
+  DEFAULT_MAX_CONCURRENT,
+  MAX_CONCURRENT_CEILING,
+  MAX_TOTAL_PER_RUN_CEILING,
+} from '../lead';
 import { CLARIFICATION_TOOL_NAME, DEFAULT_CLARIFICATION_TIMEOUT_SECONDS } from '../clarification';
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { isMcpToolName } from '../mcp';
@@ -183,7 +189,7 @@ const summarization = section('summarization', {
 // The lead agent's own budgets (DeerFlow has none of these for its lead; they are this project's).
 const lead = section('lead', {
   max_turns: wholeNumber(1).default(100),
-  timeout_seconds: seconds.optional(),
+  timeout_seconds: secondsOrOff.default(DEFAULT_LEAD_TIMEOUT_SECONDS),
   token_budget: tokenBudgetSection('lead.token_budget').optional(),
   fairness_key: text.optional(),
 });

@@ -36,7 +36,8 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     loop_detection: config.loop_detection,
     token_budget: resolveLeadTokenBudget(config),
     max_turns: config.lead.max_turns,
-    ...(config.lead.timeout_seconds !== undefined && { timeout_seconds: config.lead.timeout_seconds }),
+    // 0: no wall clock. The default is applied here, where the config is read: a running lead's input is its own.
+    ...(config.lead.timeout_seconds > 0 && { timeout_seconds: config.lead.timeout_seconds }),
     ...(summarization && { summarization }),
     ...(clarification && { clarification }),
     limits: {

@@ -58,6 +58,7 @@ const modelEntry = section('models[]', {
   temperature: temperature.optional(),
   max_tokens: wholeNumber(1).optional(),
   request_timeout_seconds: seconds.optional(),
+  max_answer_bytes: wholeNumber(1).optional(),
   script_file: text.optional(),
   retry: modelRetry.optional(),
 }).transform((entry, ctx): ModelSettings => {
@@ -103,6 +104,7 @@ const modelEntry = section('models[]', {
     temperature: entry.temperature,
     max_tokens: entry.max_tokens,
     request_timeout_seconds: entry.request_timeout_seconds,
+    max_answer_bytes: entry.max_answer_bytes,
     script_file: entry.script_file,
     retry: entry.retry,
   });

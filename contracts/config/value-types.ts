@@ -60,6 +60,11 @@ export function valueTypes() {
     .number({ error: typeError('a number of seconds', 'more than 0') })
     .positive({ error: 'is out of range (more than 0)' });
 
+  /** A wall clock that 0 turns off. */
+  const secondsOrOff = z
+    .number({ error: typeError('a number of seconds', '0 for none, or more') })
+    .min(0, { error: 'is out of range (0 for none, or more)' });
+
   const positiveNumber = z
     .number({ error: typeError('a number', 'more than 0') })
     .positive({ error: 'is out of range (more than 0)' });
@@ -99,7 +104,7 @@ export function valueTypes() {
       if ((KNOWN_TOOL_NAMES as readonly string[]).includes(name) || isMcpToolPattern(name)) return;
       ctx.addIssue({ code: 'custom', input: name, message: unknownTool(name) });
     });
-  return { seconds, positiveNumber, fraction, temperature, bool, text, httpUrl, toolName };
+  return { seconds, secondsOrOff, positiveNumber, fraction, temperature, bool, text, httpUrl, toolName };
 }
 
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {

@@ -30,6 +30,29 @@ async function checks(criteria: string[], answer = 'Done. total: 42') {
 }
 
 describe('checkAcceptance', () => {
+  it('decides a pattern that backtracks exponentially within a second, the worker serving other work', async () => {
+    // On JavaScript's RegExp `(a+)+b` over 28 characters pins the thread for many seconds (minutes at
+    // 32): no timer, heartbeat or other activity runs meanwhile.
+    const started = performance.now();
+    let timerFiredAt: number | undefined;
+    const otherWork = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        timerFiredAt = performance.now() - started;
+        resolve();
+      }, 20),
+    );
+    const answers = ['a'.repeat(28), 'a'.repeat(28) + 'b'];
+    const verdicts = await Promise.all(
+      answers.map((answer) =>
+        checkAcceptance({ criteria: ['matches: (a+)+b'], answer, workspace: fx.workspace }),
+      ),
+    );
+    await otherWork;
+    expect(verdicts.map((verdict) => verdict.passed)).toEqual([false, true]);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(timerFiredAt).toBeLessThan(1000);
+  });
+
   it('passes every form that holds, in the order given', async () => {
     const criteria = [
       'contains: total: 42',

@@ -243,9 +243,24 @@ describe('answerVerdict', () => {
   });
 
   it('anchors ^ and $ to the whole answer, not to each line (no flags)', () => {
-    expect(answerVerdict([criterion('matches: ^Fixed[^]*42$')], answer).passed).toBe(true);
+    expect(answerVerdict([criterion('matches: ^Fixed[\\s\\S]*42$')], answer).passed).toBe(true);
     expect(answerVerdict([criterion('matches: ^Result')], answer).passed).toBe(false);
     expect(answerVerdict([criterion('matches: ^Result')], 'Result: 1').passed).toBe(true);
+  });
+
+  it('fails a regex that needs backtracking, saying the engine does not take it', () => {
+    const [backreference, lookahead] = answerVerdict(
+      [criterion('matches: (\\w)\\1'), criterion('matches: x(?=y)')],
+      'xxy',
+    ).checks;
+    expect(lookahead).toMatchObject({ passed: false, detail: expect.stringContaining('no lookaround') });
+    expect(backreference).toEqual({
+      criterion: 'matches: (\\w)\\1',
+      passed: false,
+      detail:
+        '/(\\w)\\1/ cannot be checked: error parsing regexp: invalid escape sequence: `\\1` (patterns run on a ' +
+        'linear-time engine (RE2 syntax): no backreferences, no lookaround, [\\s\\S] for any character)',
+    });
   });
 
   it('fails one criterion without failing the others', () => {

@@ -88,6 +88,14 @@ describe('searchTools', () => {
     expect(names(searchTools(odd, '+x f(x'))).toEqual(['x__calc', 'x__other']);
   });
 
+  it('runs a regex that backtracks exponentially in linear time', () => {
+    // JavaScript's RegExp takes seconds here (minutes a few characters on): a model's query pinned the worker.
+    const started = performance.now();
+    expect(searchTools([tool('a__b', 'a'.repeat(28))], '(a+)+b')).toEqual([]);
+    expect(searchTools([tool('a__b', 'a'.repeat(28))], '+a (a+)+b')).toHaveLength(1);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
   it('reads a bounded query', () => {
     const long = `select:notes__search${','.repeat(TOOL_SEARCH_MAX_QUERY_CHARS)}github__create_issue`;
     expect(names(searchTools(catalog, long))).toEqual(['notes__search']);

@@ -1,0 +1,65 @@
+/**
+ * An answer over the model's `max_answer_bytes` ends the subagent `failed` after one request: the stream is cut
+ * at the cap, and the request is not sent again (a retry would be answered, and paid for, the same way).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { workflowResult } from '../../client/results';
+import { subagentWorkflow } from '../../workflows/subagent';
+import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
+import { FakeOpenAI } from '../../bench/support/fake-openai';
+import { subagentInput, tempDir } from '../../bench/support/subagent-input';
+
+const testClient = useTestClient();
+
+/** About `bytes` of text in 1,000-character words (the fake streams a word a chunk). */
+const answerOf = (bytes: number) => `${'x'.repeat(999)} `.repeat(Math.ceil(bytes / 1000));
+
+async function run(fake: FakeOpenAI, model: Record<string, unknown> = {}) {
+  const workspace = join(tempDir('answer-cap'), 'workspace');
+  mkdirSync(workspace);
+  const input = subagentInput({
+    workspace,
+    config: {
+      models: [{ name: 'fake', provider: 'openai', model: 'fake-model', base_url: fake.url, ...model }],
+    },
+  });
+  const taskQueue = uniqueTaskQueue('answer-cap');
+  return withProjectWorker(taskQueue, async () =>
+    workflowResult(
+      await testClient().workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}/task/${input.task_id}`,
+        args: [input],
+      }),
+    ),
+  );
+}
+
+it('fails a streamed 10 MB answer at the default 4 MiB cap, after one request', async () => {
+  const fake = await FakeOpenAI.start({ respond: () => ({ content: answerOf(10_000_000) }) });
+  try {
+    const result = await run(fake);
+    expect(result).toMatchObject({ status: 'failed', error_fallback: true, turns: 1 });
+    expect(result.error).toMatch(
+      /^model fake: the answer passed 4,19\d,\d{3} bytes, over the 4,194,304-byte cap \(models\[\]\.max_answer_bytes\)/,
+    );
+    expect(result.result).toBeUndefined();
+    expect(fake.chatRequests).toHaveLength(1);
+  } finally {
+    await fake.close();
+  }
+});
+
+it('measures an answer that came whole (no stream) against the configured cap', async () => {
+  const fake = await FakeOpenAI.start({ streaming: false, respond: () => ({ content: answerOf(100_000) }) });
+  try {
+    const result = await run(fake, { max_answer_bytes: 65_536 });
+    expect(result).toMatchObject({ status: 'failed', error_fallback: true });
+    expect(result.error).toContain('the answer passed 100,000 bytes, over the 65,536-byte cap');
+    // The stream request answered without a stream, then the plain one: no retry after the cap.
+    expect(fake.chatRequests.length).toBeLessThanOrEqual(2);
+  } finally {
+    await fake.close();
+  }
+});
