@@ -10,8 +10,9 @@ import { messageChars, type TranscriptRef } from '../contracts/transcript';
 import { forkMessages } from '../contracts/fork';
 import { blobKey, payloadStore } from '../worker/payloads/store';
 
-/** The failure type of a reference whose segment is not in the store (not retried: it will not appear). */
+/** The failure type of a reference whose segment is not in the store (retried: it may be restored). */
 export const TRANSCRIPT_MISSING_ERROR_TYPE = 'TranscriptSegmentMissing';
+/** The failure type of a segment whose bytes do not hash to its key (retried, as the codec's own check is). */
 export const TRANSCRIPT_ALTERED_ERROR_TYPE = 'TranscriptSegmentAltered';
 
 interface Segment {
@@ -59,12 +60,7 @@ async function readSegment(key: string): Promise<Segment> {
   const store = payloadStore();
   const bytes = await store.get(key);
   if (bytes === undefined) throw missingBlob('transcript segment', key);
-  if (blobKey(bytes) !== key) {
-    throw ApplicationFailure.nonRetryable(
-      `transcript segment ${key} in ${store.description} does not match its hash: it was altered`,
-      TRANSCRIPT_ALTERED_ERROR_TYPE,
-    );
-  }
+  if (blobKey(bytes) !== key) throw alteredBlob('transcript segment', key);
   return JSON.parse(Buffer.from(bytes).toString('utf8')) as Segment;
 }
 
@@ -81,6 +77,18 @@ function missingBlob(what: string, key: string): ApplicationFailure {
   );
 }
 
+/**
+ * Retryable, like the codec's check of a blob: an altered blob is refused, never used, and the call goes on
+ * once the blob is restored (from a backup, or by the process that wrote it) instead of failing its agent.
+ */
+function alteredBlob(what: string, key: string): ApplicationFailure {
+  return ApplicationFailure.retryable(
+    `${what} ${key} in ${payloadStore().description} does not match its hash (tampered or corrupted): ` +
+      'refusing to use it; the call is retried and goes on once it is restored',
+    TRANSCRIPT_ALTERED_ERROR_TYPE,
+  );
+}
+
 const toolSpecsByKey = new Map<string, ToolSpec[]>();
 
 /** The tool specs of a call: as sent, or read back by their key (stored by the execution's first call). */
@@ -90,7 +98,8 @@ export async function toolSpecsOf(input: { tools: ToolSpec[]; tools_key?: string
   const known = toolSpecsByKey.get(key);
   if (known) return known;
   const bytes = await payloadStore().get(key);
-  if (bytes === undefined || blobKey(bytes) !== key) throw missingBlob('tool specs', key);
+  if (bytes === undefined) throw missingBlob('tool specs', key);
+  if (blobKey(bytes) !== key) throw alteredBlob('tool specs', key);
   const specs = JSON.parse(Buffer.from(bytes).toString('utf8')) as ToolSpec[];
   toolSpecsByKey.set(key, specs);
   return specs;

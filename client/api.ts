@@ -490,6 +490,64 @@ export class RunIdTakenError extends Error {
 export interface StartRunOptions {
   taskQueue: string;
   runId?: string;
+  /**
+   * Told, as one line, each time the start is retried because the server cannot be reached (restarting,
+   * a network blip); the CLI prints it on stderr.
+   */
+  onRetry?: (line: string) => void;
+  /** How long a start is retried while the server cannot be reached (default START_RETRY_MS). */
+  retryForMs?: number;
+}
+
+/** How long `startRun` retries while the server cannot be reached: a restart of the server fits in it. */
+export const START_RETRY_MS = 30_000;
+
+/** The server could not be reached for the whole retry budget: nothing may have started. */
+export class ServerUnavailableError extends Error {
+  override name = 'ServerUnavailableError';
+}
+
+/** gRPC's UNAVAILABLE: the server is down, restarting or unreachable; a request may be sent again. */
+const GRPC_UNAVAILABLE = 14;
+
+/** Whether `err` (or a cause) says the server could not be reached, rather than that it refused. */
+export function isServerUnavailable(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause)
+    if ((e as { code?: unknown }).code === GRPC_UNAVAILABLE) return true;
+  return false;
+}
+
+/**
+ * `start()`, retried with backoff (0.5 s doubling to 4 s) while the server cannot be reached, for at most
+ * `budgetMs`: as the workers ride out a server restart. Safe because a start is idempotent (one run id, one
+ * input). Past the budget, a ServerUnavailableError says so.
+ */
+async function retryWhileUnavailable<T>(
+  what: string,
+  start: () => Promise<T>,
+  budgetMs: number,
+  onRetry: ((line: string) => void) | undefined,
+): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 4000)) {
+    try {
+      return await start();
+    } catch (err) {
+      if (!isServerUnavailable(err)) throw err;
+      const left = deadline - Date.now();
+      if (left <= 0)
+        throw new ServerUnavailableError(
+          `cannot ${what}: the Temporal server could not be reached for ${budgetMs / 1000} s ` +
+            `(${failureText(err)}); nothing was started: try again once it is up`,
+        );
+      const wait = Math.min(delayMs, left);
+      onRetry?.(
+        `the Temporal server cannot be reached (${failureText(err)}); trying again to ${what} in ` +
+          `${(wait / 1000).toFixed(1)} s (for up to ${Math.ceil(left / 1000)} s more)`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
 }
 
 export class SubagentsClient {
@@ -502,7 +560,9 @@ export class SubagentsClient {
    * Starts a lead run: workflow id = run id, findable by its search attributes in the Web UI. The input is
    * checked first (InvalidInputError names every problem; nothing is started). Idempotent: the same input
    * started again under the same run id returns that run, running or finished; another input under a
-   * taken run id is refused (RunIdTakenError), and a finished run is never started a second time.
+   * taken run id is refused (RunIdTakenError), and a finished run is never started a second time. While the
+   * server cannot be reached (a restart) the start is retried for `options.retryForMs`, each retry told to
+   * `options.onRetry`; then a ServerUnavailableError.
    */
   async startRun(input: LeadRunInput, options: StartRunOptions): Promise<RunHandle> {
     const runId = options.runId ?? input.run_id ?? newRunId();
@@ -512,17 +572,24 @@ export class SubagentsClient {
     const digest = inputDigest(args);
     const { prompt } = input;
     try {
-      const handle = await this.client.workflow.start<LeadRunWorkflow>(LEAD_RUN_WORKFLOW, {
-        taskQueue: options.taskQueue,
-        workflowId: runId,
-        args: [args],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-        memo: { [INPUT_DIGEST_MEMO]: digest },
-        staticSummary: summaryLine(`lead: ${prompt}`),
-        staticDetails: promptDetails(prompt),
-        typedSearchAttributes: runSearchAttributes(runId, 'lead', input.depth),
-      });
+      const start = () =>
+        this.client.workflow.start<LeadRunWorkflow>(LEAD_RUN_WORKFLOW, {
+          taskQueue: options.taskQueue,
+          workflowId: runId,
+          args: [args],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+          memo: { [INPUT_DIGEST_MEMO]: digest },
+          staticSummary: summaryLine(`lead: ${prompt}`),
+          staticDetails: promptDetails(prompt),
+          typedSearchAttributes: runSearchAttributes(runId, 'lead', input.depth),
+        });
+      const handle = await retryWhileUnavailable(
+        `start run ${runId}`,
+        start,
+        options.retryForMs ?? START_RETRY_MS,
+        options.onRetry,
+      );
       // USE_EXISTING answers a running run of this id, whatever its input: it must be this same request.
       await this.requireSameInput(runId, digest);
       return new RunHandle(runId, handle);

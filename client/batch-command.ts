@@ -2,7 +2,7 @@
  * `subagents batch start|status|results|cancel`: durable batches from the command line, on a running server
  * (`--address`, or the one `subagents dev-server` runs) and the workers polling it.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseBatchItemsJsonl } from '../contracts/batch-items';
@@ -61,17 +61,61 @@ export async function batchCommand(args: string[]): Promise<number> {
   }
 }
 
-/** The items of a JSONL file, every problem named (`file:line`), before anything starts. */
-function readItems(path: string) {
-  let text: string;
+/** The largest items file `--items` reads: far above what `subagents.batch.max_items` items take. */
+export const MAX_ITEMS_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The text of an items file: a regular file only (a device such as /dev/zero, a FIFO or a folder would never
+ * end or never parse), read up to MAX_ITEMS_FILE_BYTES. Opened first and checked on the open file, so a file
+ * swapped after the check is not read; non-blocking, so opening a FIFO does not wait for a writer.
+ */
+function readItemsFile(path: string): string {
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(
       `--items: ${JSON.stringify(path)} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${code})`}`,
     );
   }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile())
+      throw new UsageError(
+        `--items: ${JSON.stringify(path)} is ${fileKind(stats)}, not a regular file (give a JSONL file: one item a line)`,
+      );
+    if (stats.size > MAX_ITEMS_FILE_BYTES)
+      throw new UsageError(
+        `--items: ${JSON.stringify(path)} is ${stats.size} bytes, above the ${MAX_ITEMS_FILE_BYTES} an items file may hold`,
+      );
+    const buffer = Buffer.alloc(Math.min(stats.size, MAX_ITEMS_FILE_BYTES) + 1);
+    let length = 0;
+    for (let n = -1; n !== 0 && length < buffer.length; length += n)
+      n = readSync(fd, buffer, length, buffer.length - length, null);
+    // A file that grew while it was read is held to the same bound.
+    if (length > MAX_ITEMS_FILE_BYTES)
+      throw new UsageError(
+        `--items: ${JSON.stringify(path)} holds more than the ${MAX_ITEMS_FILE_BYTES} bytes an items file may hold`,
+      );
+    return buffer.subarray(0, length).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function fileKind(stats: Stats): string {
+  if (stats.isDirectory()) return 'a folder';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isSocket()) return 'a socket';
+  return 'not a file';
+}
+
+/** The items of a JSONL file, every problem named (`file:line`), before anything starts. */
+function readItems(path: string) {
+  const text = readItemsFile(path);
   const { items, problems } = parseBatchItemsJsonl(text, path);
   if (problems.length > 0) {
     throw new UsageError(

@@ -30,6 +30,63 @@ import { workerCommandLine } from './worker-presence';
 /** How long an open run's queries may take: a worker answers in milliseconds; none never does. */
 const QUERY_DEADLINE_MS = 10_000;
 
+/**
+ * A blob of the payload store named in a failure's message: the claim-check codec's (`payload blob <hash>`)
+ * or a transcript's (`transcript segment <hash>`, `tool specs <hash>`), missing or not matching its hash.
+ */
+const PAYLOAD_STORE_FAULT = /\b(payload blob|transcript segment|tool specs) [0-9a-f]{64}\b/;
+
+/** The message of `err` or of one of its causes that names a blob of the payload store, else undefined. */
+export function payloadStoreFault(err: unknown): string | undefined {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    const line = e.message.split('\n').find((text) => PAYLOAD_STORE_FAULT.test(text));
+    if (line !== undefined) return line.slice(line.search(PAYLOAD_STORE_FAULT));
+  }
+  return undefined;
+}
+
+/** One line for a run (`what`: `run X`) whose blob cannot be decoded or verified: what is wrong, what heals it. */
+export function unreadableRunMessage(command: string, what: string, fault: string): string {
+  return `${command}: ${what} cannot be read: ${fault}; the run waits and resumes when it is restored`;
+}
+
+/**
+ * The failure of a pending activity of `workflowId` that names a blob of the payload store (an altered or
+ * missing transcript segment, retried until it is restored), else undefined.
+ */
+async function pendingStoreFault(client: Client, workflowId: string): Promise<string | undefined> {
+  const { raw } = await client.workflow.getHandle(workflowId).describe();
+  for (const activity of raw.pendingActivities ?? []) {
+    const fault = activity.lastFailure?.message
+      ? payloadStoreFault(new Error(activity.lastFailure.message))
+      : undefined;
+    if (fault !== undefined) return fault;
+  }
+  return undefined;
+}
+
+/**
+ * Why the workflow's recent tasks failed, when a blob of the payload store is to blame: a worker that cannot
+ * decode the history fails each workflow task, and so cannot answer a query either.
+ */
+async function workflowTaskStoreFault(
+  client: Client,
+  namespace: string,
+  workflowId: string,
+): Promise<string | undefined> {
+  const { history } = await client.workflowService.getWorkflowExecutionHistoryReverse({
+    namespace,
+    execution: { workflowId },
+    maximumPageSize: 20,
+  });
+  for (const event of history?.events ?? []) {
+    const message = event.workflowTaskFailedEventAttributes?.failure?.message;
+    const fault = message ? payloadStoreFault(new Error(message)) : undefined;
+    if (fault !== undefined) return fault;
+  }
+  return undefined;
+}
+
 /** The run could not be read: printed as one line, exit code 1. */
 export class InspectionError extends Error {
   override name = 'InspectionError';
@@ -44,6 +101,8 @@ interface Inspected {
   uiUrl?: string;
   /** An open run's queries, within the deadline, or an InspectionError naming the task queue no worker polls. */
   query<T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T>;
+  /** What an open run waits on in the payload store: an activity's retried failure naming a blob, if any. */
+  storeFault(): Promise<string | undefined>;
 }
 
 /** The Web UI of the server in use: the config's `temporal.ui_url`, else the recorded dev server's. */
@@ -135,6 +194,9 @@ export async function withRun(
         return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
       } catch (err) {
         if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
+        // A worker polls but cannot decode or verify the workflow's history: say which blob, not "no worker".
+        const fault = await workflowTaskStoreFault(client, settings.namespace, runId).catch(() => undefined);
+        if (fault !== undefined) throw new InspectionError(unreadableRunMessage(command, what, fault));
         // The server remembers a worker for minutes after it stopped: one that has just died lands here.
         throw noWorker(what, taskQueue, QUERY_DEADLINE_MS);
       }
@@ -151,10 +213,17 @@ export async function withRun(
       const run = new SubagentsClient(client, settings.namespace).getRun(runId);
       const query = <T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T> =>
         ask(`run ${runId}`, taskQueue, () => read(run));
-      return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query });
+      const storeFault = () => pendingStoreFault(client, runId);
+      return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query, storeFault });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
+      }
+      // This client, or the worker answering a query, could not decode or verify a blob the run refers to.
+      const fault = payloadStoreFault(err);
+      if (fault !== undefined) {
+        process.stderr.write(`subagents: ${unreadableRunMessage(command, `run ${runId}`, fault)}\n`);
+        return 1;
       }
       if (err instanceof InspectionError) {
         process.stderr.write(`subagents: ${err.message}\n`);
@@ -221,8 +290,16 @@ function tokensText(usage: LeadTokenUsage | undefined): string {
   return usage?.total ? `, ${usage.total.total_tokens} tokens` : '';
 }
 
-/** `status`'s lines for an open run (its `lead_status` query). */
-export function openStatusLines(runId: string, status: LeadStatus, uiUrl?: string): string[] {
+/**
+ * `status`'s lines for an open run (its `lead_status` query); `storeFault`: what it waits on in the payload
+ * store (a model call retried on an altered transcript segment).
+ */
+export function openStatusLines(
+  runId: string,
+  status: LeadStatus,
+  uiUrl?: string,
+  storeFault?: string,
+): string[] {
   // A run waiting for a slot (lead_runtime) says where it stands and since when.
   const state = status.admission
     ? `queued for a run slot (${queuePlace(status.admission)} when it joined, since ${status.admission.since})`
@@ -230,6 +307,7 @@ export function openStatusLines(runId: string, status: LeadStatus, uiUrl?: strin
   return [
     `${runId}: ${state}, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
       `delegations: ${countsText(status.counts)}`,
+    ...(storeFault !== undefined ? [`waiting on the payload store: ${storeFault}`] : []),
     ...pendingQuestionLines(runId, status.questions),
     ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
   ];
@@ -259,7 +337,7 @@ export function statusCommand(args: string[]): Promise<number> {
     'status',
     args,
     {},
-    async ({ run, values, uiUrl, query }) => {
+    async ({ run, values, uiUrl, query, storeFault }) => {
       const inspected = await run.inspect();
       if (!inspected.open) {
         const status = closedRunStatus(inspected, uiUrl);
@@ -268,8 +346,14 @@ export function statusCommand(args: string[]): Promise<number> {
         return 0;
       }
       const status = await query(inspected.task_queue, (r) => r.status());
-      if (values.json) json({ ...status, ...(uiUrl && { ui_url: uiUrl }) });
-      else print(openStatusLines(run.runId, status, uiUrl));
+      const fault = await storeFault();
+      if (values.json)
+        json({
+          ...status,
+          ...(fault !== undefined && { payload_store_fault: fault }),
+          ...(uiUrl && { ui_url: uiUrl }),
+        });
+      else print(openStatusLines(run.runId, status, uiUrl, fault));
       return 0;
     },
     { other: delegationStatus },

@@ -139,7 +139,11 @@ export async function executeRun(request: RunRequest): Promise<number> {
         const color = tty && !env.NO_COLOR;
         return await session.withWorker(async () => {
           if (interrupts.signal) return stoppedEarly(interrupts.signal);
-          const handle = await api.startRun(input, { taskQueue: session.settings.taskQueue, runId });
+          const handle = await api.startRun(input, {
+            taskQueue: session.settings.taskQueue,
+            runId,
+            onRetry: (line) => process.stderr.write(`subagents: ${line}\n`),
+          });
           // The live tree carries the link itself; logs and --json get it up front.
           const sandbox = await session.sandbox();
           const header = runHeaderLines(

@@ -260,14 +260,16 @@ async function createCommand(args: string[], env: NodeJS.ProcessEnv): Promise<nu
   } else {
     action = { kind: 'lead', input: leadInput(config, values, name, prompt) };
   }
+  // The same minimum holds for a cron (a seconds field, `@every 1s`), as the server matches it.
+  const minimum = minimumIntervalSeconds(env);
   return withSchedules(command, name, config, env, async (schedules, address) => {
-    const view = await schedules.create({
-      name,
-      timing,
-      overlap,
-      action,
-      taskQueue,
-    });
+    const view = await schedules
+      .create({ name, timing, overlap, action, taskQueue, minimumIntervalSeconds: minimum })
+      .catch((err: unknown) => {
+        if (err instanceof InvalidScheduleError && err.message.includes('under the minimum interval'))
+          throw new InvalidScheduleError(`${err.message}; ${MIN_INTERVAL_ENV} sets another minimum`);
+        throw err;
+      });
     if (values.json === true) json(view);
     else
       out([

@@ -7,6 +7,7 @@
  * `schedule-nightly-2025-06-01T02:00:00Z`): one id per occurrence, so a start the server retries finds the
  * run it already started instead of starting a second one.
  */
+import { randomUUID } from 'node:crypto';
 import {
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
@@ -15,10 +16,13 @@ import {
   type ScheduleDescription,
   type ScheduleExecutionResult,
   type ScheduleHandle,
+  type ScheduleOptionsAction,
   type ScheduleOverlapPolicy,
   type ScheduleSpec,
   type ScheduleSummary,
 } from '@temporalio/client';
+import { msToTs, tsToMs } from '@temporalio/common/lib/time';
+import type { temporal } from '@temporalio/proto';
 import type { BatchInput, BatchResult } from '../contracts/batch';
 import { assertLeadRunInput } from '../contracts/inputs';
 import type { LeadRunInput, LeadRunStatus } from '../contracts/lead';
@@ -32,6 +36,9 @@ const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
 type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
 const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
 type BatchWorkflow = typeof workflows.batchWorkflow;
+
+/** The id prefix of the paused schedule `create` makes to ask the server when a timing fires (not listed). */
+const PROBE_ID_PREFIX = 'subagents-schedule-probe/';
 
 /** Every schedule of this project has an id with this prefix: `list` shows these only. */
 export const SCHEDULE_ID_PREFIX = 'subagents-schedule/';
@@ -127,6 +134,11 @@ export type ScheduleAction = LeadScheduleAction | BatchScheduleAction;
 export interface CreateScheduleRequest {
   name: string;
   timing: ScheduleTiming;
+  /**
+   * The shortest gap between two occurrences the timing may have, in seconds, as the server matches it
+   * (a cron with a seconds field, `@every 1s`): a shorter one is an InvalidScheduleError. Default: none.
+   */
+  minimumIntervalSeconds?: number;
   action: ScheduleAction;
   /** Default `skip`: an occurrence due while the previous one runs is not taken. */
   overlap?: OverlapPolicy;
@@ -207,6 +219,42 @@ function scheduleSpec(timing: ScheduleTiming): ScheduleSpec {
   }
   if (timing.expression.trim() === '') throw new InvalidScheduleError('cron: the expression is empty');
   return { cronExpressions: [timing.expression] };
+}
+
+/** How far ahead a timing must fire at least once: a spec with no time in this window never fires. */
+export const FIRST_RUN_HORIZON_YEARS = 10;
+
+/** The flag (or field) a timing was given with, and its value, for messages. */
+function timingText(timing: ScheduleTiming): string {
+  return timing.kind === 'every'
+    ? `every: ${timing.seconds} s`
+    : `cron: ${JSON.stringify(timing.expression)}`;
+}
+
+/**
+ * Why the server's matching times of a timing are refused, or undefined: none within the horizon (it never
+ * fires), or two closer than `minimumSeconds`.
+ */
+export function matchingTimesProblem(
+  timing: ScheduleTiming,
+  times: readonly Date[],
+  minimumSeconds: number | undefined,
+): string | undefined {
+  if (times.length === 0)
+    return (
+      `${timingText(timing)} never fires within ${FIRST_RUN_HORIZON_YEARS} years ` +
+      '(give a timing that matches a time soon, e.g. --every 6h or --cron "0 2 * * *")'
+    );
+  if (minimumSeconds === undefined) return undefined;
+  for (let i = 1; i < times.length; i++) {
+    const gap = (times[i].getTime() - times[i - 1].getTime()) / 1000;
+    if (gap < minimumSeconds)
+      return (
+        `${timingText(timing)} fires ${gap} s apart (${times[i - 1].toISOString()}, ${times[i].toISOString()}), ` +
+        `under the minimum interval of ${minimumSeconds} s (a timing whose runs are at least that far apart)`
+      );
+  }
+  return undefined;
 }
 
 const PROMPT_SUMMARY_CHARS = 120;
@@ -294,14 +342,21 @@ export class SubagentsSchedules {
     if (action.kind === 'lead') assertLeadRunInput(action.input);
     checkWorkspaceFolder(action.input.workspace);
     const memo: ScheduleMemo = { name, action: action.kind, timing };
+    const serverAction: ScheduleOptionsAction =
+      action.kind === 'lead'
+        ? leadAction(name, action, request.taskQueue)
+        : batchAction(name, action, request.taskQueue);
     try {
+      const problem = matchingTimesProblem(
+        timing,
+        await this.matchingTimes(spec, serverAction),
+        request.minimumIntervalSeconds,
+      );
+      if (problem !== undefined) throw new InvalidScheduleError(problem);
       await this.client.schedule.create({
         scheduleId: scheduleId(name),
         spec,
-        action:
-          action.kind === 'lead'
-            ? leadAction(name, action, request.taskQueue)
-            : batchAction(name, action, request.taskQueue),
+        action: serverAction,
         policies: { overlap: toServerPolicy(request.overlap ?? 'skip') },
         memo: { [MEMO_KEY]: memo },
       });
@@ -315,6 +370,38 @@ export class SubagentsSchedules {
       throw err;
     }
     return this.describe(name);
+  }
+
+  /**
+   * The times the server matches `spec` to from now on, over FIRST_RUN_HORIZON_YEARS (the server lists at
+   * most a bounded number). The server answers for a schedule only: a paused probe schedule of a random id,
+   * which never starts anything, is made and deleted for the question. One source of truth: the server's
+   * own reading of a cron (seconds field, `@every`, years) or an interval, not a copy of its parser here.
+   */
+  private async matchingTimes(spec: ScheduleSpec, action: ScheduleOptionsAction): Promise<Date[]> {
+    const probeId = `${PROBE_ID_PREFIX}${randomUUID()}`;
+    const handle = await this.client.schedule.create({
+      scheduleId: probeId,
+      spec,
+      action,
+      state: { paused: true, note: 'a probe of `subagents schedule create`: deleted at once' },
+    });
+    try {
+      const start = new Date();
+      const end = new Date(start);
+      end.setUTCFullYear(end.getUTCFullYear() + FIRST_RUN_HORIZON_YEARS);
+      const request = {
+        namespace: this.namespace,
+        scheduleId: probeId,
+        startTime: msToTs(start.getTime()),
+        endTime: msToTs(end.getTime()),
+      };
+      const response: temporal.api.workflowservice.v1.IListScheduleMatchingTimesResponse =
+        await this.client.workflowService.listScheduleMatchingTimes(request);
+      return (response.startTime ?? []).map((time) => new Date(tsToMs(time)));
+    } finally {
+      await handle.delete();
+    }
   }
 
   /** This project's schedules (ids with SCHEDULE_ID_PREFIX), by name. The server's list may lag a change. */

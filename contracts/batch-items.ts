@@ -263,6 +263,9 @@ const onLine = (source: string, line: number): ItemPlace => ({
   field: (name) => `${source}:${line}: ${name}`,
 });
 
+/** Keys that name an object's own machinery: code that indexes items by key must never meet them. */
+const RESERVED_KEYS = ['__proto__', 'constructor', 'prototype'] as const;
+
 function keyProblem(key: unknown): string | undefined {
   const accepted = `1–${MAX_ITEM_KEY_CHARS} ${KEY_CHARACTERS}`;
   if (key === undefined) return `is missing (${accepted})`;
@@ -278,6 +281,8 @@ function keyProblem(key: unknown): string | undefined {
     return `${shown(key)} has characters other than ${KEY_CHARACTERS} (${others.map((c) => JSON.stringify(c)).join(', ')}; the key becomes part of the item's workflow id)`;
   }
   if (key === '.' || key === '..') return `${shown(key)} is not a key (write a name, e.g. item-1)`;
+  if ((RESERVED_KEYS as readonly string[]).includes(key))
+    return `${shown(key)} is a name JavaScript objects reserve (${RESERVED_KEYS.join(', ')}): write another key, e.g. item-1`;
   return undefined;
 }
 

@@ -1,3 +1,4 @@
+import { ApplicationFailure } from '@temporalio/common';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -72,7 +73,7 @@ describe('transcript segments', () => {
     );
   });
 
-  it('refuses a segment whose bytes were altered', async () => {
+  it('refuses a segment whose bytes were altered, retryably: restoring it heals the call', async () => {
     const ref = await appendTranscript(undefined, [user('original')]);
     const [file] = storedFiles().filter((path) => path.endsWith(ref.key.slice(2)));
     writeFileSync(
@@ -80,7 +81,14 @@ describe('transcript segments', () => {
       JSON.stringify({ v: 1, parent: null, count: 1, chars: 5, messages: [user('forged')] }),
     );
     clearTranscriptCache();
-    await expect(resolveTranscript(ref)).rejects.toThrow(/does not match its hash/);
+    const failure = await resolveTranscript(ref).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ nonRetryable: false, type: 'TranscriptSegmentAltered' });
+    expect((failure as Error).message).toMatch(
+      new RegExp(
+        `^transcript segment ${ref.key} in local directory .* does not match its hash \\(tampered or corrupted\\)`,
+      ),
+    );
   });
 });
 
