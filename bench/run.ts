@@ -10,6 +10,7 @@ import { benchAdmission } from './admission';
 import { withBenchServer } from './support/bench-server';
 import { benchBashSandboxes } from './bash-sandbox';
 import { benchDelegationOverhead } from './delegation-overhead';
+import { benchEncryption } from './encryption';
 import { benchLongRun } from './long-run';
 import { benchProviderHandout } from './provider-handout';
 import { benchRecovery } from './recovery';
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     results.push(...(await benchRecovery(server)));
     results.push(...(await benchBashSandboxes()));
     results.push(...(await benchToolSearch(server)));
+    results.push(...(await benchEncryption()));
     process.stdout.write(`${formatTable(results)}\n`);
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const out = join(__dirname, '..', '..', 'bench', 'results.json');
