@@ -80,9 +80,10 @@ describe('a run with encryption on, each part a process of its own', () => {
     );
     processes.push(devServer.child);
     server = JSON.parse(devServer.line) as typeof server;
-    processes.push(
-      (await startProcess([CLI, 'worker', '--address', server.address], env, /worker ready/)).child,
-    );
+    // A start line says which key the worker encrypts with, by its id.
+    const worker = await startProcess([CLI, 'worker', '--address', server.address], env, /^payloads: /);
+    processes.push(worker.child);
+    expect(worker.line).toBe(`payloads: encrypted with key ${keyId} (1 key held)`);
     const run = await runCli(
       ['run', '--address', server.address, '--config', config, '--json', `Plan ${marker}-prompt. ${bulk}`],
       env,
