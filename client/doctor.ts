@@ -1,7 +1,7 @@
 /**
  * `subagents doctor`: one screen that says what this machine has and lacks for the project — Node, the
- * Temporal CLI (path, version, how it was found), the models the config names, a reachable server — with the
- * fix for each missing piece. It fetches, builds and starts nothing.
+ * Temporal CLI (path, version, how it was found), the models the config names, whether payloads are encrypted,
+ * a reachable server — with the fix for each missing piece. It fetches, builds and starts nothing.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { describeSandbox } from '../activities/tools';
 import { ConfigError, defaultConfig, type Config } from '../contracts/config';
 import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from '../worker/config';
+import { EncryptionKeyError, loadEncryptionKeys } from '../worker/payloads/encryption-keys';
 import { GO_BUILD, readCliVersion, runTool, WHEEL_BUILD } from '../worker/temporal-cli-builds';
 import {
   describeCliSource,
@@ -23,6 +24,7 @@ import { connectionSettings, ConnectionError } from './connection';
 import { findRunningDevServer } from './dev-server-state';
 import { configOverrides, parseFlags, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { connectChecked } from '../worker/server-probe';
+import { describePayloadEncryption } from '../worker/worker-main';
 import { taskQueueLiveness } from './worker-liveness';
 import { workerCommandLine } from './worker-presence';
 
@@ -395,12 +397,34 @@ export async function sandboxCheck({ config }: DoctorContext): Promise<DoctorChe
   };
 }
 
+/**
+ * Whether this machine's runs would encrypt their payloads, and with which key (its id, never the key), from
+ * the config's payloads.encryption and the environment: what a worker, client or codec endpoint here reads.
+ */
+export function payloadsCheck({ env, config }: DoctorContext): DoctorCheck {
+  const name = 'Payloads';
+  const encryption = ('error' in config ? defaultConfig() : config.config).payloads.encryption;
+  try {
+    const keyIds = loadEncryptionKeys(encryption, env).map((key) => key.id);
+    return { name, status: 'ok', lines: [describePayloadEncryption({ keyIds, keyEnv: encryption.key_env })] };
+  } catch (err) {
+    if (!(err instanceof EncryptionKeyError)) throw err;
+    return {
+      name,
+      status: 'missing',
+      lines: [err.message],
+      fix: 'fix that key source: every worker, client and codec endpoint here reads its keys from it',
+    };
+  }
+}
+
 /** The checks, in the order they print; each is independent of the others. */
 export const DOCTOR_CHECKS: ((context: DoctorContext) => Promise<DoctorCheck>)[] = [
   async () => nodeCheck(),
   temporalCliCheck,
   sandboxCheck,
   modelsCheck,
+  async (context) => payloadsCheck(context),
   serverCheck,
   workersCheck,
 ];

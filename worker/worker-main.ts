@@ -7,7 +7,8 @@
  * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise), SUBAGENTS_CONFIG (a
  * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics`, `tracing` and
  * `mcp_servers` the worker runs with; the defaults otherwise).
- * Both print the start lines (`worker ready: …`, the bash sandbox, both admission bounds) on stdout once the worker polls, log
+ * Both print the start lines (`worker ready: …`, the bash sandbox, both admission bounds, whether payloads are
+ * encrypted and with which key id) on stdout once the worker polls, log
  * to stderr, and exit 0 after a clean shutdown on SIGINT or SIGTERM.
  */
 import { loadClientConnectConfig } from '@temporalio/envconfig';
@@ -21,6 +22,8 @@ import type { McpServersConfig } from '../contracts/config/mcp';
 import { loadConfig } from './config';
 import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
+import { processEncryptionKeys } from './payloads/encryption-keys';
+import { payloadSettings } from './payloads/store';
 import { installRuntime, logLevelFromEnv } from './runtime';
 import { runWorkerUntilSignal } from './shutdown';
 import { startTracing, type WorkerTracing } from './tracing';
@@ -52,10 +55,25 @@ export interface WorkerService {
   say: (line: string) => void;
 }
 
+/** The keys payloads are sealed and opened with: their ids (never the keys), newest first. */
+export interface PayloadKeysInUse {
+  keyIds: readonly string[];
+  /** The variable that would give keys (payloads.encryption.key_env), for the hint when there are none. */
+  keyEnv: string;
+}
+
+/** `encrypted with key <id> (N keys held)`, or how to turn encryption on: ids only, never key material. */
+export function describePayloadEncryption({ keyIds, keyEnv }: PayloadKeysInUse): string {
+  if (keyIds.length === 0) return `not encrypted (set ${keyEnv} to encrypt)`;
+  const held = keyIds.length === 1 ? '1 key held' : `${keyIds.length} keys held`;
+  return `encrypted with key ${keyIds[0]} (${held})`;
+}
+
 /** What the worker serves, printed once when it starts polling. */
 export function workerStartLines(
   service: Omit<WorkerService, 'connection' | 'say' | 'sandbox' | 'tracing'>,
   sandbox: SandboxInUse,
+  payloadKeys: PayloadKeysInUse,
   tracing?: Pick<WorkerTracing, 'description'>,
 ): string[] {
   const namespace = service.namespace === DEFAULT_NAMESPACE ? '' : `, namespace "${service.namespace}"`;
@@ -65,6 +83,7 @@ export function workerStartLines(
     `bash sandbox: ${sandbox.description}${sandbox.fix ? ` (to enable it, ${sandbox.fix})` : ''}`,
     `admission: ${describeAdmission(service.admission)} (every run on the task queue)`,
     `lead runs in flight: ${describeAdmission(service.runAdmission)} (lead_runtime)`,
+    `payloads: ${describePayloadEncryption(payloadKeys)}`,
     ...(metrics === undefined ? [] : [`metrics: http://${metrics}/metrics (Prometheus)`]),
     ...(tracing === undefined ? [] : [`tracing: spans to ${tracing.description}`]),
   ];
@@ -87,8 +106,14 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       ...(tracing && { tracing }),
     });
     const sandbox = await describeSandbox(service.sandbox);
+    // The settings the worker's data converter was built with (createProjectWorker: this process's).
+    const encryption = payloadSettings().encryption;
+    const payloadKeys = {
+      keyIds: processEncryptionKeys(encryption).map((key) => key.id),
+      keyEnv: encryption.key_env,
+    };
     const stopped = runWorkerUntilSignal(worker, service.say);
-    process.stdout.write(`${workerStartLines(service, sandbox, tracing).join('\n')}\n`);
+    process.stdout.write(`${workerStartLines(service, sandbox, payloadKeys, tracing).join('\n')}\n`);
     await stopped;
     await withdrawAdmission(worker);
   } finally {

@@ -112,3 +112,40 @@ export async function metadataPanels(
     currentCode: await panel('current-details').locator('code').allInnerTexts(),
   };
 }
+
+export interface InputAndResult {
+  /** The Input and Result panes' text as rendered (the lines the editor has drawn: the first screenful or so). */
+  input: string;
+  result: string;
+  /** Whether the UI's codec indicator says its codec endpoint converted the payloads (a failure has its own). */
+  codecSucceeded: boolean;
+}
+
+/**
+ * Opens workflow `workflowId`'s page in the Web UI at `uiUrl` and reads its Input and Result panes once both
+ * show `expected` (the UI decodes through its codec endpoint after the page loads); on a page that never does,
+ * what it shows by then. `shot`: where to save a screenshot of the page, taken whatever it shows.
+ */
+export async function inputAndResult(
+  page: Page,
+  options: { uiUrl: string; namespace: string; workflowId: string; expected: string; shot?: string },
+): Promise<InputAndResult> {
+  const { uiUrl, namespace, workflowId, expected, shot } = options;
+  await page.goto(`${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`);
+  const pane = (label: string) => page.getByTestId('input-and-result').getByLabel(label, { exact: true });
+  try {
+    await Promise.all(
+      ['Input', 'Result'].map((label) =>
+        pane(label).filter({ hasText: expected }).waitFor({ timeout: 30_000 }),
+      ),
+    );
+  } catch {
+    // The assertions on what the panes show say more than a timeout.
+  }
+  if (shot !== undefined) await page.screenshot({ path: shot });
+  return {
+    input: await pane('Input').innerText(),
+    result: await pane('Result').innerText(),
+    codecSucceeded: (await page.getByTestId('data-encoder-status-success').count()) > 0,
+  };
+}

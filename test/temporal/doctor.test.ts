@@ -2,6 +2,7 @@
  * `subagents doctor` as a process: what it says on a machine that has everything (the suite's server and
  * Temporal CLI), and on one that lacks the CLI, its routes, a model key and a server that answers.
  */
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DoctorCheck } from '../../client/doctor';
@@ -20,7 +21,8 @@ function bareEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 it('on a machine with everything: Node, the CLI with its version and route, the model, the server', async () => {
-  const env = cliEnv();
+  const key = randomBytes(32).toString('base64');
+  const env = cliEnv({ SUBAGENTS_ENCRYPTION_KEY: `doctor-test:${key}` });
   env.TEMPORAL_ADDRESS = testAddress();
   const { code, stdout, stderr } = await runCli(['doctor'], env);
   expect(stderr).toBe('');
@@ -34,6 +36,9 @@ it('on a machine with everything: Node, the CLI with its version and route, the 
   expect(stdout).toMatch(/(ok|note)\s+Sandbox\s+bash runs in: (bubblewrap|just-bash)/);
   expect(stdout).toMatch(/ok {6}Models {8}config: none/);
   expect(stdout).toContain('scripted: scripted (offline; no key needed)');
+  // The key that encrypts, by its id alone.
+  expect(stdout).toContain('ok      Payloads      encrypted with key doctor-test (1 key held)');
+  expect(stdout).not.toContain(key);
   expect(stdout).toContain(
     `ok      Server        ${testAddress()} (TEMPORAL_ADDRESS) answers: ` +
       `server ${process.env.TEMPORAL_TEST_SERVER_VERSION}, namespace default`,
@@ -67,7 +72,15 @@ it('--json: a model without its key and a server that does not answer, each with
   const report = JSON.parse(stdout) as { ok: boolean; checks: DoctorCheck[] };
   expect(report.ok).toBe(false);
   const byName = Object.fromEntries(report.checks.map((check) => [check.name, check]));
-  expect(Object.keys(byName)).toEqual(['Node.js', 'Temporal CLI', 'Sandbox', 'Models', 'Server', 'Workers']);
+  expect(Object.keys(byName)).toEqual([
+    'Node.js',
+    'Temporal CLI',
+    'Sandbox',
+    'Models',
+    'Payloads',
+    'Server',
+    'Workers',
+  ]);
   // With a server given, the CLI is not needed.
   expect(byName['Temporal CLI'].status).toBe('note');
   expect(byName.Models).toMatchObject({

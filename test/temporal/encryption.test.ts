@@ -2,8 +2,10 @@
  * The encryption codec end to end, each part a process of its own as a user runs them: with
  * SUBAGENTS_ENCRYPTION_KEY in the environment of the dev server, the worker and the CLI, a run's prompt and
  * answers reach neither the server's SQLite files nor the payload store, while the CLI and the codec
- * endpoint the Web UI calls still read them; a CLI without the key names the key it lacks.
+ * endpoint the Web UI calls still read them, and the Web UI (in Chromium) shows them decoded; a CLI without the
+ * key names the key it lacks.
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +16,8 @@ import { tempDir, writeScript } from '../../bench/support/subagent-input';
 import { CLAIM_CHECK_ENCODING } from '../../worker/payloads/claim-check-codec';
 import { ENCRYPTED_ENCODING } from '../../worker/payloads/encryption-codec';
 import { keyIdOf } from '../../worker/payloads/encryption-keys';
+import { artifactsDir, itInBrowser } from '../support/outcomes';
+import { inputAndResult, withBrowserPage } from '../support/web-ui';
 
 /** The files under `dir` (a folder of its own for the server's database, another for the store) holding `text`. */
 function filesContaining(dir: string, text: string): string[] {
@@ -24,81 +28,94 @@ function filesContaining(dir: string, text: string): string[] {
     .filter((path) => readFileSync(path).includes(needle));
 }
 
-it('keeps a run out of the database and the store in the clear, and shows it to the CLI and the codec endpoint', async () => {
+describe('a run with encryption on, each part a process of its own', () => {
   const marker = `secret-${randomUUID()}`;
   const key = randomBytes(32).toString('base64');
   const keyId = keyIdOf(Buffer.from(key, 'base64'));
   const dbDir = tempDir('encrypted-db');
   const payloadDir = tempDir('encrypted-payloads');
-  const configDir = tempDir('encrypted-config');
-  // Large enough that the lead's transcript and the results pass the claim-check threshold too.
-  const bulk = `${marker} `.repeat(600);
-  const script = writeScript(configDir, {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          {
-            tool_calls: [
-              {
-                name: 'task',
-                id: 'look',
-                args: {
-                  description: 'Look at it',
-                  prompt: `Look at ${marker}-task.`,
-                  subagent_type: 'general-purpose',
-                },
-              },
-            ],
-          },
-          { content: `The answer is ${marker}-final. ${bulk}` },
-        ],
-      },
-      { agent: 'general-purpose', turns: [{ content: `Found ${marker}-sub.` }] },
-    ],
-  });
-  const config = join(configDir, 'config.yaml');
-  writeFileSync(config, `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`);
   const env = cliEnv({ SUBAGENTS_ENCRYPTION_KEY: key, SUBAGENTS_PAYLOAD_DIR: payloadDir });
+  const processes: ChildProcess[] = [];
+  let server: { address: string; ui_url: string; codec_endpoint: string };
+  let result: LeadRunResult;
 
-  const server = await startProcess(
-    [CLI, 'dev-server', '--db-filename', join(dbDir, 'temporal.db')],
-    env,
-    /"address"/,
-  );
-  const processes = [server.child];
-  try {
-    const { address, codec_endpoint } = JSON.parse(server.line) as {
-      address: string;
-      codec_endpoint: string;
-    };
-    processes.push((await startProcess([CLI, 'worker', '--address', address], env, /worker ready/)).child);
+  beforeAll(async () => {
+    const configDir = tempDir('encrypted-config');
+    // Large enough that the lead's transcript and the results pass the claim-check threshold too.
+    const bulk = `${marker} `.repeat(600);
+    const script = writeScript(configDir, {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'task',
+                  id: 'look',
+                  args: {
+                    description: 'Look at it',
+                    prompt: `Look at ${marker}-task.`,
+                    subagent_type: 'general-purpose',
+                  },
+                },
+              ],
+            },
+            { content: `The answer is ${marker}-final. ${bulk}` },
+          ],
+        },
+        { agent: 'general-purpose', turns: [{ content: `Found ${marker}-sub.` }] },
+      ],
+    });
+    const config = join(configDir, 'config.yaml');
+    writeFileSync(
+      config,
+      `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`,
+    );
+
+    const devServer = await startProcess(
+      [CLI, 'dev-server', '--db-filename', join(dbDir, 'temporal.db')],
+      env,
+      /"address"/,
+    );
+    processes.push(devServer.child);
+    server = JSON.parse(devServer.line) as typeof server;
+    // A start line says which key the worker encrypts with, by its id.
+    const worker = await startProcess([CLI, 'worker', '--address', server.address], env, /^payloads: /);
+    processes.push(worker.child);
+    expect(worker.line).toBe(`payloads: encrypted with key ${keyId} (1 key held)`);
     const run = await runCli(
-      ['run', '--address', address, '--config', config, '--json', `Plan ${marker}-prompt. ${bulk}`],
+      ['run', '--address', server.address, '--config', config, '--json', `Plan ${marker}-prompt. ${bulk}`],
       env,
     );
     expect(run.stderr).not.toMatch(/unexpected error/);
     expect(run.code).toBe(0);
-    const result = JSON.parse(run.stdout) as LeadRunResult;
+    result = JSON.parse(run.stdout) as LeadRunResult;
     expect(result.status).toBe('completed');
     expect(result.final_output).toContain(`${marker}-final`);
+  });
 
-    // The CLI with the key reads the run; one without it says which key it lacks.
-    const ledger = await runCli(['ledger', result.run_id, '--address', address, '--json'], env);
+  afterAll(async () => {
+    for (const child of processes.reverse()) await stop(child);
+  });
+
+  it('shows it to the CLI with the key; a CLI without it names the key it lacks', async () => {
+    const ledger = await runCli(['ledger', result.run_id, '--address', server.address, '--json'], env);
     expect(ledger.code).toBe(0);
     expect(ledger.stdout).toContain(`${marker}-sub`);
-    const status = await runCli(['status', result.run_id, '--address', address], env);
+    const status = await runCli(['status', result.run_id, '--address', server.address], env);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/: completed/);
     const keyless = await runCli(
-      ['ledger', result.run_id, '--address', address, '--json'],
+      ['ledger', result.run_id, '--address', server.address, '--json'],
       cliEnv({ SUBAGENTS_PAYLOAD_DIR: payloadDir }),
     );
     expect(keyless.code).not.toBe(0);
     expect(keyless.stderr).toContain(`encrypted with key ${keyId}, which this process does not hold`);
+  });
 
-    // History holds ciphertext or references; the codec endpoint (the Web UI's) turns the input back into text.
-    const connection = await Connection.connect({ address });
+  it('keeps history to ciphertext or references, which the codec endpoint turns back into text', async () => {
+    const connection = await Connection.connect({ address: server.address });
     try {
       const plain = new Client({ connection });
       const history = await plain.workflow.getHandle(result.run_id).fetchHistory();
@@ -107,9 +124,9 @@ it('keeps a run out of the database and the store in the clear, and shows it to 
       const encoding = Buffer.from(input.metadata?.encoding ?? []).toString('utf8');
       expect([ENCRYPTED_ENCODING, CLAIM_CHECK_ENCODING]).toContain(encoding);
       const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
-      const response = await fetch(`${codec_endpoint}/decode`, {
+      const response = await fetch(`${server.codec_endpoint}/decode`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Origin: 'http://127.0.0.1:8233' },
+        headers: { 'Content-Type': 'application/json', Origin: new URL(server.ui_url).origin },
         body: JSON.stringify({
           payloads: [
             {
@@ -127,12 +144,37 @@ it('keeps a run out of the database and the store in the clear, and shows it to 
     } finally {
       await connection.close();
     }
-  } finally {
-    for (const child of processes.reverse()) await stop(child);
-  }
-  // The server stopped: its SQLite file, journal included, is all on disk.
-  expect(readdirSync(dbDir).some((name) => name.startsWith('temporal.db'))).toBe(true);
-  expect(filesContaining(dbDir, marker)).toEqual([]);
-  expect(readdirSync(payloadDir).length).toBeGreaterThan(0);
-  expect(filesContaining(payloadDir, marker)).toEqual([]);
+  });
+
+  itInBrowser('encryption')(
+    'shows the run’s input and result decoded in the dev server’s Web UI',
+    async () => {
+      const shot = join(artifactsDir(), 'encryption-web-ui.png');
+      const shown = await withBrowserPage((page) =>
+        inputAndResult(page, {
+          uiUrl: server.ui_url,
+          namespace: 'default',
+          workflowId: result.run_id,
+          expected: marker,
+          shot,
+        }),
+      );
+      expect(shown.input).toContain(`"prompt": "Plan ${marker}-prompt.`);
+      expect(shown.result).toContain(`"final_output": "The answer is ${marker}-final.`);
+      for (const pane of [shown.input, shown.result]) {
+        expect(pane).not.toContain(ENCRYPTED_ENCODING);
+        expect(pane).not.toContain(CLAIM_CHECK_ENCODING);
+      }
+      expect(shown.codecSucceeded).toBe(true);
+    },
+  );
+
+  it('leaves neither the server’s database nor the payload store holding it in the clear', async () => {
+    // Stopped, the server has its SQLite file, journal included, all on disk.
+    for (const child of processes.splice(0).reverse()) await stop(child);
+    expect(readdirSync(dbDir).some((name) => name.startsWith('temporal.db'))).toBe(true);
+    expect(filesContaining(dbDir, marker)).toEqual([]);
+    expect(readdirSync(payloadDir).length).toBeGreaterThan(0);
+    expect(filesContaining(payloadDir, marker)).toEqual([]);
+  });
 });

@@ -16,6 +16,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import type { CodecServerSettings, PayloadSettings } from '../../contracts/config/payloads';
 import { PayloadBlobError } from './claim-check-codec';
 import { projectCodec } from './data-converter';
+import { MissingEncryptionKeyError, PayloadDecryptionError } from './encryption-codec';
 import { EncodeQuota, type EncodeQuotaLimits, type EncodeRefusal } from './encode-quota';
 
 /** References are small, but `/encode` may get a whole workflow input from the UI. */
@@ -317,7 +318,7 @@ export function codecRequestHandler(
   };
   return (request, response) => {
     handle(request, response).catch((err: unknown) => {
-      const status = err instanceof HttpError ? err.status : err instanceof PayloadBlobError ? 400 : 500;
+      const status = errorStatus(err);
       const message = err instanceof Error ? err.message : String(err);
       if (response.headersSent) {
         response.destroy();
@@ -328,9 +329,24 @@ export function codecRequestHandler(
       }
       // Unread request bytes would otherwise hold the connection; closing it after the answer is simpler.
       if (status === 413 || status === 429) response.setHeader('Connection', 'close');
-      send(response, status, { error: message });
+      send(response, status, {
+        error: message,
+        ...(err instanceof MissingEncryptionKeyError && { key_id: err.keyId }),
+      });
     });
   };
+}
+
+/**
+ * A fault of the request's payloads is the caller's (4xx), not the endpoint's: a missing blob (400), and an
+ * encrypted payload whose key this endpoint lacks or that does not decrypt (422, its message naming the key;
+ * the payload stays sealed). Anything else is 500.
+ */
+function errorStatus(err: unknown): number {
+  if (err instanceof HttpError) return err.status;
+  if (err instanceof PayloadBlobError) return 400;
+  if (err instanceof MissingEncryptionKeyError || err instanceof PayloadDecryptionError) return 422;
+  return 500;
 }
 
 /** 413 for a request that can never fit the quota, 429 (with Retry-After) while the window's is spent. */

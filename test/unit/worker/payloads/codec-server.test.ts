@@ -2,6 +2,7 @@
  * The codec endpoint over real HTTP on loopback, with a local store: the protocol, CORS, who may call it
  * (origins, the Host it is addressed by, a bearer token) and what `/encode` may write.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,8 @@ import {
   type RunningCodecServer,
 } from '../../../../worker/payloads/codec-server';
 import { defaultPayloadSettings } from '../../../../contracts/config/payloads';
+import { EncryptionCodec, PayloadKeyring } from '../../../../worker/payloads/encryption-codec';
+import { parseEncryptionKeys } from '../../../../worker/payloads/encryption-keys';
 import { LocalDirBlobStore } from '../../../../worker/payloads/store';
 
 interface JsonPayload {
@@ -33,6 +36,7 @@ const toJson = (payload: Payload): JsonPayload => ({
   ),
   data: Buffer.from(payload.data ?? []).toString('base64'),
 });
+const toPayload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
 const valueOf = (payload: JsonPayload): unknown =>
   JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
 const encodingOf = (payload: JsonPayload): string =>
@@ -413,6 +417,57 @@ describe('codec server defaults and guards', () => {
         { UI_CODEC_TOKEN: 'u' },
       ),
     ).toMatchObject({ token: 'u', tokenSource: 'the value of $UI_CODEC_TOKEN', allowEncode: true });
+  });
+});
+
+describe('codec server over encrypted payloads', () => {
+  const newKey = (id: string) =>
+    parseEncryptionKeys(`${id}:${randomBytes(32).toString('base64')}`, 'TEST')[0];
+  const [older, newer] = [newKey('old-2024'), newKey('new-2025')];
+  let server: RunningCodecServer;
+
+  beforeAll(async () => {
+    server = await startCodecServer({ codec: new EncryptionCodec(new PayloadKeyring([newer])) });
+  });
+
+  afterAll(() => server.close());
+
+  const sealed = async (key = older) =>
+    toJson((await new EncryptionCodec(new PayloadKeyring([key])).encode([toPayload('the launch code')]))[0]);
+  const decode = async (payload: JsonPayload) => {
+    const response = await fetch(`${server.url}/decode`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ payloads: [payload] }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+
+  it('decodes a payload sealed with a key it holds', async () => {
+    const { status, body } = await decode(await sealed(newer));
+    expect(status).toBe(200);
+    expect(valueOf((body.payloads as JsonPayload[])[0])).toBe('the launch code');
+  });
+
+  it('answers 422 naming the key it lacks, and shows nothing of the payload', async () => {
+    const { status, body } = await decode(await sealed());
+    expect(status).toBe(422);
+    expect(body.key_id).toBe('old-2024');
+    expect(body.error).toMatch(
+      /^payload is encrypted with key old-2024, which this process does not hold \(keys held: new-2025\); add the key old-2024 to SUBAGENTS_ENCRYPTION_KEY/,
+    );
+    expect(JSON.stringify(body)).not.toContain('launch code');
+  });
+
+  it('answers 422 for a payload that does not decrypt under the key it names', async () => {
+    const payload = await sealed(newer);
+    const data = Buffer.from(payload.data, 'base64');
+    data[data.length - 1] ^= 1;
+    const { status, body } = await decode({ ...payload, data: data.toString('base64') });
+    expect(status).toBe(422);
+    expect(body.error).toMatch(
+      /^payload is encrypted with key new-2025 but does not decrypt: it was altered/,
+    );
   });
 });
 
