@@ -52,10 +52,11 @@ export interface ModelRetrySettings {
 }
 
 /**
- * 4 MiB: eight times the largest answer a model with a 128k-token output limit can give (about 0.5 MB), and
- * small enough that a worker reads and assembles it well within one heartbeat timeout.
+ * 8 MiB: sixteen times the largest answer a model with a 128k-token output limit can give (about 0.5 MB), room
+ * for the 5 MB answers a run is tested to carry (test/temporal/hardening-inputs), and small enough that a worker
+ * reads and assembles it well within one heartbeat timeout.
  */
-export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /** Why a model call failed when its answer passed the cap: the size read and the cap, with where to set it. */
 export function answerTooLargeText(modelName: string, bytes: number, cap: number): string {

@@ -36,13 +36,13 @@ async function run(fake: FakeOpenAI, model: Record<string, unknown> = {}) {
   );
 }
 
-it('fails a streamed 10 MB answer at the default 4 MiB cap, after one request', async () => {
+it('fails a streamed 10 MB answer at the default 8 MiB cap, after one request', async () => {
   const fake = await FakeOpenAI.start({ respond: () => ({ content: answerOf(10_000_000) }) });
   try {
     const result = await run(fake);
     expect(result).toMatchObject({ status: 'failed', error_fallback: true, turns: 1 });
     expect(result.error).toMatch(
-      /^model fake: the answer passed 4,19\d,\d{3} bytes, over the 4,194,304-byte cap \(models\[\]\.max_answer_bytes\)/,
+      /^model fake: the answer passed 8,38\d,\d{3} bytes, over the 8,388,608-byte cap \(models\[\]\.max_answer_bytes\)/,
     );
     expect(result.result).toBeUndefined();
     expect(fake.chatRequests).toHaveLength(1);
