@@ -15,11 +15,12 @@
  *   not_contains: <text>             the final answer does not contain <text>
  *   matches: <regex>                 the final answer matches <regex>, with no flags: anywhere in the
  *                                    answer, ^ and $ are the start and end of the whole answer (not of a
- *                                    line), case-sensitive unless the regex says otherwise ([Dd]one); an
- *                                    invalid regex is refused when the batch is checked. It runs on RE2's
- *                                    linear-time engine (contracts/patterns.ts), so no pattern can pin a
- *                                    worker; one that needs backtracking (a backreference, lookaround) fails
- *                                    its check, saying so
+ *                                    line), case-sensitive unless the regex says otherwise ([Dd]one). It runs
+ *                                    on RE2's linear-time engine (contracts/patterns.ts), so no pattern can
+ *                                    pin a worker, and RE2 checks it when the batch is checked: a pattern RE2
+ *                                    refuses (a backreference, lookaround) is refused up front with RE2's
+ *                                    message. Batches checked before that, with JavaScript's RegExp, may hold
+ *                                    one; it fails its check, saying so
  *   file_exists: <path>              <path> is a regular file in the item's workspace
  *   file_contains: <path> :: <text>  that file's first MAX_ACCEPTANCE_READ_BYTES (4 MiB) hold <text>, byte
  *                                    for byte (UTF-8); the path ends at the first `::`
@@ -132,7 +133,18 @@ function argumentOf(text: string, form: CriterionForm, rest: string): string | {
     : argument;
 }
 
-function regexProblem(pattern: string): string | undefined {
+/**
+ * Which engine checks a `matches:` pattern: `re2`, the one that runs it. `javascript-regexp` is how batches
+ * were checked before, kept for workflow code replaying a history that was decided that way
+ * (workflows/batch-validation.ts); nothing else asks for it.
+ */
+export type PatternCheck = 're2' | 'javascript-regexp';
+
+function regexProblem(pattern: string, check: PatternCheck): string | undefined {
+  if (check === 're2') {
+    const compiled = compileUserPattern(pattern);
+    return 'problem' in compiled ? compiled.problem : undefined;
+  }
   try {
     new RegExp(pattern);
     return undefined;
@@ -146,6 +158,10 @@ function regexProblem(pattern: string): string | undefined {
  * Spaces around the criterion are ignored.
  */
 export function parseCriterion(text: string): Criterion | { problem: string } {
+  return parseCheckedCriterion(text, 're2');
+}
+
+function parseCheckedCriterion(text: string, check: PatternCheck): Criterion | { problem: string } {
   if (text.length > MAX_CRITERION_CHARS) {
     return { problem: `${shown(text)} is ${text.length} characters long (at most ${MAX_CRITERION_CHARS})` };
   }
@@ -163,10 +179,10 @@ export function parseCriterion(text: string): Criterion | { problem: string } {
     case 'not_contains':
       return { form: known, written: text, text: argument };
     case 'matches': {
-      const invalid = regexProblem(argument);
+      const invalid = regexProblem(argument, check);
       return invalid === undefined
         ? { form: known, written: text, pattern: argument }
-        : { problem: `${shown(text)} is not a valid regular expression (${invalid})` };
+        : { problem: `${shown(text)} is not a valid regular expression: ${invalid}` };
     }
     case 'file_exists': {
       const invalid = pathProblem(argument);
@@ -293,7 +309,7 @@ function promptProblem(prompt: unknown): string | undefined {
   return undefined;
 }
 
-function criteriaProblems(criteria: unknown, place: ItemPlace): string[] {
+function criteriaProblems(criteria: unknown, place: ItemPlace, check: PatternCheck): string[] {
   if (criteria === undefined) return [];
   const where = place.field('acceptance_criteria');
   if (!Array.isArray(criteria)) {
@@ -311,14 +327,14 @@ function criteriaProblems(criteria: unknown, place: ItemPlace): string[] {
       problems.push(`${at}: ${shown(criterion)} is not text (a criterion, e.g. "contains: done")`);
       return;
     }
-    const parsed = parseCriterion(criterion);
+    const parsed = parseCheckedCriterion(criterion, check);
     if ('problem' in parsed) problems.push(`${at}: ${parsed.problem}`);
   });
   return problems;
 }
 
 /** Every problem of one item; none when it is a valid BatchItem. */
-function itemProblems(item: unknown, place: ItemPlace): string[] {
+function itemProblems(item: unknown, place: ItemPlace, check: PatternCheck = 're2'): string[] {
   if (!isMapping(item)) {
     return [
       `${place.item}: ${shown(item)} is not a mapping (an item: key, prompt and optionally acceptance_criteria)`,
@@ -329,7 +345,7 @@ function itemProblems(item: unknown, place: ItemPlace): string[] {
   if (key !== undefined) problems.push(`${place.field('key')}: ${key}`);
   const prompt = promptProblem(item.prompt);
   if (prompt !== undefined) problems.push(`${place.field('prompt')}: ${prompt}`);
-  problems.push(...criteriaProblems(item.acceptance_criteria, place));
+  problems.push(...criteriaProblems(item.acceptance_criteria, place, check));
   for (const name of Object.keys(item)) {
     if (!(BATCH_ITEM_KEYS as readonly string[]).includes(name)) {
       problems.push(`${place.field(name)}: unknown key (accepted: ${BATCH_ITEM_KEYS.join(', ')})`);
@@ -356,13 +372,13 @@ const UNIQUE = '(each key must be unique)';
  * Every problem of a batch's items, one a line: `items[3].key: "" is empty (write some text)`. None when
  * `items` is a non-empty list of valid BatchItems with unique keys.
  */
-export function batchItemsProblems(items: unknown): string[] {
+export function batchItemsProblems(items: unknown, check: PatternCheck = 're2'): string[] {
   if (items === undefined)
     return ['items: is missing (a list of batch items: key, prompt, acceptance_criteria)'];
   if (!Array.isArray(items)) return [`items: ${shown(items)} is not a list of batch items`];
   if (items.length === 0)
     return ['items: is an empty list (give at least one item, e.g. {"key": "a", "prompt": "…"})'];
-  const problems = items.flatMap((item: unknown, index) => itemProblems(item, inList(index)));
+  const problems = items.flatMap((item: unknown, index) => itemProblems(item, inList(index), check));
   const duplicates = duplicateKeys(items);
   if (duplicates.length > 0) {
     const named = duplicates.map(({ key, at }) => `${JSON.stringify(key)} ×${at.length}`).join(', ');

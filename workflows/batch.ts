@@ -48,7 +48,6 @@ import {
   type BatchResult,
   type BatchStatus,
 } from '../contracts/batch';
-import { batchItemsProblems } from '../contracts/batch-items';
 import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
 import { subagentProgressSignal } from '../contracts/queries';
 import { runSearchAttributes } from '../contracts/search-attributes';
@@ -58,6 +57,7 @@ import {
   type SubagentInput,
   type SubagentResult,
 } from '../contracts/subagent';
+import { decidedBatchItemsProblems } from './batch-validation';
 import type { subagentWorkflow } from './subagent';
 import { closeWith, reportOutcome } from './outcome';
 import { recordDelegationEnd } from './metrics';
@@ -100,7 +100,7 @@ function brief(text: string): string {
 
 export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   const { items, limits } = input;
-  const problems = input.carry ? [] : batchItemsProblems(items);
+  const problems = input.carry ? [] : decidedBatchItemsProblems(items);
   if (limits.max_running_items > limits.max_live_items) {
     problems.push(
       `limits.max_running_items: ${limits.max_running_items} is above max_live_items (${limits.max_live_items})`,

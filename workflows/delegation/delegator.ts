@@ -40,7 +40,6 @@ import {
   type BatchToolName,
   type BatchToolSettings,
 } from '../../contracts/batch';
-import { batchItemsProblems } from '../../contracts/batch-items';
 import { promptDetails, summaryLine } from '../../contracts/text';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
@@ -83,6 +82,7 @@ import type { LoopPlugins } from '../agent-loop';
 // Type only: the child is started by its workflow type name, so this module and the subagent's don't cycle.
 import type { subagentWorkflow } from '../subagent';
 import type { batchWorkflow } from '../batch';
+import { decidedBatchItemsProblems } from '../batch-validation';
 import { buildBatchToolSpecs, parseBatchRefArgs, parseBatchTaskArgs } from './batch-tools';
 import { recordDelegationEnd } from '../metrics';
 import { assignDelegationIds } from './delegation-ids';
@@ -336,7 +336,7 @@ export class Delegator {
       items = loaded.items;
     } else {
       items = args.items ?? [];
-      const problems = batchItemsProblems(items);
+      const problems = decidedBatchItemsProblems(items);
       if (problems.length === 0 && items.length > settings.max_items) {
         problems.push(`items: ${items.length} items, above the ${settings.max_items} a batch may hold`);
       }

@@ -18,6 +18,9 @@ import {
 const FORMS =
   'contains: <text>, not_contains: <text>, matches: <regex>, file_exists: <path>, file_contains: <path> :: <text>';
 
+const RE2_LIMITS =
+  '(patterns run on a linear-time engine (RE2 syntax): no backreferences, no lookaround, [\\s\\S] for any character)';
+
 /** A criterion that must parse. */
 function criterion(text: string): Criterion {
   const parsed = parseCriterion(text);
@@ -104,7 +107,8 @@ describe('batchItemsProblems', () => {
       'items[2].acceptance_criteria[0]: 5 is not text (a criterion, e.g. "contains: done")',
       `items[2].acceptance_criteria[1]: "contains: ${'y'.repeat(47)}..." is 510 characters long (at most 500)`,
       `items[2].acceptance_criteria[2]: "the tests pass" is not a criterion this checks (write one of: ${FORMS})`,
-      'items[2].acceptance_criteria[3]: "matches: (a" is not a valid regular expression (Invalid regular expression: /(a/: Unterminated group)',
+      'items[2].acceptance_criteria[3]: "matches: (a" is not a valid regular expression: error parsing regexp: ' +
+        `missing closing ): \`(a\` ${RE2_LIMITS}`,
       'items[3].acceptance_criteria[0]: "file_exists: /etc/passwd" names an absolute path (write a path relative to the workspace, e.g. out/report.md)',
       'items[3].acceptance_criteria[1]: "file_contains: ../x :: y" has ".." in its path (write a path inside the workspace, e.g. out/report.md)',
     ]);
@@ -159,8 +163,7 @@ describe('parseCriterion', () => {
       { problem: `"Contains: x" is not a criterion this checks (write one of: ${FORMS})` },
       { problem: '"contains:" has nothing after "contains:" (contains: <text>)' },
       {
-        problem:
-          '"matches: [" is not a valid regular expression (Invalid regular expression: /[/: Unterminated character class)',
+        problem: `"matches: [" is not a valid regular expression: error parsing regexp: missing closing ]: \`[\` ${RE2_LIMITS}`,
       },
       {
         problem:
@@ -248,11 +251,13 @@ describe('answerVerdict', () => {
     expect(answerVerdict([criterion('matches: ^Result')], 'Result: 1').passed).toBe(true);
   });
 
-  it('fails a regex that needs backtracking, saying the engine does not take it', () => {
-    const [backreference, lookahead] = answerVerdict(
-      [criterion('matches: (\\w)\\1'), criterion('matches: x(?=y)')],
-      'xxy',
-    ).checks;
+  it('fails a regex that needs backtracking (a batch checked before RE2 checked it), saying why', () => {
+    const matches = (pattern: string): Criterion => ({
+      form: 'matches',
+      written: `matches: ${pattern}`,
+      pattern,
+    });
+    const [backreference, lookahead] = answerVerdict([matches('(\\w)\\1'), matches('x(?=y)')], 'xxy').checks;
     expect(lookahead).toMatchObject({ passed: false, detail: expect.stringContaining('no lookaround') });
     expect(backreference).toEqual({
       criterion: 'matches: (\\w)\\1',
