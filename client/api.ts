@@ -528,7 +528,8 @@ async function retryWhileUnavailable<T>(
   budgetMs: number,
   onRetry: ((line: string) => void) | undefined,
 ): Promise<T> {
-  const deadline = Date.now() + budgetMs;
+  const started = Date.now();
+  const deadline = started + budgetMs;
   for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 4000)) {
     try {
       return await start();
@@ -537,7 +538,8 @@ async function retryWhileUnavailable<T>(
       const left = deadline - Date.now();
       if (left <= 0)
         throw new ServerUnavailableError(
-          `cannot ${what}: the Temporal server could not be reached for ${budgetMs / 1000} s ` +
+          // The connection's own retries come first (about 20 s), so the time told is the time waited.
+          `cannot ${what}: the Temporal server could not be reached for ${Math.round((Date.now() - started) / 1000)} s ` +
             `(${failureText(err)}); nothing was started: try again once it is up`,
         );
       const wait = Math.min(delayMs, left);

@@ -47,7 +47,7 @@ it('rides out a server restart (started once, the retry said), and past its budg
     expect(refused).toBeInstanceOf(ServerUnavailableError);
     expect((refused as Error).message).toMatch(
       new RegExp(
-        `^cannot start run ${lostId}: the Temporal server could not be reached for 1 s \\(.*UNAVAILABLE.*\\); ` +
+        `^cannot start run ${lostId}: the Temporal server could not be reached for \\d+ s \\(.*UNAVAILABLE.*\\); ` +
           'nothing was started: try again once it is up$',
         's',
       ),
