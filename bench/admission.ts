@@ -35,7 +35,7 @@ import {
 } from '../contracts/admission';
 import type { LeadRunInput } from '../contracts/lead';
 import { ADMISSION_RESEND_MS } from '../workflows/subagent-admission';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import type { TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { benchDelegationOverhead } from './delegation-overhead';

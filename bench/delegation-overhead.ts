@@ -17,7 +17,7 @@ import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { leadInput, tempDir, writeScript } from './support/subagent-input';
 import { msRow, type BenchResult } from './stats';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 
 const RUNS = 15;
 

@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { SubagentsClient } from '../client/api';
 import type { LeadRunInput } from '../contracts/lead';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import { startPostgresServer } from '../worker/temporal-postgres';
 import {
   connectOrStartServer,

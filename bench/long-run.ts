@@ -15,7 +15,7 @@ import { NativeConnection } from '@temporalio/worker';
 import type { ChatMessage } from '../contracts/messages';
 import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
-import { projectCodec, projectDataConverter } from '../worker/payloads/data-converter';
+import { projectCodec, projectDataConverter } from '../payloads/data-converter';
 import { executionHistories } from './support/histories';
 import { subagentInput, tempDir, writeScript } from './support/subagent-input';
 import { percentile, type BenchResult } from './stats';

@@ -27,7 +27,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SubagentsClient } from '../client/api';
 import { admissionStateQuery, admissionWorkflowId } from '../contracts/admission';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import { connectOrStartServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';

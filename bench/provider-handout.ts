@@ -20,7 +20,7 @@ import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import type { LeadRunInput } from '../contracts/lead';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import type { TemporalServer } from '../worker/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';

@@ -20,7 +20,7 @@ import { bundleProjectWorkflows } from '../worker/worker';
 import { WorkerFleet } from './support/chaos-workers';
 import { subagentInput, tempDir, writeScript } from './support/subagent-input';
 import { percentile, type BenchResult } from './stats';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 
 const KILLS = Number(process.env.RECOVERY_KILLS ?? 12);
 const MODEL_DELAY_MS = 4000;

@@ -13,7 +13,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { parseConfig } from '../contracts/config';
 import type { TemporalServer } from '../worker/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import { createProjectWorker } from '../worker/worker';
 import { FakeOpenAI, type FakeChatRequest } from './support/fake-openai';
 import { subagentInput, tempDir } from './support/subagent-input';

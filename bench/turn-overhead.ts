@@ -16,7 +16,7 @@ import type { TemporalServer } from '../worker/temporal-server';
 import { createProjectWorker } from '../worker/worker';
 import { subagentInput, tempDir, writeScript } from './support/subagent-input';
 import { percentile, type BenchResult } from './stats';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 
 const TURNS = 40;
 const RUNS = 3;

@@ -4,7 +4,7 @@
  * run that does not complete, with one line and exit code 1; never a stack trace (DEBUG=1 shows one).
  */
 import { ConfigError } from '../contracts/config';
-import { CodecServerError } from '../worker/payloads/codec-server';
+import { CodecServerError } from '../payloads/codec-server';
 import { installRuntime } from '../worker/runtime';
 import { TemporalCliNotFoundError } from '../worker/temporal-cli';
 import { answerCommand } from './answer-command';

@@ -3,9 +3,9 @@
  * UI this process did not start (a cluster's, Temporal Cloud's, or `temporal server start-dev`).
  */
 import { DEFAULT_CODEC_SERVER_PORT } from '../contracts/config/payloads';
-import { codecHttpOptions, startCodecServer } from '../worker/payloads/codec-server';
-import { projectCodec } from '../worker/payloads/data-converter';
-import { payloadStore } from '../worker/payloads/store';
+import { codecHttpOptions, startCodecServer } from '../payloads/codec-server';
+import { projectCodec } from '../payloads/data-converter';
+import { payloadStore } from '../payloads/store';
 import { untilShutdownRequested } from '../worker/shutdown';
 import { loadCommandConfig } from './command-setup';
 import { integerFlag, parseFlags, UsageError } from './flags';

@@ -4,7 +4,7 @@
  */
 import type { Config } from '../contracts/config';
 import { loadConfig } from '../worker/config';
-import { configurePayloads } from '../worker/payloads/store';
+import { configurePayloads } from '../payloads/store';
 import { connectionSettings, type ConnectionSettings } from './connection';
 import { findRunningDevServer } from './dev-server-state';
 import { configOverrides, stringFlag, UsageError, type FlagValues } from './flags';

@@ -15,7 +15,7 @@ import {
 } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_NAMESPACE, type TemporalSettings } from '../contracts/config/temporal';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import { connectChecked } from '../worker/server-probe';
 
 export interface ConnectionSettings {

@@ -8,7 +8,7 @@ import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
 import type { SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
-import { configurePayloads } from '../worker/payloads/store';
+import { configurePayloads } from '../payloads/store';
 import { signalExitCode } from '../worker/shutdown';
 import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem, type RunHandle } from './api';
 import { connectClient, connectionSettings } from './connection';

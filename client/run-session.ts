@@ -10,7 +10,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../contracts/config';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { describeSandbox, type SandboxInUse } from '../activities/tools';
-import { startEmbeddedCodecServer, type RunningCodecServer } from '../worker/payloads/codec-server';
+import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/codec-server';
 import { settleCoreLogs } from '../worker/runtime';
 import { startDevServer, type TemporalServer } from '../worker/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';

@@ -1,6 +1,6 @@
 /** `subagents worker`, `subagents dev-server` and `subagents ensure-temporal`. */
 import { resolve } from 'node:path';
-import { startEmbeddedCodecServer } from '../worker/payloads/codec-server';
+import { startEmbeddedCodecServer } from '../payloads/codec-server';
 import { readCliVersion } from '../worker/temporal-cli-builds';
 import {
   describeCliSource,

@@ -24,7 +24,7 @@ import type { SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
 import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
-import { payloadStore, type BlobStore } from '../worker/payloads/store';
+import { payloadStore, type BlobStore } from '../payloads/store';
 import { buildStep } from '../workflows/steps';
 import { subagentResult, taskQueueHasWorker } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';

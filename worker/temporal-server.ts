@@ -39,7 +39,7 @@ export interface DevServerOptions {
   /** Run without the Web UI. */
   headless?: boolean;
   /**
-   * The codec endpoint the Web UI decodes payloads with (worker/payloads/codec-server.ts), given to the UI as
+   * The codec endpoint the Web UI decodes payloads with (payloads/codec-server.ts), given to the UI as
    * `--ui-codec-endpoint`. It answers no page it was not told of, so it is told the UI's origins before the
    * UI starts.
    */

@@ -6,7 +6,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import type { AdmissionSettings } from '../../contracts/admission';
 import type { LeadRunInput } from '../../contracts/lead';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
-import { projectDataConverter } from '../../worker/payloads/data-converter';
+import { projectDataConverter } from '../../payloads/data-converter';
 import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
 import { WORKER_HEARTBEAT_INTERVAL_MS } from '../../worker/runtime';
 import { spawnWorkerProcess, type WorkerProcessOptions } from '../../bench/support/chaos-workers';

@@ -11,9 +11,9 @@ import { Client, Connection } from '@temporalio/client';
 import type { LeadRunResult } from '../../contracts/lead';
 import { CLI, cliEnv, runCli, startProcess, stop } from '../../bench/support/cli-process';
 import { tempDir, writeScript } from '../../bench/support/subagent-input';
-import { CLAIM_CHECK_ENCODING } from '../../worker/payloads/claim-check-codec';
-import { ENCRYPTED_ENCODING } from '../../worker/payloads/encryption-codec';
-import { keyIdOf } from '../../worker/payloads/encryption-keys';
+import { CLAIM_CHECK_ENCODING } from '../../payloads/claim-check-codec';
+import { ENCRYPTED_ENCODING } from '../../payloads/encryption-codec';
+import { keyIdOf } from '../../payloads/encryption-keys';
 
 /** The files under `dir` (a folder of its own for the server's database, another for the store) holding `text`. */
 function filesContaining(dir: string, text: string): string[] {

@@ -19,7 +19,7 @@ import { leadRunWorkflow } from '../../workflows/lead-run';
 import { executionHistories } from '../../bench/support/histories';
 import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
-import { projectDataConverter } from '../../worker/payloads/data-converter';
+import { projectDataConverter } from '../../payloads/data-converter';
 
 // One server for the file: a history of ~30 events suggests continue-as-new, every few turns here instead of
 // every few thousand events.

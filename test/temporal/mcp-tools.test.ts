@@ -15,7 +15,7 @@ import type { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { parseConfig } from '../../contracts/config';
 import { startWorkerMcp, type WorkerMcp } from '../../worker/mcp';
-import { projectCodec } from '../../worker/payloads/data-converter';
+import { projectCodec } from '../../payloads/data-converter';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';

@@ -12,7 +12,7 @@ import { Client, Connection, ServiceError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { SubagentsClient, type RunHandle } from '../../client/api';
 import type { LeadRunResult } from '../../contracts/lead';
-import { projectDataConverter } from '../../worker/payloads/data-converter';
+import { projectDataConverter } from '../../payloads/data-converter';
 import {
   postgresServerMissing,
   startPostgresServer,

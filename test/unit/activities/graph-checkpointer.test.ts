@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { StoredCheckpointSaver } from '../../../activities/graph/checkpointer';
-import { LocalDirBlobStore } from '../../../worker/payloads/store';
+import { LocalDirBlobStore } from '../../../payloads/store';
 import { tempDir } from '../../../bench/support/subagent-input';
 
 /** `one` → `two` → `three`, each adding an AI message; `ran` counts the runs of each node. */

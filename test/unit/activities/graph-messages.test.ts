@@ -4,7 +4,7 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { checkpointStepMessages, graphStepMessages } from '../../../activities/graph/graph-messages';
 import { StoredCheckpointSaver } from '../../../activities/graph/checkpointer';
-import { LocalDirBlobStore } from '../../../worker/payloads/store';
+import { LocalDirBlobStore } from '../../../payloads/store';
 import { tempDir } from '../../../bench/support/subagent-input';
 
 const asked = new AIMessage({

@@ -11,7 +11,7 @@ import {
 import { callModel } from '../../../activities/model';
 import { defaultPayloadSettings } from '../../../contracts/config/payloads';
 import type { ChatMessage } from '../../../contracts/messages';
-import { configurePayloads, PAYLOAD_DIR_ENV } from '../../../worker/payloads/store';
+import { configurePayloads, PAYLOAD_DIR_ENV } from '../../../payloads/store';
 import { sha256Hex } from '../../../workflows/digest';
 import { tempDir } from '../../../bench/support/subagent-input';
 

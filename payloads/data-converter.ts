@@ -7,7 +7,7 @@
  * decrypt): the payload store and history hold only ciphertext or references to it.
  */
 import type { DataConverter, Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
-import type { PayloadSettings } from '../../contracts/config/payloads';
+import type { PayloadSettings } from '../contracts/config/payloads';
 import { ClaimCheckCodec } from './claim-check-codec';
 import { EncryptionCodec, PayloadKeyring } from './encryption-codec';
 import { processEncryptionKeys } from './encryption-keys';

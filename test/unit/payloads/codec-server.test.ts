@@ -7,7 +7,7 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { CLAIM_CHECK_ENCODING, ClaimCheckCodec } from '../../../../worker/payloads/claim-check-codec';
+import { CLAIM_CHECK_ENCODING, ClaimCheckCodec } from '../../../payloads/claim-check-codec';
 import {
   codecHttpOptions,
   isAllowedOrigin,
@@ -15,9 +15,9 @@ import {
   startCodecServer,
   type CodecServerOptions,
   type RunningCodecServer,
-} from '../../../../worker/payloads/codec-server';
-import { defaultPayloadSettings } from '../../../../contracts/config/payloads';
-import { LocalDirBlobStore } from '../../../../worker/payloads/store';
+} from '../../../payloads/codec-server';
+import { defaultPayloadSettings } from '../../../contracts/config/payloads';
+import { LocalDirBlobStore } from '../../../payloads/store';
 
 interface JsonPayload {
   metadata: Record<string, string>;

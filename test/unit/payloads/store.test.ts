@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultPayloadSettings } from '../../../../contracts/config/payloads';
+import { defaultPayloadSettings } from '../../../contracts/config/payloads';
 import {
   blobKey,
   configurePayloads,
@@ -11,7 +11,7 @@ import {
   openBlobStore,
   payloadStore,
   S3BlobStore,
-} from '../../../../worker/payloads/store';
+} from '../../../payloads/store';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

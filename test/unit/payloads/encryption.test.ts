@@ -3,10 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { defaultPayloadSettings, type EncryptionSettings } from '../../../../contracts/config/payloads';
-import { CLAIM_CHECK_ENCODING, ClaimCheckCodec } from '../../../../worker/payloads/claim-check-codec';
-import { CodecChain, projectCodec } from '../../../../worker/payloads/data-converter';
-import { EncryptedBlobStore } from '../../../../worker/payloads/encrypted-store';
+import { defaultPayloadSettings, type EncryptionSettings } from '../../../contracts/config/payloads';
+import { CLAIM_CHECK_ENCODING, ClaimCheckCodec } from '../../../payloads/claim-check-codec';
+import { CodecChain, projectCodec } from '../../../payloads/data-converter';
+import { EncryptedBlobStore } from '../../../payloads/encrypted-store';
 import {
   ENCRYPTED_ENCODING,
   EncryptionCodec,
@@ -14,15 +14,15 @@ import {
   MissingEncryptionKeyError,
   PayloadDecryptionError,
   PayloadKeyring,
-} from '../../../../worker/payloads/encryption-codec';
+} from '../../../payloads/encryption-codec';
 import {
   EncryptionKeyError,
   keyIdOf,
   loadEncryptionKeys,
   parseEncryptionKeys,
   type EncryptionKey,
-} from '../../../../worker/payloads/encryption-keys';
-import { LocalDirBlobStore } from '../../../../worker/payloads/store';
+} from '../../../payloads/encryption-keys';
+import { LocalDirBlobStore } from '../../../payloads/store';
 
 const newKeyText = () => randomBytes(32).toString('base64');
 const keysOf = (text: string) => parseEncryptionKeys(text, 'TEST_KEYS');

@@ -10,8 +10,8 @@ import {
   isClaimCheckPayload,
   PayloadBlobError,
   readReference,
-} from '../../../../worker/payloads/claim-check-codec';
-import { LocalDirBlobStore, type BlobStore } from '../../../../worker/payloads/store';
+} from '../../../payloads/claim-check-codec';
+import { LocalDirBlobStore, type BlobStore } from '../../../payloads/store';
 
 /** A store that counts the writes that reach it. */
 class CountingStore implements BlobStore {

@@ -13,7 +13,7 @@
  */
 import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contracts/config/payloads';
+import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../contracts/config/payloads';
 import { describeContext } from './payload-context';
 import { blobKey, isBlobKey, type BlobStore } from './store';
 

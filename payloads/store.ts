@@ -15,8 +15,8 @@ import {
   defaultPayloadSettings,
   type PayloadSettings,
   type S3PayloadSettings,
-} from '../../contracts/config/payloads';
-import { cacheRoot } from '../temporal-cli';
+} from '../contracts/config/payloads';
+import { cacheRoot } from '../worker/temporal-cli';
 import { EncryptedBlobStore } from './encrypted-store';
 import { PayloadKeyring } from './encryption-codec';
 import { processEncryptionKeys } from './encryption-keys';

@@ -6,15 +6,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { CreateBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { S3PayloadSettings } from '../../../../contracts/config/payloads';
-import {
-  ClaimCheckCodec,
-  PayloadBlobError,
-  readReference,
-} from '../../../../worker/payloads/claim-check-codec';
-import { blobKey, S3BlobStore } from '../../../../worker/payloads/store';
-import { whichSync } from '../../../../worker/temporal-cli';
-import { freePort } from '../../../../worker/temporal-server';
+import type { S3PayloadSettings } from '../../../contracts/config/payloads';
+import { ClaimCheckCodec, PayloadBlobError, readReference } from '../../../payloads/claim-check-codec';
+import { blobKey, S3BlobStore } from '../../../payloads/store';
+import { whichSync } from '../../../worker/temporal-cli';
+import { freePort } from '../../../worker/temporal-server';
 
 const motoServer = whichSync('moto_server');
 if (!motoServer) {

@@ -1,5 +1,5 @@
 /** The `/encode` budgets on their own, with a hand-driven clock: per client, in total, renewed each window. */
-import { EncodeQuota } from '../../../../worker/payloads/encode-quota';
+import { EncodeQuota } from '../../../payloads/encode-quota';
 
 describe('EncodeQuota', () => {
   it('charges a client until its budget is spent, and renews it when the window ends', () => {

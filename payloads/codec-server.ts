@@ -13,7 +13,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { BlockList, isIP } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import type { CodecServerSettings, PayloadSettings } from '../../contracts/config/payloads';
+import type { CodecServerSettings, PayloadSettings } from '../contracts/config/payloads';
 import { PayloadBlobError } from './claim-check-codec';
 import { projectCodec } from './data-converter';
 import { EncodeQuota, type EncodeQuotaLimits, type EncodeRefusal } from './encode-quota';

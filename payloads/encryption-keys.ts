@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { EncryptionSettings } from '../../contracts/config/payloads';
+import type { EncryptionSettings } from '../contracts/config/payloads';
 
 export const ENCRYPTION_KEY_BYTES = 32;
 
