@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { processRuns } from '../worker/dev-server-lock';
 import { serverAnswers } from '../worker/server-probe';
-import { cacheRoot } from '../worker/temporal-cli';
+import { cacheRoot } from '../worker/cache-root';
 
 export interface DevServerRecord {
   address: string;

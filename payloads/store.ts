@@ -16,7 +16,7 @@ import {
   type PayloadSettings,
   type S3PayloadSettings,
 } from '../contracts/config/payloads';
-import { cacheRoot } from '../worker/temporal-cli';
+import { cacheRoot } from '../worker/cache-root';
 import { EncryptedBlobStore } from './encrypted-store';
 import { PayloadKeyring } from './encryption-codec';
 import { processEncryptionKeys } from './encryption-keys';

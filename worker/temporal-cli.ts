@@ -6,7 +6,6 @@
  * download. TEMPORAL_ADDRESS (use a running server, start nothing) is decided one level up.
  */
 import { accessSync, constants } from 'node:fs';
-import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import {
   CLI_BUILDS,
@@ -17,6 +16,7 @@ import {
   WHEEL_BUILD,
   type CliBuild,
 } from './temporal-cli-builds';
+import { cacheRoot } from './cache-root';
 import { buildWithGo, GO_INSTALL_TARGET } from './temporal-cli-go';
 import { fetchFromWheel, WHEEL_REQUIREMENT } from './temporal-cli-wheel';
 import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
@@ -51,13 +51,6 @@ export interface ResolveOptions {
    * to the newer server. Off for everyday commands, which take what the cache has and start at once.
    */
   preferNewest?: boolean;
-}
-
-/** Folder for everything this project caches outside the repo (the CLI, the dev server's state). */
-export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.DURABLE_SUBAGENTS_CACHE) return env.DURABLE_SUBAGENTS_CACHE;
-  const base = env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'durable-subagents');
 }
 
 /** `<cache>/temporal-cli/<version>`: one folder a build, so builds of different routes sit side by side. */

@@ -40,7 +40,8 @@ import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { connectChecked } from './server-probe';
 import { lastLine, partialName, removeStalePartials, runTool } from './temporal-cli-builds';
 import { goBuildProgress } from './temporal-cli-go';
-import { cacheRoot, isExecutable, whichSync } from './temporal-cli';
+import { cacheRoot } from './cache-root';
+import { isExecutable, whichSync } from './temporal-cli';
 import { freePort, keepOutputTail, PROJECT_DYNAMIC_CONFIG, type TemporalServer } from './temporal-server';
 import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
 

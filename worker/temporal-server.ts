@@ -21,8 +21,8 @@ import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { acquireDbLock } from './dev-server-lock';
 import { connectChecked } from './server-probe';
+import { cacheRoot } from './cache-root';
 import {
-  cacheRoot,
   missingCliMessage,
   resolveTemporalCli,
   TemporalCliNotFoundError,
