@@ -36,7 +36,7 @@ import {
 import type { LeadRunInput } from '../contracts/lead';
 import { ADMISSION_RESEND_MS } from '../workflows/subagent-admission';
 import { projectDataConverter } from '../payloads/data-converter';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { withBenchServer } from './support/bench-server';

@@ -16,7 +16,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { BatchesClient, buildBatchInput } from '../client/batches';
 import { parseConfig } from '../contracts/config';
 import { projectDataConverter } from '../payloads/data-converter';
-import { connectOrStartServer } from '../worker/temporal-server';
+import { connectOrStartServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';
 import { PeakRss, sampleProcess } from './support/process-sample';

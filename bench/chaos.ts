@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { projectDataConverter } from '../payloads/data-converter';
-import { connectOrStartServer } from '../worker/temporal-server';
+import { connectOrStartServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { runChaos } from './support/chaos';
 import { tempDir } from './support/subagent-input';

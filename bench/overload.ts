@@ -28,7 +28,7 @@ import { SubagentsClient } from '../client/api';
 import { admissionStateQuery, admissionWorkflowId } from '../contracts/admission';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import { projectDataConverter } from '../payloads/data-converter';
-import { connectOrStartServer } from '../worker/temporal-server';
+import { connectOrStartServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';
 import { startFakeOpenAI, type FakeResponder } from './support/fake-openai';

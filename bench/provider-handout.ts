@@ -21,7 +21,7 @@ import type { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import type { LeadRunInput } from '../contracts/lead';
 import { projectDataConverter } from '../payloads/data-converter';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from './support/chaos-workers';
 import { FAKE, startProcess, stop } from './support/cli-process';

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { SubagentInput } from '../contracts/subagent';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { WorkerFleet } from './support/chaos-workers';
 import { subagentInput, tempDir, writeScript } from './support/subagent-input';

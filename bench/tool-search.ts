@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { parseConfig } from '../contracts/config';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
 import { projectDataConverter } from '../payloads/data-converter';
 import { createProjectWorker } from '../worker/worker';

@@ -6,7 +6,7 @@
 import { ConfigError } from '../contracts/config';
 import { CodecServerError } from '../payloads/codec-server';
 import { installRuntime } from '../worker/runtime';
-import { TemporalCliNotFoundError } from '../worker/temporal-cli';
+import { TemporalCliNotFoundError } from '../devserver/temporal-cli';
 import { answerCommand } from './answer-command';
 import { BATCH_USAGE, batchCommand } from './batch-command';
 import { codecServerCommand } from './codec-server-command';

@@ -6,7 +6,7 @@ import type { Config } from '../contracts/config';
 import { loadConfig } from '../worker/config';
 import { configurePayloads } from '../payloads/store';
 import { connectionSettings, type ConnectionSettings } from './connection';
-import { findRunningDevServer } from './dev-server-state';
+import { findRunningDevServer } from '../devserver/dev-server-state';
 import { configOverrides, stringFlag, UsageError, type FlagValues } from './flags';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);

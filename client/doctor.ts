@@ -10,17 +10,17 @@ import { describeSandbox } from '../activities/tools';
 import { ConfigError, defaultConfig, type Config } from '../contracts/config';
 import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from '../worker/config';
-import { GO_BUILD, readCliVersion, runTool, WHEEL_BUILD } from '../worker/temporal-cli-builds';
+import { GO_BUILD, readCliVersion, runTool, WHEEL_BUILD } from '../devserver/temporal-cli-builds';
 import {
   describeCliSource,
   findTemporalCli,
   routeTools,
   TemporalCliNotFoundError,
   type ResolvedCli,
-} from '../worker/temporal-cli';
-import { WHEEL_REQUIREMENT } from '../worker/temporal-cli-wheel';
+} from '../devserver/temporal-cli';
+import { WHEEL_REQUIREMENT } from '../devserver/temporal-cli-wheel';
 import { connectionSettings, ConnectionError } from './connection';
-import { findRunningDevServer } from './dev-server-state';
+import { findRunningDevServer } from '../devserver/dev-server-state';
 import { configOverrides, parseFlags, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { connectChecked } from '../worker/server-probe';
 import { taskQueueLiveness } from './worker-liveness';

@@ -18,7 +18,7 @@ import {
 } from './api';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient, type ConnectionSettings } from './connection';
-import { findRunningDevServer } from './dev-server-state';
+import { findRunningDevServer } from '../devserver/dev-server-state';
 import { delegationStatus } from './delegation-status';
 import { identify, notALeadRunMessage, type Identified } from './id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';

@@ -12,7 +12,7 @@ import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { describeSandbox, type SandboxInUse } from '../activities/tools';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/codec-server';
 import { settleCoreLogs } from '../worker/runtime';
-import { startDevServer, type TemporalServer } from '../worker/temporal-server';
+import { startDevServer, type TemporalServer } from '../devserver/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
 import { startTracing } from '../worker/tracing';
 import {
@@ -23,7 +23,11 @@ import {
 } from '../worker/worker';
 import { taskQueueHasWorker } from './api';
 import { connectClient, connectWorker, type ConnectionSettings } from './connection';
-import { claimDevServerRecord, findRunningDevServer, type DevServerRecord } from './dev-server-state';
+import {
+  claimDevServerRecord,
+  findRunningDevServer,
+  type DevServerRecord,
+} from '../devserver/dev-server-state';
 import { detachedLines, resumableLines, type RunPlace } from './run-interrupts';
 import { sayWhenNoWorkerPolls, shellWord } from './worker-presence';
 

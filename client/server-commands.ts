@@ -1,21 +1,21 @@
 /** `subagents worker`, `subagents dev-server` and `subagents ensure-temporal`. */
 import { resolve } from 'node:path';
 import { startEmbeddedCodecServer } from '../payloads/codec-server';
-import { readCliVersion } from '../worker/temporal-cli-builds';
+import { readCliVersion } from '../devserver/temporal-cli-builds';
 import {
   describeCliSource,
   missingCliMessage,
   resolveTemporalCli,
   TemporalCliNotFoundError,
-} from '../worker/temporal-cli';
-import { DbLockedError } from '../worker/dev-server-lock';
+} from '../devserver/temporal-cli';
+import { DbLockedError } from '../devserver/dev-server-lock';
 import { installRuntime } from '../worker/runtime';
-import { startDevServer, type TemporalServer } from '../worker/temporal-server';
+import { startDevServer, type TemporalServer } from '../devserver/temporal-server';
 import { untilShutdownRequested } from '../worker/shutdown';
 import { serveWorker } from '../worker/worker-main';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectWorker } from './connection';
-import { claimDevServerRecord, defaultDevServerDb } from './dev-server-state';
+import { claimDevServerRecord, defaultDevServerDb } from '../devserver/dev-server-state';
 import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { findTemporalCli } from '../../worker/temporal-cli';
+import { findTemporalCli } from '../../devserver/temporal-cli';
 import { fanOutScript, tempDir, writeScript } from './subagent-input';
 
 export const ROOT = join(__dirname, '..', '..', '..');

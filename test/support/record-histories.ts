@@ -23,8 +23,8 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { startCodecServer } from '../../payloads/codec-server';
 import { projectCodec, projectDataConverter } from '../../payloads/data-converter';
-import { resolveTemporalCli } from '../../worker/temporal-cli';
-import { connectOrStartServer } from '../../worker/temporal-server';
+import { resolveTemporalCli } from '../../devserver/temporal-cli';
+import { connectOrStartServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
 import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
 

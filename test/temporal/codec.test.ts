@@ -13,8 +13,8 @@ import { CLAIM_CHECK_ENCODING } from '../../payloads/claim-check-codec';
 import { startCodecServer, startEmbeddedCodecServer } from '../../payloads/codec-server';
 import { projectCodec } from '../../payloads/data-converter';
 import { payloadSettings, payloadStore, type LocalDirBlobStore } from '../../payloads/store';
-import { findTemporalCli } from '../../worker/temporal-cli';
-import { startDevServer } from '../../worker/temporal-server';
+import { findTemporalCli } from '../../devserver/temporal-cli';
+import { startDevServer } from '../../devserver/temporal-server';
 import {
   connectClient,
   testAddress,

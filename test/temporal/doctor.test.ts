@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DoctorCheck } from '../../client/doctor';
-import { freePort } from '../../worker/temporal-server';
+import { freePort } from '../../devserver/temporal-server';
 import { testAddress } from '../harness/temporal';
 import { cliEnv, runCli } from '../../bench/support/cli-process';
 import { tempDir } from '../../bench/support/subagent-input';

@@ -13,7 +13,7 @@ import {
   type LeadRunInput,
   type LeadRunResult,
 } from '../../contracts/lead';
-import { startDevServer, type TemporalServer } from '../../worker/temporal-server';
+import { startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { executionHistories } from '../../bench/support/histories';

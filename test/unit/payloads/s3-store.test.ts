@@ -9,8 +9,8 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { S3PayloadSettings } from '../../../contracts/config/payloads';
 import { ClaimCheckCodec, PayloadBlobError, readReference } from '../../../payloads/claim-check-codec';
 import { blobKey, S3BlobStore } from '../../../payloads/store';
-import { whichSync } from '../../../worker/temporal-cli';
-import { freePort } from '../../../worker/temporal-server';
+import { whichSync } from '../../../devserver/temporal-cli';
+import { freePort } from '../../../devserver/temporal-server';
 
 const motoServer = whichSync('moto_server');
 if (!motoServer) {

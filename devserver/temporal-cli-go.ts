@@ -4,7 +4,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { WaitHandle } from './wait-progress';
+import type { WaitHandle } from '../worker/wait-progress';
 import {
   CliRouteError,
   GO_BUILD,

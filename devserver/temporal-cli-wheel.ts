@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WaitHandle } from './wait-progress';
+import type { WaitHandle } from '../worker/wait-progress';
 import {
   CliRouteError,
   installChecked,

@@ -3,7 +3,7 @@ import {
   isPortClash,
   mayStartOnRetry,
   startFailureText,
-} from '../../../worker/temporal-server';
+} from '../../../devserver/temporal-server';
 
 const goroutines = Array.from(
   { length: 200 },
