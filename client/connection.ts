@@ -16,7 +16,7 @@ import {
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_NAMESPACE, type TemporalSettings } from '../contracts/config/temporal';
 import { projectDataConverter } from '../payloads/data-converter';
-import { connectChecked } from '../worker/server-probe';
+import { connectChecked } from './server-probe';
 
 export interface ConnectionSettings {
   /** host:port; undefined means "no server given": the CLI then starts (or reuses) the embedded one. */

@@ -22,7 +22,7 @@ import { WHEEL_REQUIREMENT } from '../devserver/temporal-cli-wheel';
 import { connectionSettings, ConnectionError } from './connection';
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { configOverrides, parseFlags, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
-import { connectChecked } from '../worker/server-probe';
+import { connectChecked } from './server-probe';
 import { taskQueueLiveness } from './worker-liveness';
 import { workerCommandLine } from './worker-presence';
 

@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { processRuns } from './dev-server-lock';
-import { serverAnswers } from '../worker/server-probe';
+import { serverAnswers } from '../client/server-probe';
 import { cacheRoot } from '../worker/cache-root';
 
 export interface DevServerRecord {

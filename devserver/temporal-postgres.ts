@@ -37,7 +37,7 @@ import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
-import { connectChecked } from '../worker/server-probe';
+import { connectChecked } from '../client/server-probe';
 import { lastLine, partialName, removeStalePartials, runTool } from './temporal-cli-builds';
 import { goBuildProgress } from './temporal-cli-go';
 import { cacheRoot } from '../worker/cache-root';

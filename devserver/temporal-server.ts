@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { acquireDbLock } from './dev-server-lock';
-import { connectChecked } from '../worker/server-probe';
+import { connectChecked } from '../client/server-probe';
 import { cacheRoot } from '../worker/cache-root';
 import {
   missingCliMessage,
