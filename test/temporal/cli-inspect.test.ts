@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { workflowUiUrl } from '../../client/api';
-import type { ListedRun } from '../../client/list-command';
+import type { ListedRun } from '../../cli/list-command';
 import type { LeadRunResult } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
 import {

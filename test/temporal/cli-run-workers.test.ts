@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { LeadRunResult } from '../../contracts/lead';
 import { DEFAULT_TASK_QUEUE } from '../../contracts/config/temporal';
-import { PICKUP_MS, serverWorkersLine } from '../../client/run-session';
+import { PICKUP_MS, serverWorkersLine } from '../../cli/run-session';
 import {
   CLI,
   cliEnv,

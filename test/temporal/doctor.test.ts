@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DoctorCheck } from '../../client/doctor';
+import type { DoctorCheck } from '../../cli/doctor';
 import { freePort } from '../../devserver/temporal-server';
 import { testAddress } from '../harness/temporal';
 import { cliEnv, runCli } from '../../bench/support/cli-process';

@@ -8,7 +8,7 @@ import { batchStatusQuery, type BatchResult, type BatchStatus } from '../contrac
 import { subagentProgressQuery, type SubagentProgress } from '../contracts/queries';
 import type { SubagentResult } from '../contracts/subagent';
 import { batchCountsText } from './batch-command';
-import { closedOutcome, insteadLines, kindText, notALeadRunMessage, type IdKind } from './id-kinds';
+import { closedOutcome, insteadLines, kindText, notALeadRunMessage, type IdKind } from '../client/id-kinds';
 import type { OtherKind } from './inspect-commands';
 import { outcomeLine } from './steps-command';
 

@@ -11,7 +11,7 @@ import {
   renderTree,
   terminalRows,
   type TreeSnapshot,
-} from '../../../client/tree';
+} from '../../../cli/tree';
 
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(T0 + seconds * 1000).toISOString();

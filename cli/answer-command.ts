@@ -5,7 +5,7 @@
  * question, several waiting and none named), 1 when the run is not waiting or the question is closed.
  */
 import { ANSWER_REFUSALS } from '../contracts/clarification';
-import { AnswerRefusedError } from './api';
+import { AnswerRefusedError } from '../client/api';
 import { stringFlag } from './flags';
 import { withRun } from './inspect-commands';
 

@@ -6,7 +6,7 @@ import { ServiceError } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
 import type { LeadRunResult, LeadStatus } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
-import type { RunHandle } from './api';
+import type { RunHandle } from '../client/api';
 import { answerHint, clarificationEventLine } from './questions';
 import { foldTaskProgress, renderTree, terminalRows, type TaskProgress, type TreeSnapshot } from './tree';
 

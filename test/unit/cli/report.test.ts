@@ -1,6 +1,6 @@
 /** The report page's builder: colours by outcome, escaping of everything a run holds, one script only. */
 import type { LedgerEntry } from '../../../contracts/ledger';
-import { defaultReportPath } from '../../../client/report-command';
+import { defaultReportPath } from '../../../cli/report-command';
 import {
   barTone,
   escapeHtml,
@@ -8,7 +8,7 @@ import {
   TONE_COLOURS,
   type ReportBar,
   type RunReport,
-} from '../../../client/report';
+} from '../../../cli/report';
 
 const HOSTILE = '<script>window.pwned=1</script><img src=x onerror="pwned=2">';
 

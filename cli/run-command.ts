@@ -10,8 +10,14 @@ import type { SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { configurePayloads } from '../payloads/store';
 import { signalExitCode } from '../worker/shutdown';
-import { newRunId, SubagentsClient, workflowUiUrl, workspaceFolderProblem, type RunHandle } from './api';
-import { connectClient, connectionSettings } from './connection';
+import {
+  newRunId,
+  SubagentsClient,
+  workflowUiUrl,
+  workspaceFolderProblem,
+  type RunHandle,
+} from '../client/api';
+import { connectClient, connectionSettings } from '../client/connection';
 import { loadCommandConfig } from './command-setup';
 import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { watchRun } from './progress';
@@ -21,8 +27,8 @@ import { openSession, type Session } from './run-session';
 import { renderLedgerTable, renderSummary } from './tree';
 import { installRuntime } from '../worker/runtime';
 
-/** Shipped beside the code: dist/client/run-command.js → <package>/client/demo. */
-export const DEMO_DIR = resolve(__dirname, '..', '..', 'client', 'demo');
+/** Shipped beside the code: dist/cli/run-command.js → <package>/cli/demo. */
+export const DEMO_DIR = resolve(__dirname, '..', '..', 'cli', 'demo');
 
 export const DEMO_PROMPT =
   'Review the sample warehouse workspace: which items must be reordered and from whom, how the incidents ' +

@@ -1,9 +1,9 @@
 import type { PendingQuestion } from '../../../contracts/clarification';
 import type { TaskEvent } from '../../../contracts/events';
-import { eventLine } from '../../../client/progress';
-import { openStatusLines } from '../../../client/inspect-commands';
-import { pendingQuestionLines } from '../../../client/questions';
-import { foldTaskProgress, renderTree, type TreeSnapshot } from '../../../client/tree';
+import { eventLine } from '../../../cli/progress';
+import { openStatusLines } from '../../../cli/inspect-commands';
+import { pendingQuestionLines } from '../../../cli/questions';
+import { foldTaskProgress, renderTree, type TreeSnapshot } from '../../../cli/tree';
 
 const question = (ref: string, fields: Partial<PendingQuestion> = {}): PendingQuestion => ({
   ref,

@@ -14,7 +14,7 @@ import { startDevServer, type TemporalServer } from '../devserver/temporal-serve
 import { untilShutdownRequested } from '../worker/shutdown';
 import { serveWorker } from '../worker/worker-main';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectWorker } from './connection';
+import { connectWorker } from '../client/connection';
 import { claimDevServerRecord, defaultDevServerDb } from '../devserver/dev-server-state';
 import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 
@@ -31,7 +31,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   if (positionals.length > 0)
     throw new UsageError(`worker: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);
-  // The one command that installs the runtime itself (client/cli.ts): its endpoint comes from the config.
+  // The one command that installs the runtime itself (cli/cli.ts): its endpoint comes from the config.
   installRuntime(undefined, { metrics: config.metrics });
   const settings = await requireServer('worker', config);
   const connection = await connectWorker(settings);

@@ -26,11 +26,11 @@ import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
 import { payloadStore, type BlobStore } from '../payloads/store';
 import { buildStep } from '../workflows/steps';
-import { subagentResult, taskQueueHasWorker } from './api';
+import { subagentResult, taskQueueHasWorker } from '../client/api';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectClient } from './connection';
+import { connectClient } from '../client/connection';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
-import { identify, kindText } from './id-kinds';
+import { identify, kindText } from '../client/id-kinds';
 import { InspectionError, noWorkerMessage } from './inspect-commands';
 
 const QUERY_DEADLINE_MS = 10_000;

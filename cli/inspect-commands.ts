@@ -15,12 +15,12 @@ import {
   workflowUiUrl,
   type ClosedRun,
   type RunHandle,
-} from './api';
+} from '../client/api';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectClient, type ConnectionSettings } from './connection';
+import { connectClient, type ConnectionSettings } from '../client/connection';
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { delegationStatus } from './delegation-status';
-import { identify, notALeadRunMessage, type Identified } from './id-kinds';
+import { identify, notALeadRunMessage, type Identified } from '../client/id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { eventLine } from './progress';
 import { pendingQuestionLines } from './questions';

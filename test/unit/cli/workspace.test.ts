@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UsageError } from '../../../client/flags';
-import { runWorkspace } from '../../../client/run-command';
+import { UsageError } from '../../../cli/flags';
+import { runWorkspace } from '../../../cli/run-command';
 import { ConfigError, defaultConfig } from '../../../contracts/config';
 import { loadConfig } from '../../../worker/config';
 

@@ -8,7 +8,7 @@ import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS } from '../contracts/search-
 import { LEAD_RUN_STATUSES } from '../contracts/lead';
 import { RUN_STOP_REASONS } from '../contracts/status';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectClient } from './connection';
+import { connectClient } from '../client/connection';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 
 /** What `--status` accepts: the lead's `SubagentStatus` values. */

@@ -5,7 +5,7 @@
 import type { Config } from '../contracts/config';
 import { loadConfig } from '../worker/config';
 import { configurePayloads } from '../payloads/store';
-import { connectionSettings, type ConnectionSettings } from './connection';
+import { connectionSettings, type ConnectionSettings } from '../client/connection';
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { configOverrides, stringFlag, UsageError, type FlagValues } from './flags';
 

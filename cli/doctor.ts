@@ -19,11 +19,11 @@ import {
   type ResolvedCli,
 } from '../devserver/temporal-cli';
 import { WHEEL_REQUIREMENT } from '../devserver/temporal-cli-wheel';
-import { connectionSettings, ConnectionError } from './connection';
+import { connectionSettings, ConnectionError } from '../client/connection';
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { configOverrides, parseFlags, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
-import { connectChecked } from './server-probe';
-import { taskQueueLiveness } from './worker-liveness';
+import { connectChecked } from '../client/server-probe';
+import { taskQueueLiveness } from '../client/worker-liveness';
 import { workerCommandLine } from './worker-presence';
 
 /** `missing`: something a run needs is not there (exit 1); `note`: worth knowing, nothing to fix. */

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { batchFromFlags } from '../../../client/batch-command';
+import { batchFromFlags } from '../../../cli/batch-command';
 import { ServerUnavailableError, SubagentsClient } from '../../../client/api';
 import { parseConfig } from '../../../contracts/config';
 import { parseBatchItemsJsonl } from '../../../contracts/batch-items';

@@ -10,11 +10,11 @@ import type { BatchInput, BatchStatus } from '../contracts/batch';
 import { configBatchLimits } from '../contracts/config/lead-input';
 import type { Config } from '../contracts/config';
 import { resolveAgent } from '../contracts/config/agents';
-import { BatchesClient, buildBatchInput, newBatchId, type BatchHandle } from './batches';
+import { BatchesClient, buildBatchInput, newBatchId, type BatchHandle } from '../client/batches';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectClient } from './connection';
+import { connectClient } from '../client/connection';
 import { runWorkspace } from './run-command';
-import { identify, kindText } from './id-kinds';
+import { identify, kindText } from '../client/id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { sayWhenNoWorkerPolls } from './worker-presence';
 

@@ -1,7 +1,7 @@
 import { parseConfig } from '../../../contracts/config';
 import { resolveAgent } from '../../../contracts/config/agents';
 import { buildLeadRunInput } from '../../../contracts/config/lead-input';
-import { configOverrides, parseFlags, RUN_FLAGS, UsageError } from '../../../client/flags';
+import { configOverrides, parseFlags, RUN_FLAGS, UsageError } from '../../../cli/flags';
 import { configProblems } from '../../support/config-problems';
 
 const file = {

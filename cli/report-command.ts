@@ -26,11 +26,11 @@ import {
   workflowUiUrl,
   type ClosedRun,
   type RunHandle,
-} from './api';
+} from '../client/api';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectClient } from './connection';
+import { connectClient } from '../client/connection';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
-import { identify, notALeadRunMessage } from './id-kinds';
+import { identify, notALeadRunMessage } from '../client/id-kinds';
 import { uiBaseUrl } from './inspect-commands';
 import { barTone, renderReport, type ReportBar, type ReportStepLog, type RunReport } from './report';
 import { closedSubagentSteps, executionHistories, outcomeLine, runningGraphSteps } from './steps-command';

@@ -3,8 +3,8 @@ import {
   minimumIntervalSeconds,
   parseEvery,
   scheduleTiming,
-} from '../../../client/schedule-command';
-import { UsageError } from '../../../client/flags';
+} from '../../../cli/schedule-command';
+import { UsageError } from '../../../cli/flags';
 import { scheduleNameProblem } from '../../../client/schedules';
 
 describe('--every', () => {

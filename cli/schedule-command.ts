@@ -5,7 +5,7 @@
 import type { Config } from '../contracts/config';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectClient } from './connection';
+import { connectClient } from '../client/connection';
 import {
   parseFlags,
   PROMPT_FLAGS,
@@ -32,7 +32,7 @@ import {
   type ScheduleRunView,
   type ScheduleTiming,
   type ScheduleView,
-} from './schedules';
+} from '../client/schedules';
 
 /** The shortest `--every` the CLI takes unless SUBAGENTS_SCHEDULE_MIN_SECONDS sets another. */
 export const DEFAULT_MIN_INTERVAL_SECONDS = 60;

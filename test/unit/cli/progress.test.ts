@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { ServiceError } from '@temporalio/client';
 import type { RunHandle } from '../../../client/api';
-import { watchRun } from '../../../client/progress';
+import { watchRun } from '../../../cli/progress';
 import type { LeadRunResult, LeadStatus } from '../../../contracts/lead';
 
 const RESULT: LeadRunResult = {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, UsageError } from '../../../client/flags';
-import { MAX_PROMPT_BYTES, promptText, readPromptFile, resolvePrompt } from '../../../client/prompt-input';
+import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, UsageError } from '../../../cli/flags';
+import { MAX_PROMPT_BYTES, promptText, readPromptFile, resolvePrompt } from '../../../cli/prompt-input';
 
 /** A stdin that is a pipe (not a terminal) holding `text`, or a terminal when `text` is undefined. */
 function stdin(text?: string): Readable & { isTTY?: boolean } {

@@ -21,8 +21,8 @@ import {
   runUntilWithRestarts,
   workerTuning,
 } from '../worker/worker';
-import { taskQueueHasWorker } from './api';
-import { connectClient, connectWorker, type ConnectionSettings } from './connection';
+import { taskQueueHasWorker } from '../client/api';
+import { connectClient, connectWorker, type ConnectionSettings } from '../client/connection';
 import {
   claimDevServerRecord,
   findRunningDevServer,

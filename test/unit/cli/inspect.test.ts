@@ -6,10 +6,10 @@ import {
   closedStatusLines,
   eventText,
   openStatusLines,
-} from '../../../client/inspect-commands';
-import { ageText, listFilter, listQuery, renderRunList } from '../../../client/list-command';
-import { stepLines, stepsFromHistory } from '../../../client/steps-command';
-import { UsageError } from '../../../client/flags';
+} from '../../../cli/inspect-commands';
+import { ageText, listFilter, listQuery, renderRunList } from '../../../cli/list-command';
+import { stepLines, stepsFromHistory } from '../../../cli/steps-command';
+import { UsageError } from '../../../cli/flags';
 
 const usage = (total: number) => ({ input_tokens: total - 10, output_tokens: 10, total_tokens: total });
 
