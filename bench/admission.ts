@@ -40,8 +40,8 @@ import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { withBenchServer } from './support/bench-server';
-import { executionHistories } from './support/histories';
-import { fanOutLeadInput } from './support/subagent-input';
+import { executionHistories } from '../test/support/histories';
+import { fanOutLeadInput } from '../test/support/subagent-input';
 import { formatTable, msRow, type BenchResult } from './stats';
 
 /**

@@ -15,7 +15,7 @@ import type { ModelScriptFileInput } from '../activities/model/model-script';
 import type { LeadRunInput } from '../contracts/lead';
 import type { TemporalServer } from '../devserver/temporal-server';
 import { createProjectWorker } from '../worker/worker';
-import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { msRow, type BenchResult } from './stats';
 import { projectDataConverter } from '../payloads/data-converter';
 

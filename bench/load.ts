@@ -38,8 +38,8 @@ import {
   type TemporalServer,
 } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { spawnWorkerProcess } from './support/chaos-workers';
-import { leadInput, partTaskCalls, tempDir, writeScript } from './support/subagent-input';
+import { spawnWorkerProcess } from '../test/support/chaos-workers';
+import { leadInput, partTaskCalls, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile } from './stats';
 import { PeakRss, sampleProcess } from './support/process-sample';
 import { DefaultLogger, Runtime } from '@temporalio/worker';

@@ -30,9 +30,9 @@ import type { ModelScriptFileInput } from '../activities/model/model-script';
 import { projectDataConverter } from '../payloads/data-converter';
 import { connectOrStartServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { spawnWorkerProcess } from './support/chaos-workers';
-import { startFakeOpenAI, type FakeResponder } from './support/fake-openai';
-import { leadInput, partTaskCalls, tempDir, writeScript } from './support/subagent-input';
+import { spawnWorkerProcess } from '../test/support/chaos-workers';
+import { startFakeOpenAI, type FakeResponder } from '../test/support/fake-openai';
+import { leadInput, partTaskCalls, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile } from './stats';
 
 const CHILDREN = 3;

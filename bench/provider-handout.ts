@@ -23,10 +23,10 @@ import type { LeadRunInput } from '../contracts/lead';
 import { projectDataConverter } from '../payloads/data-converter';
 import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { spawnWorkerProcess } from './support/chaos-workers';
-import { FAKE, startProcess, stop } from './support/cli-process';
-import type { FakeReply, RecordedRequest } from './support/fake-openai';
-import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { spawnWorkerProcess } from '../test/support/chaos-workers';
+import { FAKE, startProcess, stop } from '../test/support/cli-process';
+import type { FakeReply, RecordedRequest } from '../test/support/fake-openai';
+import { leadInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { msRow, type BenchResult } from './stats';
 
 /** Worker processes per provider; each serves RUNS_PER_WORKER lead runs, the first of them cold. */

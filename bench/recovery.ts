@@ -17,8 +17,8 @@ import { temporal } from '@temporalio/proto';
 import type { SubagentInput } from '../contracts/subagent';
 import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { WorkerFleet } from './support/chaos-workers';
-import { subagentInput, tempDir, writeScript } from './support/subagent-input';
+import { WorkerFleet } from '../test/support/chaos-workers';
+import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
 import { projectDataConverter } from '../payloads/data-converter';
 

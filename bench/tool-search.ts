@@ -15,8 +15,8 @@ import type { TemporalServer } from '../devserver/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
 import { projectDataConverter } from '../payloads/data-converter';
 import { createProjectWorker } from '../worker/worker';
-import { FakeOpenAI, type FakeChatRequest } from './support/fake-openai';
-import { subagentInput, tempDir } from './support/subagent-input';
+import { FakeOpenAI, type FakeChatRequest } from '../test/support/fake-openai';
+import { subagentInput, tempDir } from '../test/support/subagent-input';
 import type { BenchResult } from './stats';
 
 /** The test server's own five usable tools, and these: 200 MCP tools in all. */

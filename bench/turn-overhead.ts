@@ -14,7 +14,7 @@ import type { ChatMessage } from '../contracts/messages';
 import type { SubagentInput } from '../contracts/subagent';
 import type { TemporalServer } from '../devserver/temporal-server';
 import { createProjectWorker } from '../worker/worker';
-import { subagentInput, tempDir, writeScript } from './support/subagent-input';
+import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
 import { projectDataConverter } from '../payloads/data-converter';
 

@@ -26,7 +26,7 @@ import { projectCodec, projectDataConverter } from '../../payloads/data-converte
 import { resolveTemporalCli } from '../../devserver/temporal-cli';
 import { connectOrStartServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
-import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from './subagent-input';
 
 interface Scenario {
   workflow: 'subagentWorkflow' | 'leadRunWorkflow' | 'batchWorkflow';

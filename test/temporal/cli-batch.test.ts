@@ -5,8 +5,8 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliEnv, ROOT, runCli } from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, ROOT, runCli } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 import { testAddress, testNamespace, uniqueTaskQueue, waitFor, withProjectWorker } from '../harness/temporal';
 
 const EXAMPLE = join(ROOT, 'cli', 'demo', 'batch');

@@ -18,7 +18,7 @@ import {
   TOTAL_TOKENS,
 } from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 import {
   suiteCli,
   testAddress,

@@ -19,8 +19,8 @@ import {
   stop,
   writeDelegatingConfig,
   type Finished,
-} from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+} from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 import { connectClient, uniqueTaskQueue } from '../harness/temporal';
 
 /** The identities that took the run's workflow and activity tasks, from its history. */

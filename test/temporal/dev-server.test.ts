@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { CLI, cliEnv, runCli, startProcess, stop } from '../../bench/support/cli-process';
+import { CLI, cliEnv, runCli, startProcess, stop } from '../support/cli-process';
 import { DbLockedError, dbLockPath } from '../../devserver/dev-server-lock';
 import { startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import { connectClient, uniqueTaskQueue, waitFor, withWorker } from '../harness/temporal';

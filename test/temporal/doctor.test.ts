@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import type { DoctorCheck } from '../../cli/doctor';
 import { freePort } from '../../devserver/temporal-server';
 import { testAddress } from '../harness/temporal';
-import { cliEnv, runCli } from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, runCli } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 /** A machine with no temporal, python3 or go on PATH (the CLI runs under this Node by its absolute path). */
 function bareEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

@@ -24,8 +24,8 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { leadInput, scriptedWorkspace, subagentInput, tempDir } from '../../bench/support/subagent-input';
-import { FakeOpenAI } from '../../bench/support/fake-openai';
+import { leadInput, scriptedWorkspace, subagentInput, tempDir } from '../support/subagent-input';
+import { FakeOpenAI } from '../support/fake-openai';
 
 const testClient = useTestClient();
 

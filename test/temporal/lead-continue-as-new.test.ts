@@ -16,9 +16,9 @@ import {
 import { startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { executionHistories } from '../../bench/support/histories';
+import { executionHistories } from '../support/histories';
 import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 import { projectDataConverter } from '../../payloads/data-converter';
 
 // One server for the file: a history of ~30 events suggests continue-as-new, every few turns here instead of

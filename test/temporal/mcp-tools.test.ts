@@ -19,7 +19,7 @@ import { projectCodec } from '../../payloads/data-converter';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
-import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 type IPayload = temporal.api.common.v1.IPayload;
 

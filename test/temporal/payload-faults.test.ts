@@ -13,7 +13,7 @@ import { defaultPayloadSettings } from '../../contracts/config/payloads';
 import { leadStatusQuery } from '../../contracts/lead';
 import { configurePayloads, PAYLOAD_DIR_ENV } from '../../payloads/store';
 import type { leadRunWorkflow } from '../../workflows';
-import { leadInput, scriptedWorkspace, tempDir } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace, tempDir } from '../support/subagent-input';
 import {
   startLeadRun,
   suiteCli,

@@ -18,7 +18,7 @@ import {
   startPostgresServer,
   type PostgresTemporalServer,
 } from '../../devserver/temporal-postgres';
-import { fanOutLeadInput } from '../../bench/support/subagent-input';
+import { fanOutLeadInput } from '../support/subagent-input';
 import { uniqueTaskQueue, waitFor, withProjectWorker } from '../harness/temporal';
 
 const missing = postgresServerMissing();

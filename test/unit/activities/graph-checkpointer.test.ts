@@ -4,7 +4,7 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { StoredCheckpointSaver } from '../../../activities/graph/checkpointer';
 import { LocalDirBlobStore } from '../../../payloads/store';
-import { tempDir } from '../../../bench/support/subagent-input';
+import { tempDir } from '../../support/subagent-input';
 
 /** `one` → `two` → `three`, each adding an AI message; `ran` counts the runs of each node. */
 function countingGraph(ran: Record<string, number>, failAt?: string) {

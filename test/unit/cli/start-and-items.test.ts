@@ -7,7 +7,7 @@ import { batchFromFlags } from '../../../cli/batch-command';
 import { ServerUnavailableError, SubagentsClient } from '../../../client/api';
 import { parseConfig } from '../../../contracts/config';
 import { parseBatchItemsJsonl } from '../../../contracts/batch-items';
-import { leadInput } from '../../../bench/support/subagent-input';
+import { leadInput } from '../../support/subagent-input';
 
 const dir = mkdtempSync(join(tmpdir(), 'start-and-items-'));
 const config = parseConfig({}).config;
