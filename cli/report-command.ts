@@ -1,5 +1,5 @@
 /**
- * `subagents report <run-id> [-o report.html]`: one self-contained HTML page about a lead run (client/report.ts
+ * `subagents report <run-id> [-o report.html]`: one self-contained HTML page about a lead run (cli/report.ts
  * builds it). A closed run is read from the server alone: the lead's result and ledger, each subagent's
  * result and steps rebuilt from its history, nested delegations found in their parent's history. An open run
  * answers through its queries, which need a worker; when none answers the command says so and exits 1.
