@@ -1,6 +1,49 @@
-// ESLint checks correctness; Prettier owns formatting (`npm run format:check`).
+// ESLint checks correctness and the floors; Prettier owns formatting (`npm run lint` runs `prettier --check`,
+// `npm run format` writes).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/**
+ * The floors, top to bottom (DESIGN §2): each imports only floors below it. bench/ and test/ stand on top.
+ * A relative import is matched at any depth (`../client/…` as `../../client/…`).
+ */
+const FLOORS = ['cli', 'devserver', 'client', 'worker', 'workflows', 'activities', 'payloads', 'contracts'];
+
+/** The pattern that refuses, in `floor`'s files, an import of any floor above it. */
+function floorPattern(floor) {
+  const above = FLOORS.slice(0, FLOORS.indexOf(floor));
+  return {
+    regex: `^(\\.\\./)+(${above.join('|')})(/|$)`,
+    message: `${floor}/ imports only the floors below it (${FLOORS.join(' → ')}).`,
+  };
+}
+
+const NODE_APIS = ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'http', 'https', 'net'];
+
+/** Patterns besides the floor rule, for the floors that have more. */
+const MORE = {
+  workflows: [
+    { group: NODE_APIS, message: 'Workflows must stay deterministic: no Node APIs.' },
+    {
+      regex: '^(\\.\\./)+activities(/|$)',
+      allowTypeImports: true,
+      message: 'Workflows import activity types only (import type).',
+    },
+  ],
+  contracts: [
+    {
+      group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto'],
+      message: 'contracts/ is imported by workflows: no Node APIs.',
+    },
+  ],
+};
+
+const floorRules = FLOORS.slice(1).map((floor) => ({
+  files: [`${floor}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': ['error', { patterns: [floorPattern(floor), ...(MORE[floor] ?? [])] }],
+  },
+}));
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'coverage/**'] },
@@ -18,42 +61,23 @@ export default tseslint.config(
     files: ['jest.config.js'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
+  ...floorRules,
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node APIs, no activity implementations.
-    files: ['workflows/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'http', 'https', 'net'],
-              message: 'Workflows must stay deterministic: no Node APIs.',
-            },
-            {
-              group: ['../activities/*', '../activities', '**/activities/**'],
-              allowTypeImports: true,
-              message: 'Workflows import activity types only (import type).',
-            },
-            {
-              group: ['../worker/*', '../client/*'],
-              message: 'Workflows import contracts/ and @temporalio/workflow only.',
-            },
-          ],
-        },
-      ],
-    },
+    // The command's documented entry point (`node dist/client/cli.js`, the package's bin): it only runs cli/cli.ts.
+    files: ['client/cli.ts'],
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
-    files: ['contracts/**/*.ts'],
+    // Benchmarks share the tests' helpers (test/support/), nothing else of the tests.
+    files: ['bench/**/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto'],
-              message: 'contracts/ is imported by workflows: no Node APIs.',
+              regex: '^(\\.\\./)+test/(?!support/)',
+              message: 'bench/ imports test/support/ only, not the tests.',
             },
           ],
         },

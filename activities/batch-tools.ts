@@ -16,7 +16,9 @@ import {
 } from '../contracts/batch';
 import { parseBatchItemsJsonl } from '../contracts/batch-items';
 import { groupThousands, truncateHeadTail } from '../contracts/text';
+// eslint-disable-next-line no-restricted-imports -- issue 28 step 2: the batch tools get the client injected.
 import { BatchHandle, type BatchItemResult } from '../client/batches';
+// eslint-disable-next-line no-restricted-imports -- issue 28 step 2: goes with the client import above.
 import type * as workflows from '../workflows';
 import { readHead, workspaceContext } from './acceptance';
 import { fileError } from './tools/file-errors';

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ChatMessage, ToolSpec } from '../contracts/messages';
 import { messageChars, type TranscriptRef } from '../contracts/transcript';
 import { forkMessages } from '../contracts/fork';
-import { blobKey, payloadStore } from '../worker/payloads/store';
+import { blobKey, payloadStore } from '../payloads/store';
 
 /** The failure type of a reference whose segment is not in the store (retried: it may be restored). */
 export const TRANSCRIPT_MISSING_ERROR_TYPE = 'TranscriptSegmentMissing';

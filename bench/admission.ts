@@ -35,13 +35,13 @@ import {
 } from '../contracts/admission';
 import type { LeadRunInput } from '../contracts/lead';
 import { ADMISSION_RESEND_MS } from '../workflows/subagent-admission';
-import { projectDataConverter } from '../worker/payloads/data-converter';
-import type { TemporalServer } from '../worker/temporal-server';
+import { projectDataConverter } from '../payloads/data-converter';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';
 import { benchDelegationOverhead } from './delegation-overhead';
 import { withBenchServer } from './support/bench-server';
-import { executionHistories } from './support/histories';
-import { fanOutLeadInput } from './support/subagent-input';
+import { executionHistories } from '../test/support/histories';
+import { fanOutLeadInput } from '../test/support/subagent-input';
 import { formatTable, msRow, type BenchResult } from './stats';
 
 /**

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { runBash } from '../activities/tools/bash';
 import { detectBubblewrap } from '../activities/tools/sandbox';
 import { DEFAULT_SANDBOX, type SandboxKind } from '../contracts/tools';
-import { tempDir } from './support/subagent-input';
+import { tempDir } from '../test/support/subagent-input';
 import { formatTable, percentile, type BenchResult } from './stats';
 
 const CALLS = 20;

@@ -15,12 +15,12 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { BatchesClient, buildBatchInput } from '../client/batches';
 import { parseConfig } from '../contracts/config';
-import { projectDataConverter } from '../worker/payloads/data-converter';
-import { connectOrStartServer } from '../worker/temporal-server';
+import { projectDataConverter } from '../payloads/data-converter';
+import { connectOrStartServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { spawnWorkerProcess } from './support/chaos-workers';
+import { spawnWorkerProcess } from '../test/support/chaos-workers';
 import { PeakRss, sampleProcess } from './support/process-sample';
-import { tempDir, writeScript } from './support/subagent-input';
+import { tempDir, writeScript } from '../test/support/subagent-input';
 
 const MIB = 2 ** 20;
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));

@@ -1,7 +1,7 @@
 /**
  * `npm run chaos`: the long chaos run (issue 8). Lead runs that delegate to three subagents each keep
  * starting while one of the worker processes is SIGKILLed at random every few seconds and restarted; then
- * every run is checked (bench/support/chaos.ts: completed, three completed ledger entries, no child started
+ * every run is checked (test/support/chaos.ts: completed, three completed ledger entries, no child started
  * twice, no non-idempotent append run twice). test/temporal/chaos.test.ts is the bounded CI version.
  *
  * Env: CHAOS_KILLS (default 100), CHAOS_RUNS (default: runs keep starting until the kills are done),
@@ -12,11 +12,11 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { projectDataConverter } from '../worker/payloads/data-converter';
-import { connectOrStartServer } from '../worker/temporal-server';
+import { projectDataConverter } from '../payloads/data-converter';
+import { connectOrStartServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { runChaos } from './support/chaos';
-import { tempDir } from './support/subagent-input';
+import { runChaos } from '../test/support/chaos';
+import { tempDir } from '../test/support/subagent-input';
 import { formatTable, percentile } from './stats';
 
 function numberFromEnv(name: string, fallback: number): number {

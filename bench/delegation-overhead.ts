@@ -13,11 +13,11 @@ import { NativeConnection } from '@temporalio/worker';
 import { callModel } from '../activities/model';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import type { LeadRunInput } from '../contracts/lead';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { createProjectWorker } from '../worker/worker';
-import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { msRow, type BenchResult } from './stats';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 
 const RUNS = 15;
 

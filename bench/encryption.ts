@@ -1,5 +1,5 @@
 /**
- * The cost of payload encryption (worker/payloads/encryption-codec.ts): encoding and decoding one payload of
+ * The cost of payload encryption (payloads/encryption-codec.ts): encoding and decoding one payload of
  * each size with a key, against the same payload with none (the codec passes it through), and how many bytes
  * a payload grows by. No Temporal: the codec alone, as every client and worker runs it. Runs alone too:
  * `node dist/bench/encryption.js`.
@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Payload } from '@temporalio/common';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { EncryptionCodec, PayloadKeyring } from '../worker/payloads/encryption-codec';
-import { keyIdOf } from '../worker/payloads/encryption-keys';
+import { EncryptionCodec, PayloadKeyring } from '../payloads/encryption-codec';
+import { keyIdOf } from '../payloads/encryption-keys';
 import { formatTable, msRow, type BenchResult } from './stats';
 
 const ROUNDS = 200;

@@ -17,7 +17,7 @@
  * Flags: --runs 10,50,200 · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
  * · --dynamic key=json (repeatable; a dev server dynamic config value beyond the project's own)
  * · --memory (SQLite in memory instead of a file on disk) · --postgres (a Temporal server on PostgreSQL,
- * worker/temporal-postgres.ts: a throwaway cluster, the server built with Go on first use) · --label text
+ * devserver/temporal-postgres.ts: a throwaway cluster, the server built with Go on first use) · --label text
  * (names the configuration in the output) · --json (one JSON object on stdout). TEMPORAL_ADDRESS uses a
  * running server instead. Server RSS, CPU and writes are measured for the dev server only.
  */
@@ -30,16 +30,16 @@ import { parseArgs } from 'node:util';
 import { SubagentsClient } from '../client/api';
 import type { LeadRunInput } from '../contracts/lead';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
-import { projectDataConverter } from '../worker/payloads/data-converter';
-import { startPostgresServer } from '../worker/temporal-postgres';
+import { projectDataConverter } from '../payloads/data-converter';
+import { startPostgresServer } from '../devserver/temporal-postgres';
 import {
   connectOrStartServer,
   DEV_SERVER_SQLITE_PRAGMAS,
   type TemporalServer,
-} from '../worker/temporal-server';
+} from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { spawnWorkerProcess } from './support/chaos-workers';
-import { leadInput, partTaskCalls, tempDir, writeScript } from './support/subagent-input';
+import { spawnWorkerProcess } from '../test/support/chaos-workers';
+import { leadInput, partTaskCalls, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile } from './stats';
 import { PeakRss, sampleProcess } from './support/process-sample';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -359,7 +359,7 @@ async function main(): Promise<void> {
       .join(', ');
     let storage = `SQLite file on disk (${described})`;
     if (options.memory) storage = 'SQLite in memory';
-    if (options.postgres) storage = 'PostgreSQL (worker/temporal-postgres.ts)';
+    if (options.postgres) storage = 'PostgreSQL (devserver/temporal-postgres.ts)';
     const summary = {
       label: options.label,
       storage: server.source === 'TEMPORAL_ADDRESS' ? `TEMPORAL_ADDRESS ${server.address}` : storage,

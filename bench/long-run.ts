@@ -13,11 +13,11 @@ import { defaultPayloadConverter, type DataConverter } from '@temporalio/common'
 import { temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import type { ChatMessage } from '../contracts/messages';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { createProjectWorker } from '../worker/worker';
-import { projectCodec, projectDataConverter } from '../worker/payloads/data-converter';
-import { executionHistories } from './support/histories';
-import { subagentInput, tempDir, writeScript } from './support/subagent-input';
+import { projectCodec, projectDataConverter } from '../payloads/data-converter';
+import { executionHistories } from '../test/support/histories';
+import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
 
 const TURNS = 300;

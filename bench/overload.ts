@@ -27,12 +27,12 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SubagentsClient } from '../client/api';
 import { admissionStateQuery, admissionWorkflowId } from '../contracts/admission';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
-import { projectDataConverter } from '../worker/payloads/data-converter';
-import { connectOrStartServer } from '../worker/temporal-server';
+import { projectDataConverter } from '../payloads/data-converter';
+import { connectOrStartServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { spawnWorkerProcess } from './support/chaos-workers';
-import { startFakeOpenAI, type FakeResponder } from './support/fake-openai';
-import { leadInput, partTaskCalls, tempDir, writeScript } from './support/subagent-input';
+import { spawnWorkerProcess } from '../test/support/chaos-workers';
+import { startFakeOpenAI, type FakeResponder } from '../test/support/fake-openai';
+import { leadInput, partTaskCalls, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile } from './stats';
 
 const CHILDREN = 3;

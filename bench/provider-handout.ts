@@ -20,13 +20,13 @@ import { tsToMs } from '@temporalio/common/lib/time';
 import type { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import type { LeadRunInput } from '../contracts/lead';
-import { projectDataConverter } from '../worker/payloads/data-converter';
-import type { TemporalServer } from '../worker/temporal-server';
+import { projectDataConverter } from '../payloads/data-converter';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { spawnWorkerProcess } from './support/chaos-workers';
-import { FAKE, startProcess, stop } from './support/cli-process';
-import type { FakeReply, RecordedRequest } from './support/fake-openai';
-import { leadInput, tempDir, writeScript } from './support/subagent-input';
+import { spawnWorkerProcess } from '../test/support/chaos-workers';
+import { FAKE, startProcess, stop } from '../test/support/cli-process';
+import type { FakeReply, RecordedRequest } from '../test/support/fake-openai';
+import { leadInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { msRow, type BenchResult } from './stats';
 
 /** Worker processes per provider; each serves RUNS_PER_WORKER lead runs, the first of them cold. */

@@ -15,12 +15,12 @@ import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { SubagentInput } from '../contracts/subagent';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
-import { WorkerFleet } from './support/chaos-workers';
-import { subagentInput, tempDir, writeScript } from './support/subagent-input';
+import { WorkerFleet } from '../test/support/chaos-workers';
+import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 
 const KILLS = Number(process.env.RECOVERY_KILLS ?? 12);
 const MODEL_DELAY_MS = 4000;

@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { parseConfig } from '../contracts/config';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import { createProjectWorker } from '../worker/worker';
-import { FakeOpenAI, type FakeChatRequest } from './support/fake-openai';
-import { subagentInput, tempDir } from './support/subagent-input';
+import { FakeOpenAI, type FakeChatRequest } from '../test/support/fake-openai';
+import { subagentInput, tempDir } from '../test/support/subagent-input';
 import type { BenchResult } from './stats';
 
 /** The test server's own five usable tools, and these: 200 MCP tools in all. */

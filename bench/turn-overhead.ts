@@ -12,11 +12,11 @@ import { callModel } from '../activities/model';
 import { executeToolCall } from '../activities/tools';
 import type { ChatMessage } from '../contracts/messages';
 import type { SubagentInput } from '../contracts/subagent';
-import type { TemporalServer } from '../worker/temporal-server';
+import type { TemporalServer } from '../devserver/temporal-server';
 import { createProjectWorker } from '../worker/worker';
-import { subagentInput, tempDir, writeScript } from './support/subagent-input';
+import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
-import { projectDataConverter } from '../worker/payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 
 const TURNS = 40;
 const RUNS = 3;

@@ -15,8 +15,8 @@ import {
 } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_NAMESPACE, type TemporalSettings } from '../contracts/config/temporal';
-import { projectDataConverter } from '../worker/payloads/data-converter';
-import { connectChecked } from '../worker/server-probe';
+import { projectDataConverter } from '../payloads/data-converter';
+import { connectChecked } from './server-probe';
 
 export interface ConnectionSettings {
   /** host:port; undefined means "no server given": the CLI then starts (or reuses) the embedded one. */

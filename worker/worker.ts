@@ -30,7 +30,7 @@ import {
   type WorkerAdmission,
 } from './admission';
 import { EventLoopDelay, loadGuardTuner } from './load-guard';
-import { projectDataConverter } from './payloads/data-converter';
+import { projectDataConverter } from '../payloads/data-converter';
 import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
 

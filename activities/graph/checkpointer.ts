@@ -12,7 +12,7 @@
 import { MemorySaver } from '@langchain/langgraph-checkpoint';
 import type { Checkpoint, CheckpointMetadata, PendingWrite } from '@langchain/langgraph-checkpoint';
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { blobKey, type BlobStore } from '../../worker/payloads/store';
+import { blobKey, type BlobStore } from '../../payloads/store';
 
 /** What the head blob lists: MemorySaver's own records, each value by its blob key. */
 interface StoredHead {

@@ -5,7 +5,7 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import type { AssistantMessage, ToolMessage } from '../../contracts/messages';
-import type { BlobStore } from '../../worker/payloads/store';
+import type { BlobStore } from '../../payloads/store';
 import { toChatMessage } from './chat-model';
 import { StoredCheckpointSaver } from './checkpointer';
 

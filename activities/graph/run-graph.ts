@@ -16,7 +16,8 @@ import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/
 import type { LLMResult } from '@langchain/core/outputs';
 import type { GraphProgress, GraphRunInput, GraphRunResult } from '../../contracts/graph';
 import { addUsage, ZERO_USAGE } from '../../contracts/messages';
-import { payloadStore } from '../../worker/payloads/store';
+import { payloadStore } from '../../payloads/store';
+// eslint-disable-next-line no-restricted-imports -- issue 28: the graph activity applies the workflows' pure guard.
 import { tokenBudgetGuard } from '../../workflows/guards/token-budget-guard';
 import { keepHeartbeatDetails, whileHeartbeating } from '../activity-context';
 import { GraphModelFallback, ProjectChatModel } from './chat-model';

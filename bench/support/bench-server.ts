@@ -1,6 +1,6 @@
 /** The dev server a benchmark run shares (or TEMPORAL_ADDRESS's), quiet worker logs, always stopped. */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { connectOrStartServer, type TemporalServer } from '../../worker/temporal-server';
+import { connectOrStartServer, type TemporalServer } from '../../devserver/temporal-server';
 
 export async function withBenchServer<T>(body: (server: TemporalServer) => Promise<T>): Promise<T> {
   Runtime.install({ logger: new DefaultLogger('WARN') });

@@ -3,7 +3,7 @@
  * for workflow history go (the claim-check codec), and the codec endpoint that lets the Web UI show them decoded.
  *
  * Pure: no Node APIs. The default local directory (under the cache folder) and `SUBAGENTS_PAYLOAD_DIR` are
- * resolved where the store is opened (worker/payloads/store.ts); relative paths in worker/config.ts.
+ * resolved where the store is opened (payloads/store.ts); relative paths in worker/config.ts.
  */
 import { z } from 'zod';
 import { withoutUndefined } from '../records';

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { connectOrStartServer, type TemporalServer } from '../../worker/temporal-server';
+import { connectOrStartServer, type TemporalServer } from '../../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../../worker/worker';
 
 declare global {

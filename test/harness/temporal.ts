@@ -6,11 +6,11 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } 
 import type { AdmissionSettings } from '../../contracts/admission';
 import type { LeadRunInput } from '../../contracts/lead';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
-import { projectDataConverter } from '../../worker/payloads/data-converter';
+import { projectDataConverter } from '../../payloads/data-converter';
 import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
 import { WORKER_HEARTBEAT_INTERVAL_MS } from '../../worker/runtime';
-import { spawnWorkerProcess, type WorkerProcessOptions } from '../../bench/support/chaos-workers';
-import { cliEnv, runCli, type Finished } from '../../bench/support/cli-process';
+import { spawnWorkerProcess, type WorkerProcessOptions } from '../support/chaos-workers';
+import { cliEnv, runCli, type Finished } from '../support/cli-process';
 
 // Worker state changes at INFO would bury the test output; warnings and errors still show.
 let runtimeInstalled = false;

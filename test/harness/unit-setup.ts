@@ -4,6 +4,6 @@
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PAYLOAD_DIR_ENV } from '../../worker/payloads/store';
+import { PAYLOAD_DIR_ENV } from '../../payloads/store';
 
 process.env[PAYLOAD_DIR_ENV] ??= join(tmpdir(), 'durable-subagents-unit-payloads');

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LeadRunInput } from '../../contracts/lead';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from './subagent-input';
 
 export const usage = { input_tokens: 400, output_tokens: 100 };
 

@@ -21,12 +21,12 @@ import { leadStatusQuery } from '../../contracts/lead';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
-import { startCodecServer } from '../../worker/payloads/codec-server';
-import { projectCodec, projectDataConverter } from '../../worker/payloads/data-converter';
-import { resolveTemporalCli } from '../../worker/temporal-cli';
-import { connectOrStartServer } from '../../worker/temporal-server';
+import { startCodecServer } from '../../payloads/codec-server';
+import { projectCodec, projectDataConverter } from '../../payloads/data-converter';
+import { resolveTemporalCli } from '../../devserver/temporal-cli';
+import { connectOrStartServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
-import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from './subagent-input';
 
 interface Scenario {
   workflow: 'subagentWorkflow' | 'leadRunWorkflow' | 'batchWorkflow';

@@ -29,7 +29,7 @@ import {
 } from '../../contracts/lead';
 import { admissionWorkflow } from '../../workflows/admission';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { workerIdentity } from '../../bench/support/chaos-workers';
+import { workerIdentity } from '../support/chaos-workers';
 import {
   startProjectWorkerProcess,
   uniqueTaskQueue,
@@ -37,7 +37,7 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { fanOutLeadInput, tempDir } from '../../bench/support/subagent-input';
+import { fanOutLeadInput, tempDir } from '../support/subagent-input';
 import { mostAtOnce } from '../harness/spans';
 
 const testClient = useTestClient();

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { workflowResult } from '../../client/results';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
-import { FakeOpenAI } from '../../bench/support/fake-openai';
-import { subagentInput, tempDir } from '../../bench/support/subagent-input';
+import { FakeOpenAI } from '../support/fake-openai';
+import { subagentInput, tempDir } from '../support/subagent-input';
 
 const testClient = useTestClient();
 

@@ -4,7 +4,7 @@
  * that skipped the client), with RE2's message.
  */
 import { ApplicationFailure, WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { scriptedBatchInput } from '../../bench/support/subagent-input';
+import { scriptedBatchInput } from '../support/subagent-input';
 import { BatchesClient } from '../../client/batches';
 import { INVALID_INPUT_FAILURE_TYPE, InvalidInputError } from '../../contracts/inputs';
 import type { batchWorkflow } from '../../workflows/batch';

@@ -6,7 +6,7 @@
  */
 import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { scriptedBatchInput } from '../../bench/support/subagent-input';
+import { scriptedBatchInput } from '../support/subagent-input';
 import type { BatchInput } from '../../contracts/batch';
 import type { batchWorkflow } from '../../workflows/batch';
 import { testWorkflowBundle, uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';

@@ -5,9 +5,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scriptedBatchInput } from '../../bench/support/subagent-input';
+import { scriptedBatchInput } from '../support/subagent-input';
 import { BatchesClient } from '../../client/batches';
-import { freePort, startDevServer, type TemporalServer } from '../../worker/temporal-server';
+import { freePort, startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import {
   connectClient,
   testNamespace,

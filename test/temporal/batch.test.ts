@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { scriptedBatchInput } from '../../bench/support/subagent-input';
+import { scriptedBatchInput } from '../support/subagent-input';
 import { BatchesClient, type BatchItemResult } from '../../client/batches';
 import type { AdmissionSettings } from '../../contracts/admission';
 import type { BatchInput } from '../../contracts/batch';

@@ -2,10 +2,10 @@
  * Chaos, bounded for CI (issue 8): 20 lead runs that delegate to three subagents each, on two worker
  * processes of which one is SIGKILLed at random every few seconds and restarted. Every run completes with
  * three completed ledger entries, no child workflow is started twice, and no non-idempotent append runs
- * twice. The scenario and its checks live in bench/support/chaos.ts; `npm run chaos` is the long version.
+ * twice. The scenario and its checks live in test/support/chaos.ts; `npm run chaos` is the long version.
  * CHAOS_SEED replays a failing choice of victims and pauses.
  */
-import { runChaos } from '../../bench/support/chaos';
+import { runChaos } from '../support/chaos';
 import {
   connectClient,
   testAddress,

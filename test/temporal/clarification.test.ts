@@ -15,7 +15,7 @@ import { answeredToolText, timedOutToolText, type RecordedAnswer } from '../../c
 import type { TaskEvent } from '../../contracts/events';
 import { leadEventsQuery, leadStatusQuery, type LeadRunInput, type LeadStatus } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { leadInput, scriptedWorkspace } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace } from '../support/subagent-input';
 import {
   startProjectWorkerProcess,
   suiteCli,

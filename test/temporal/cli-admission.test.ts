@@ -7,16 +7,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { testAddress, testNamespace, uniqueTaskQueue, waitFor } from '../harness/temporal';
-import {
-  CLI,
-  ROOT,
-  cliEnv,
-  runCli,
-  startProcess,
-  stop,
-  writeDelegatingConfig,
-} from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { CLI, ROOT, cliEnv, runCli, startProcess, stop, writeDelegatingConfig } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 it('worker --max-running 1: a fan-out of three shows 1 running and 2 queued in the run, status and events', async () => {
   const dir = tempDir('cli-admission');

@@ -1,15 +1,15 @@
 /**
  * `subagents batch …` as a user runs it, on the real dev server: the README's worked example (the items file
- * and scripted model in client/demo/batch) started with --wait, then status and results; and the refusals of a
+ * and scripted model in cli/demo/batch) started with --wait, then status and results; and the refusals of a
  * bad items file, each one clear line per problem, exit 2, nothing started and no workspace made.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliEnv, ROOT, runCli } from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, ROOT, runCli } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 import { testAddress, testNamespace, uniqueTaskQueue, waitFor, withProjectWorker } from '../harness/temporal';
 
-const EXAMPLE = join(ROOT, 'client', 'demo', 'batch');
+const EXAMPLE = join(ROOT, 'cli', 'demo', 'batch');
 const server = () => ['--address', testAddress(), '--namespace', testNamespace()];
 
 it('runs the worked example: --wait to the end, then status and results in key order', async () => {

@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
 import { testAddress, testNamespace } from '../harness/temporal';
-import { cliEnv, runCli, writeDelegatingConfig } from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, runCli, writeDelegatingConfig } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 it('run --max-running 2 lets one response delegate two tasks at once (the default allows three)', async () => {
   const dir = tempDir('cli-max-running');

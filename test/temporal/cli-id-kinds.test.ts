@@ -11,13 +11,8 @@ import { BatchesClient } from '../../client/batches';
 import { SubagentsSchedules } from '../../client/schedules';
 import { admissionWorkflowId } from '../../contracts/admission';
 import { leadBatchWorkflowId } from '../../contracts/batch';
-import {
-  leadInput,
-  scriptedBatchInput,
-  scriptedWorkspace,
-  tempDir,
-} from '../../bench/support/subagent-input';
-import type { Finished } from '../../bench/support/cli-process';
+import { leadInput, scriptedBatchInput, scriptedWorkspace, tempDir } from '../support/subagent-input';
+import type { Finished } from '../support/cli-process';
 import {
   startLeadRun,
   suiteCli,

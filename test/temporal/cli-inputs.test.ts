@@ -8,9 +8,9 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
-import { cliEnv, FAKE, runCli, startProcess, stop } from '../../bench/support/cli-process';
-import type { RecordedRequest } from '../../bench/support/fake-openai';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, FAKE, runCli, startProcess, stop } from '../support/cli-process';
+import type { RecordedRequest } from '../support/fake-openai';
+import { tempDir } from '../support/subagent-input';
 
 async function startFake(): Promise<{ child: ChildProcess; url: string }> {
   const { child, line } = await startProcess([FAKE], process.env, /"url"/);

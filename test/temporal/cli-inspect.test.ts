@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { workflowUiUrl } from '../../client/api';
-import type { ListedRun } from '../../client/list-command';
+import type { ListedRun } from '../../cli/list-command';
 import type { LeadRunResult } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
 import {
@@ -18,7 +18,7 @@ import {
   TOTAL_TOKENS,
 } from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 import {
   suiteCli,
   testAddress,

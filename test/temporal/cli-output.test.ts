@@ -7,8 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
 import { connectClient, testAddress, uniqueTaskQueue } from '../harness/temporal';
-import { CLI, cliEnv, ROOT, runCli, WatchedProcess } from '../../bench/support/cli-process';
-import { tempDir, writeScript } from '../../bench/support/subagent-input';
+import { CLI, cliEnv, ROOT, runCli, WatchedProcess } from '../support/cli-process';
+import { tempDir, writeScript } from '../support/subagent-input';
 
 const WORKER_MAIN = join(ROOT, 'dist', 'worker', 'worker-main.js');
 const STACK_FRAME = /\n\s+at /;

@@ -10,7 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { LeadRunResult } from '../../contracts/lead';
 import { DEFAULT_TASK_QUEUE } from '../../contracts/config/temporal';
-import { PICKUP_MS, serverWorkersLine } from '../../client/run-session';
+import { PICKUP_MS, serverWorkersLine } from '../../cli/run-session';
 import {
   CLI,
   cliEnv,
@@ -19,8 +19,8 @@ import {
   stop,
   writeDelegatingConfig,
   type Finished,
-} from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+} from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 import { connectClient, uniqueTaskQueue } from '../harness/temporal';
 
 /** The identities that took the run's workflow and activity tasks, from its history. */

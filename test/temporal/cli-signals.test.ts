@@ -11,8 +11,8 @@ import {
   stop,
   WatchedProcess,
   writeDelegatingConfig,
-} from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+} from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 import { connectClient, testAddress, uniqueTaskQueue } from '../harness/temporal';
 
 const STACK_FRAME = /\n\s+at /;

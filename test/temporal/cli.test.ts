@@ -6,16 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
-import {
-  CLI,
-  cliEnv,
-  FAKE,
-  runCli,
-  startProcess,
-  stop,
-  writeDelegatingConfig,
-} from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { CLI, cliEnv, FAKE, runCli, startProcess, stop, writeDelegatingConfig } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 it('runs --json --provider openai against an OpenAI-compatible endpoint and prints the LeadRunResult', async () => {
   const replies = join(tempDir('fake-replies'), 'replies.json');

@@ -9,12 +9,12 @@ import { renameSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { CLAIM_CHECK_ENCODING } from '../../worker/payloads/claim-check-codec';
-import { startCodecServer, startEmbeddedCodecServer } from '../../worker/payloads/codec-server';
-import { projectCodec } from '../../worker/payloads/data-converter';
-import { payloadSettings, payloadStore, type LocalDirBlobStore } from '../../worker/payloads/store';
-import { findTemporalCli } from '../../worker/temporal-cli';
-import { startDevServer } from '../../worker/temporal-server';
+import { CLAIM_CHECK_ENCODING } from '../../payloads/claim-check-codec';
+import { startCodecServer, startEmbeddedCodecServer } from '../../payloads/codec-server';
+import { projectCodec } from '../../payloads/data-converter';
+import { payloadSettings, payloadStore, type LocalDirBlobStore } from '../../payloads/store';
+import { findTemporalCli } from '../../devserver/temporal-cli';
+import { startDevServer } from '../../devserver/temporal-server';
 import {
   connectClient,
   testAddress,

@@ -8,8 +8,8 @@
 import { currentDateContext } from '../../contracts/date-context';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
-import { FakeOpenAI, type FakeChatRequest, type FakeReply } from '../../bench/support/fake-openai';
-import { emptyWorkspace, leadInput, subagentInput } from '../../bench/support/subagent-input';
+import { FakeOpenAI, type FakeChatRequest, type FakeReply } from '../support/fake-openai';
+import { emptyWorkspace, leadInput, subagentInput } from '../support/subagent-input';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
 
 const testClient = useTestClient();

@@ -10,7 +10,7 @@ import type { TaskEvent } from '../../contracts/events';
 import { leadEventsQuery } from '../../contracts/lead';
 import { METADATA_KEYS } from '../../contracts/status';
 import type { subagentWorkflow } from '../../workflows/subagent';
-import { leadInput, scriptedWorkspace } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace } from '../support/subagent-input';
 import { startLeadRun, uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
 
 const testClient = useTestClient();

@@ -5,8 +5,8 @@
 import { existsSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
-import { cliEnv, runCli } from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, runCli } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 /** The worker's PATH with `program` taken out: each folder holding it is replaced by links to all the rest. */
 function pathWithout(program: string): string {

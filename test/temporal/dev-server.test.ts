@@ -1,5 +1,5 @@
 /**
- * The project's dev server (worker/temporal-server.ts) against the real `temporal server start-dev`: it keeps
+ * The project's dev server (devserver/temporal-server.ts) against the real `temporal server start-dev`: it keeps
  * its state on its SQLite file across a restart, one server a file, and its Web UI answers. (That workflows,
  * activities and crashed workers behave is Temporal's to test; the project's own crash tests cover its
  * workflows.)
@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { CLI, cliEnv, runCli, startProcess, stop } from '../../bench/support/cli-process';
-import { DbLockedError, dbLockPath } from '../../worker/dev-server-lock';
-import { startDevServer, type TemporalServer } from '../../worker/temporal-server';
+import { CLI, cliEnv, runCli, startProcess, stop } from '../support/cli-process';
+import { DbLockedError, dbLockPath } from '../../devserver/dev-server-lock';
+import { startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import { connectClient, uniqueTaskQueue, waitFor, withWorker } from '../harness/temporal';
 import * as activities from '../fixtures/smoke/activities';
 import { echo } from '../fixtures/smoke/workflows';

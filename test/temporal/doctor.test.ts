@@ -5,11 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DoctorCheck } from '../../client/doctor';
-import { freePort } from '../../worker/temporal-server';
+import type { DoctorCheck } from '../../cli/doctor';
+import { freePort } from '../../devserver/temporal-server';
 import { testAddress } from '../harness/temporal';
-import { cliEnv, runCli } from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, runCli } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 
 /** A machine with no temporal, python3 or go on PATH (the CLI runs under this Node by its absolute path). */
 function bareEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {

@@ -11,11 +11,11 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { LeadRunResult } from '../../contracts/lead';
-import { CLI, cliEnv, runCli, startProcess, stop } from '../../bench/support/cli-process';
-import { tempDir, writeScript } from '../../bench/support/subagent-input';
-import { CLAIM_CHECK_ENCODING } from '../../worker/payloads/claim-check-codec';
-import { ENCRYPTED_ENCODING } from '../../worker/payloads/encryption-codec';
-import { keyIdOf } from '../../worker/payloads/encryption-keys';
+import { CLI, cliEnv, runCli, startProcess, stop } from '../support/cli-process';
+import { tempDir, writeScript } from '../support/subagent-input';
+import { CLAIM_CHECK_ENCODING } from '../../payloads/claim-check-codec';
+import { ENCRYPTED_ENCODING } from '../../payloads/encryption-codec';
+import { keyIdOf } from '../../payloads/encryption-keys';
 import { artifactsDir, itInBrowser } from '../support/outcomes';
 import { inputAndResult, withBrowserPage } from '../support/web-ui';
 

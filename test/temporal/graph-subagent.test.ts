@@ -6,7 +6,7 @@
  * steps are the graph's messages, read back from its history with no worker and shown by the report.
  */
 import { subagentResult } from '../../client/api';
-import { runningGraphSteps } from '../../client/steps-command';
+import { runningGraphSteps } from '../../cli/steps-command';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,8 +24,8 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { leadInput, scriptedWorkspace, subagentInput, tempDir } from '../../bench/support/subagent-input';
-import { FakeOpenAI } from '../../bench/support/fake-openai';
+import { leadInput, scriptedWorkspace, subagentInput, tempDir } from '../support/subagent-input';
+import { FakeOpenAI } from '../support/fake-openai';
 
 const testClient = useTestClient();
 
@@ -356,7 +356,7 @@ describe('graph agents', () => {
     try {
       const workspace = join(tempDir('graph-openai'), 'workspace');
       mkdirSync(workspace);
-      const researcher = join(__dirname, '..', '..', 'client', 'demo', 'graph', 'researcher.js');
+      const researcher = join(__dirname, '..', '..', 'cli', 'demo', 'graph', 'researcher.js');
       const result = await runSubagent(
         subagentInput({
           workspace,

@@ -17,7 +17,7 @@ import type { SubagentInput } from '../../contracts/subagent';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { testNamespace, uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
-import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 const testClient = useTestClient();
 const api = () => new SubagentsClient(testClient(), testNamespace());

@@ -16,7 +16,7 @@ import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { runSearchAttributes } from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
-import { fanOutLeadInput, leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { fanOutLeadInput, leadInput, tempDir, writeScript } from '../support/subagent-input';
 import { workerTuning } from '../../worker/worker';
 
 const testClient = useTestClient();

@@ -21,7 +21,7 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { leadInput, scriptedWorkspace } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace } from '../support/subagent-input';
 
 const testClient = useTestClient();
 

@@ -13,13 +13,13 @@ import {
   type LeadRunInput,
   type LeadRunResult,
 } from '../../contracts/lead';
-import { startDevServer, type TemporalServer } from '../../worker/temporal-server';
+import { startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { executionHistories } from '../../bench/support/histories';
+import { executionHistories } from '../support/histories';
 import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
-import { projectDataConverter } from '../../worker/payloads/data-converter';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+import { projectDataConverter } from '../../payloads/data-converter';
 
 // One server for the file: a history of ~30 events suggests continue-as-new, every few turns here instead of
 // every few thousand events.

@@ -16,7 +16,7 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
 const parts = ['north', 'south', 'east'];
 const script: ModelScriptFileInput = {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { LeadRunResult } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
 const testClient = useTestClient();
 

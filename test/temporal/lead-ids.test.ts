@@ -10,7 +10,7 @@ import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
-import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 const testClient = useTestClient();
 

@@ -10,9 +10,9 @@ import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { subagentProgressQuery, subagentStepsQuery } from '../../contracts/queries';
 import type { SubagentResult } from '../../contracts/subagent';
 import { subagentWorkflow } from '../../workflows/subagent';
-import { executionHistories } from '../../bench/support/histories';
+import { executionHistories } from '../support/histories';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
-import { subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 const FILES = 50;
 const FILE_BYTES = 4096;

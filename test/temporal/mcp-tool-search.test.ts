@@ -8,10 +8,10 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FakeChatMessage, FakeChatRequest, FakeReply } from '../../bench/support/fake-openai';
-import { FakeOpenAI } from '../../bench/support/fake-openai';
-import { leadInput, tempDir } from '../../bench/support/subagent-input';
-import { closedSubagentSteps } from '../../client/steps-command';
+import type { FakeChatMessage, FakeChatRequest, FakeReply } from '../support/fake-openai';
+import { FakeOpenAI } from '../support/fake-openai';
+import { leadInput, tempDir } from '../support/subagent-input';
+import { closedSubagentSteps } from '../../cli/steps-command';
 import { parseConfig } from '../../contracts/config';
 import { notPromotedText } from '../../contracts/tool-search';
 import { startWorkerMcp, type WorkerMcp } from '../../worker/mcp';

@@ -15,11 +15,11 @@ import type { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { parseConfig } from '../../contracts/config';
 import { startWorkerMcp, type WorkerMcp } from '../../worker/mcp';
-import { projectCodec } from '../../worker/payloads/data-converter';
+import { projectCodec } from '../../payloads/data-converter';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
-import { leadInput, subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 type IPayload = temporal.api.common.v1.IPayload;
 

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 import type { LeadRunInput } from '../../contracts/lead';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { startProjectWorkerProcess, uniqueTaskQueue, useTestClient } from '../harness/temporal';

@@ -11,9 +11,9 @@ import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { SubagentsClient } from '../../client/api';
 import { defaultPayloadSettings } from '../../contracts/config/payloads';
 import { leadStatusQuery } from '../../contracts/lead';
-import { configurePayloads, PAYLOAD_DIR_ENV } from '../../worker/payloads/store';
+import { configurePayloads, PAYLOAD_DIR_ENV } from '../../payloads/store';
 import type { leadRunWorkflow } from '../../workflows';
-import { leadInput, scriptedWorkspace, tempDir } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace, tempDir } from '../support/subagent-input';
 import {
   startLeadRun,
   suiteCli,

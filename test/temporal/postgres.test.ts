@@ -1,5 +1,5 @@
 /**
- * The project on a Temporal server backed by PostgreSQL (worker/temporal-postgres.ts: a throwaway PostgreSQL
+ * The project on a Temporal server backed by PostgreSQL (devserver/temporal-postgres.ts: a throwaway PostgreSQL
  * cluster and deploy/temporal-postgres, built with Go on first use), not the suite's SQLite dev server: a
  * lead run that delegates three subagents completes though the server and PostgreSQL are stopped and
  * started again while the subagents run, and what a finished run left (its result, its history, its
@@ -12,13 +12,13 @@ import { Client, Connection, ServiceError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { SubagentsClient, type RunHandle } from '../../client/api';
 import type { LeadRunResult } from '../../contracts/lead';
-import { projectDataConverter } from '../../worker/payloads/data-converter';
+import { projectDataConverter } from '../../payloads/data-converter';
 import {
   postgresServerMissing,
   startPostgresServer,
   type PostgresTemporalServer,
-} from '../../worker/temporal-postgres';
-import { fanOutLeadInput } from '../../bench/support/subagent-input';
+} from '../../devserver/temporal-postgres';
+import { fanOutLeadInput } from '../support/subagent-input';
 import { uniqueTaskQueue, waitFor, withProjectWorker } from '../harness/temporal';
 
 const missing = postgresServerMissing();

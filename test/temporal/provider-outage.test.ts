@@ -12,8 +12,8 @@ import type { SubagentResult } from '../../contracts/subagent';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { connectClient, uniqueTaskQueue, withProjectWorker, type TestClient } from '../harness/temporal';
-import { FakeOpenAI, OUTAGE_MESSAGE } from '../../bench/support/fake-openai';
-import { leadInput, subagentInput, tempDir } from '../../bench/support/subagent-input';
+import { FakeOpenAI, OUTAGE_MESSAGE } from '../support/fake-openai';
+import { leadInput, subagentInput, tempDir } from '../support/subagent-input';
 
 const KEY_ENV = 'FAKE_PROVIDER_API_KEY';
 /** What the retry policy this project shipped with allowed: 8 attempts (backoff 1 s ×2 to 1 min). */

@@ -8,11 +8,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { workflowUiUrl } from '../../client/api';
-import { TONE_COLOURS } from '../../client/report';
+import { TONE_COLOURS } from '../../cli/report';
 import type { LeadRunResult } from '../../contracts/lead';
 import { runSearchAttributes } from '../../contracts/search-attributes';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
-import { tempDir } from '../../bench/support/subagent-input';
+import { tempDir } from '../support/subagent-input';
 import { artifactsDir, CHROMIUM, CHROMIUM_ARGS, itInBrowser, threeOutcomesInput } from '../support/outcomes';
 import {
   suiteCli,

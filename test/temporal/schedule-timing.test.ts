@@ -3,8 +3,8 @@
  * field, `@every`), and refuses a timing that never fires, before any schedule exists.
  */
 import { randomUUID } from 'node:crypto';
-import { cliEnv, runCli } from '../../bench/support/cli-process';
-import { tempDir } from '../../bench/support/subagent-input';
+import { cliEnv, runCli } from '../support/cli-process';
+import { tempDir } from '../support/subagent-input';
 import { SubagentsSchedules } from '../../client/schedules';
 import { testAddress, testNamespace, useTestClient } from '../harness/temporal';
 

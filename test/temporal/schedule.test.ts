@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { BatchesClient } from '../../client/batches';
 import type { LeadRunResult } from '../../contracts/lead';
-import { cliEnv, runCli, type Finished } from '../../bench/support/cli-process';
-import { leadInput, scriptedBatchInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { cliEnv, runCli, type Finished } from '../support/cli-process';
+import { leadInput, scriptedBatchInput, tempDir, writeScript } from '../support/subagent-input';
 import {
   InvalidScheduleError,
   SubagentsSchedules,

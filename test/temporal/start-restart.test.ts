@@ -10,9 +10,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { leadInput, scriptedWorkspace } from '../../bench/support/subagent-input';
+import { leadInput, scriptedWorkspace } from '../support/subagent-input';
 import { ServerUnavailableError, SubagentsClient } from '../../client/api';
-import { freePort, startDevServer, type TemporalServer } from '../../worker/temporal-server';
+import { freePort, startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import { connectClient, uniqueTaskQueue, withProjectWorker, type TestClient } from '../harness/temporal';
 
 it('rides out a server restart (started once, the retry said), and past its budget starts nothing', async () => {

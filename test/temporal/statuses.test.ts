@@ -16,7 +16,7 @@ import type { SubagentResult } from '../../contracts/subagent';
 import { SubagentsClient, subagentResult } from '../../client/api';
 import { BatchesClient } from '../../client/batches';
 import { workflowResult } from '../../client/results';
-import { leadInput, scriptedBatchInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, scriptedBatchInput, tempDir, writeScript } from '../support/subagent-input';
 import {
   suiteCli,
   testNamespace,

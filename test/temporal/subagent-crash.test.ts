@@ -16,7 +16,7 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { subagentInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 const script: ModelScriptFileInput = {
   scripts: [

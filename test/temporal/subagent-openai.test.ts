@@ -8,8 +8,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { connectClient, uniqueTaskQueue, withProjectWorker, type TestClient } from '../harness/temporal';
-import { FakeOpenAI } from '../../bench/support/fake-openai';
-import { subagentInput, tempDir } from '../../bench/support/subagent-input';
+import { FakeOpenAI } from '../support/fake-openai';
+import { subagentInput, tempDir } from '../support/subagent-input';
 
 const KEY_ENV = 'FAKE_PROVIDER_API_KEY';
 let testClient: TestClient;

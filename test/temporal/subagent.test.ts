@@ -12,12 +12,7 @@ import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
 import { SHIPPED_SANDBOXES } from '../support/sandboxes';
-import {
-  subagentInput,
-  tempDir,
-  writeScript,
-  type SubagentInputOptions,
-} from '../../bench/support/subagent-input';
+import { subagentInput, tempDir, writeScript, type SubagentInputOptions } from '../support/subagent-input';
 
 const testClient = useTestClient();
 

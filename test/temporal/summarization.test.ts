@@ -10,7 +10,7 @@ import type { LeadRunInput, LeadRunResult } from '../../contracts/lead';
 import type { ModelCallInput } from '../../contracts/model';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
 const testClient = useTestClient();
 

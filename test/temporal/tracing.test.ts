@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { startProjectWorkerProcess, uniqueTaskQueue, useTestClient } from '../harness/temporal';
 

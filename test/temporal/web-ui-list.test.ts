@@ -14,7 +14,7 @@ import { leadStatusQuery, type LeadRunInput } from '../../contracts/lead';
 import { SubagentsClient } from '../../client/api';
 import { BatchesClient } from '../../client/batches';
 import { workflowResult } from '../../client/results';
-import { leadInput, scriptedBatchInput, tempDir, writeScript } from '../../bench/support/subagent-input';
+import { leadInput, scriptedBatchInput, tempDir, writeScript } from '../support/subagent-input';
 import { artifactsDir } from '../support/outcomes';
 import {
   describeInBrowser,

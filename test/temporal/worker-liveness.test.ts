@@ -9,9 +9,9 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { taskQueueHeartbeats, taskQueuePollers } from '../../client/worker-liveness';
-import { leadInput, tempDir, writeScript } from '../../bench/support/subagent-input';
-import { CLI, cliEnv, runCli, WatchedProcess } from '../../bench/support/cli-process';
-import { workerIdentity } from '../../bench/support/chaos-workers';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+import { CLI, cliEnv, runCli, WatchedProcess } from '../support/cli-process';
+import { workerIdentity } from '../support/chaos-workers';
 import {
   startLeadRun,
   startProjectWorkerProcess,

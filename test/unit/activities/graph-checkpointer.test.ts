@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
 import { StoredCheckpointSaver } from '../../../activities/graph/checkpointer';
-import { LocalDirBlobStore } from '../../../worker/payloads/store';
-import { tempDir } from '../../../bench/support/subagent-input';
+import { LocalDirBlobStore } from '../../../payloads/store';
+import { tempDir } from '../../support/subagent-input';
 
 /** `one` → `two` → `three`, each adding an AI message; `ran` counts the runs of each node. */
 function countingGraph(ran: Record<string, number>, failAt?: string) {

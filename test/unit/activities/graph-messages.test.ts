@@ -4,8 +4,8 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { checkpointStepMessages, graphStepMessages } from '../../../activities/graph/graph-messages';
 import { StoredCheckpointSaver } from '../../../activities/graph/checkpointer';
-import { LocalDirBlobStore } from '../../../worker/payloads/store';
-import { tempDir } from '../../../bench/support/subagent-input';
+import { LocalDirBlobStore } from '../../../payloads/store';
+import { tempDir } from '../../support/subagent-input';
 
 const asked = new AIMessage({
   content: 'Looking x up.',

@@ -9,7 +9,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { runGraphSubagent } from '../../../activities/graph/run-graph';
 import type { GraphProgress, GraphRunInput, GraphRunResult } from '../../../contracts/graph';
-import { tempDir, writeScript } from '../../../bench/support/subagent-input';
+import { tempDir, writeScript } from '../../support/subagent-input';
 
 function attempt(attemptNumber: number, heartbeatDetails?: GraphProgress) {
   const env = new MockActivityEnvironment(

@@ -11,9 +11,9 @@ import {
 import { callModel } from '../../../activities/model';
 import { defaultPayloadSettings } from '../../../contracts/config/payloads';
 import type { ChatMessage } from '../../../contracts/messages';
-import { configurePayloads, PAYLOAD_DIR_ENV } from '../../../worker/payloads/store';
+import { configurePayloads, PAYLOAD_DIR_ENV } from '../../../payloads/store';
 import { sha256Hex } from '../../../workflows/digest';
-import { tempDir } from '../../../bench/support/subagent-input';
+import { tempDir } from '../../support/subagent-input';
 
 const dir = tempDir('transcripts');
 const suiteDir = process.env[PAYLOAD_DIR_ENV];

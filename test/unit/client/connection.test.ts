@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TLSConfig } from '@temporalio/client';
 import { parseConfig } from '../../../contracts/config';
-import { configOverrides, parseFlags } from '../../../client/flags';
+import { configOverrides, parseFlags } from '../../../cli/flags';
 import { connectionSettings } from '../../../client/connection';
 
 const temporal = { task_queue: 'durable-subagents' };

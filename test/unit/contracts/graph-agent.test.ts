@@ -5,7 +5,7 @@ import { resolveAgent } from '../../../contracts/config/agents';
 import { graphRecursionLimit, parseGraphReference } from '../../../contracts/graph';
 import { loadConfig } from '../../../worker/config';
 import { writeFileSync } from 'node:fs';
-import { tempDir } from '../../../bench/support/subagent-input';
+import { tempDir } from '../../support/subagent-input';
 import { configProblems as problemsOf } from '../../support/config-problems';
 
 const RESEARCHER = { description: 'Researches.', graph: '/graphs/researcher.js#build' };

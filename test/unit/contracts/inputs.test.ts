@@ -20,7 +20,7 @@ import {
 } from '../../../contracts/inputs';
 import type { LeadRunInput } from '../../../contracts/lead';
 import { buildLeadRunInput } from '../../../contracts/config/lead-input';
-import { subagentInput } from '../../../bench/support/subagent-input';
+import { subagentInput } from '../../support/subagent-input';
 
 const lead = (): LeadRunInput =>
   buildLeadRunInput(defaultConfig(), { prompt: 'Do the work.', workspace: '/srv/project', run_id: 'run-1' });

@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from '../../../bench/support/subagent-input';
+import { tempDir } from '../../support/subagent-input';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { mcpCallInfo, mcpToolSpecs } from '../../../activities/mcp';
 import { parseConfig } from '../../../contracts/config';
 import { startWorkerMcp } from '../../../worker/mcp';
-import { runCli } from '../../../bench/support/cli-process';
+import { runCli } from '../../support/cli-process';
 
 const serverScript = require.resolve('../../support/mcp-test-server');
 

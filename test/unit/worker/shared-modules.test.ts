@@ -10,7 +10,7 @@ import * as ts from 'typescript';
 import { defaultConfig } from '../../../contracts/config';
 import { buildLeadRunInput } from '../../../contracts/config/lead-input';
 import { PRELOADED_MODULES, WORKFLOWS_PATH } from '../../../worker/worker';
-import { subagentInput } from '../../../bench/support/subagent-input';
+import { subagentInput } from '../../support/subagent-input';
 
 const distRoot = join(__dirname, '..', '..', '..');
 const sourceRoot = join(distRoot, '..');

@@ -3,10 +3,10 @@ import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { FakeReply, RecordedRequest } from '../../../../bench/support/fake-openai';
+import type { FakeReply, RecordedRequest } from '../../../support/fake-openai';
 import { tempDir } from './fixtures';
 
-const MAIN = join(__dirname, '..', '..', '..', '..', 'bench', 'support', 'fake-openai-main.js');
+const MAIN = join(__dirname, '..', '..', '..', '..', 'test', 'support', 'fake-openai-main.js');
 
 describe('fake OpenAI server as a process', () => {
   it('prints its URL as one JSON line, serves the given replies, and exits cleanly on SIGTERM', async () => {

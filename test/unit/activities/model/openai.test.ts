@@ -4,7 +4,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { callProvider, warmUpModelProviders } from '../../../../activities/model';
 import type { ChatMessage, ToolSpec } from '../../../../contracts/messages';
 import type { ModelSettings } from '../../../../contracts/model';
-import { FakeOpenAI, type FakeOpenAIOptions } from '../../../../bench/support/fake-openai';
+import { FakeOpenAI, type FakeOpenAIOptions } from '../../../support/fake-openai';
 import { activityEnv, callModelIn, modelInput, retryableFailureOf } from './fixtures';
 
 const READ_FILE: ToolSpec = {

@@ -10,7 +10,7 @@ import { classifyOpenAIError } from '../../../../activities/model/openai';
 import { ConfigError, parseConfig } from '../../../../contracts/config';
 import { DEFAULT_MODEL_RETRY, type ModelRetrySettings } from '../../../../contracts/model';
 import { modelRetryPolicy, withProviderCause } from '../../../../workflows/model-activity';
-import { FakeOpenAI } from '../../../../bench/support/fake-openai';
+import { FakeOpenAI } from '../../../support/fake-openai';
 import { modelInput, retryableFailureOf } from './fixtures';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');

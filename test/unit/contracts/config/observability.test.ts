@@ -1,6 +1,6 @@
 /** The `metrics:` and `tracing:` sections, and `--metrics-port`. */
 import { defaultConfig, parseConfig } from '../../../../contracts/config';
-import { configOverrides, parseFlags } from '../../../../client/flags';
+import { configOverrides, parseFlags } from '../../../../cli/flags';
 
 function parsed(raw: unknown, args: string[] = []) {
   const { values } = parseFlags(args, { 'metrics-port': { type: 'string' } });

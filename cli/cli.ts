@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+/**
+ * `subagents`: the command line. A mistake the user can fix ends with one line on stderr and exit code 2; a
+ * run that does not complete, with one line and exit code 1; never a stack trace (DEBUG=1 shows one).
+ */
+import { ConfigError } from '../contracts/config';
+import { CodecServerError } from '../payloads/codec-server';
+import { installRuntime } from '../worker/runtime';
+import { TemporalCliNotFoundError } from '../devserver/temporal-cli';
+import { answerCommand } from './answer-command';
+import { BATCH_USAGE, batchCommand } from './batch-command';
+import { codecServerCommand } from './codec-server-command';
+import { ConnectionError } from '../client/connection';
+import { doctorCommand } from './doctor';
+import { UsageError } from './flags';
+import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
+import { listCommand } from './list-command';
+import { MCP_USAGE, mcpCommand } from './mcp-command';
+import { reportCommand } from './report-command';
+import { runCommand, startCommand } from './run-command';
+import { scheduleCommand } from './schedule-command';
+import { devServerCommand, ensureTemporalCommand, workerCommand } from './server-commands';
+import { stepsCommand } from './steps-command';
+
+const USAGE = `Usage: subagents <command> [options]
+
+Commands:
+  run "<prompt>"            run a lead agent on the prompt: with --address, on that server by the workers
+                            polling it; else by the workers of the server \`subagents dev-server\` runs
+                            (a worker of this process there when none polls); else embedded (a dev server
+                            and a worker in this process; --embedded: always)
+  run --prompt-file FILE    the same, the prompt read from a UTF-8 file (at most 10 MB)
+  run -                     the same, the prompt read from stdin (also when no prompt is given and stdin
+                            is not a terminal: \`cat task.md | subagents run\`)
+  start [--once]            the offline demo (npm start): three subagents in parallel on a sample workspace;
+                            keeps the server up for the Web UI until Ctrl-C (--once: exit when done)
+  worker [--metrics-port N] a long-running worker (--address, or the running dev server); --metrics-port:
+                            its Prometheus endpoint (metrics.port)
+  dev-server [--port N] [--ui-port N] [--db-filename F]
+                            the Temporal dev server with the Web UI, in the foreground
+  codec-server [--port N]   the Web UI's codec endpoint, which shows payloads kept in the payload store
+                            (default port 8081; dev-server and embedded runs serve one themselves)
+  status <run-id>           the run's state, turns, tokens and delegations by status; once it ended, how
+                            (status, stop reason, error), read without a worker; a subagent's, a batch's or
+                            a batch item's id: its own status (every command names the kind of id it gets)
+  ledger <run-id>           the run's delegation ledger (a closed run's without a worker)
+  events <run-id> [--follow] [--after N]
+                            the run's task_* events (--follow: until the run ends); a closed run's are
+                            rebuilt from its ledger: task_started and how each delegation ended
+  list [--status S] [--stop-reason R] [--limit N]
+                            recent lead runs, newest first: status, stop reason, tokens, age
+  steps <run-id> <task-id> [--follow]
+                            a subagent's steps (model turns, tool results); a closed one's from its history;
+                            also steps <subagent-id>, steps <batch-id> <key> (its latest attempt)
+  report <run-id> [-o FILE] one HTML page of the run (timeline, ledger, every subagent's steps), written to
+                            FILE (default report-<run-id>.html here); a closed run's without a worker
+  cancel <run-id>           cancel the run and its running subagents
+  answer <run-id> "<answer>" [--question REF]
+                            answer the question the run waits on (ask_clarification: the lead's, or a
+                            subagent's, e.g. --question call_1/q1, as status shows it)
+${BATCH_USAGE}
+  schedule create <name> (--every 6h | --cron "0 2 * * *") [--overlap skip] "<prompt>"
+                            a lead run on the prompt, started by the server on that schedule (each run its own
+                            run id); run's flags apply (--config, --provider, --model, --workspace: default
+                            workspace.root/<name>, shared by every run); --every under 60s is refused
+                            (SUBAGENTS_SCHEDULE_MIN_SECONDS sets another minimum); --overlap: skip (default),
+                            buffer_one, buffer_all, cancel_other, terminate_other, allow_all
+  schedule create <name> (--every 6h | --cron "…") --items FILE --type AGENT
+                            a batch of those items on that schedule instead (batch start's flags apply)
+  schedule list             this project's schedules
+  schedule describe <name>  its timing, state, next runs and recent runs with how each went
+  schedule pause <name> [--note TEXT], schedule unpause <name>
+                            stop taking runs (a running one goes on), and start again
+  schedule trigger <name> [--overlap P]
+                            one run now, paused or not (by the schedule's overlap policy unless --overlap)
+  schedule delete <name>    remove the schedule (runs it started go on to their end)
+${MCP_USAGE}
+  ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
+  doctor                    what this machine has and lacks (Node, Temporal CLI, models, server), with fixes
+
+Options:
+  --config FILE             a config.yaml (DeerFlow's keys; see config.example.yaml)
+  --provider scripted|openai, --model NAME
+                            the model for the lead and every subagent (openai: OPENAI_BASE_URL, OPENAI_API_KEY)
+  --max-running N           subagents running at once (subagent_runtime.max_running): for run, also the
+                            task calls one response may make; for worker, the bound it declares to
+                            every run on its task queue
+  --max-runs N              worker: lead runs in flight at once on its task queue (lead_runtime.max_running);
+                            past it a run waits in the queue, shown as queued by status and the live tree
+  --max-total N             delegations per run, 1–50 (subagents.max_total_per_run)
+  --fairness-key KEY        runs with one key share one turn at admission (lead.fairness_key;
+                            default: each run its own)
+  --workspace DIR           the run's workspace (default: workspace.root/<run-id>)
+  --address HOST:PORT, --namespace NS, --task-queue Q
+                            the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and
+                            the other TEMPORAL_* variables, a temporal.toml profile, or embedded)
+  --json                    machine-readable output (run: the LeadRunResult alone on stdout)`;
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  run: runCommand,
+  start: (args) => startCommand(args),
+  worker: workerCommand,
+  'dev-server': devServerCommand,
+  'codec-server': codecServerCommand,
+  status: statusCommand,
+  ledger: ledgerCommand,
+  events: eventsCommand,
+  list: listCommand,
+  steps: stepsCommand,
+  report: reportCommand,
+  cancel: cancelCommand,
+  answer: answerCommand,
+  batch: (args) => batchCommand(args),
+  schedule: (args) => scheduleCommand(args),
+  'ensure-temporal': ensureTemporalCommand,
+  doctor: (args) => doctorCommand(args),
+  mcp: mcpCommand,
+};
+
+/** Commands that install the SDK's runtime after reading their config (workerCommand). */
+const RUNTIME_FROM_CONFIG = new Set(['worker', 'run', 'start']);
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  if (command === undefined || command === '--help' || command === 'help' || args.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  const run = COMMANDS[command];
+  if (!run)
+    throw new UsageError(
+      `unknown command ${JSON.stringify(command)} (${Object.keys(COMMANDS).join(', ')}; --help)`,
+    );
+  // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr. `worker`,
+  // `run` and `start` install it themselves once their config is read (`metrics:` is served by the runtime).
+  if (!RUNTIME_FROM_CONFIG.has(command)) installRuntime();
+  return run(args);
+}
+
+/** JavaScript's own errors: a fault in this program, whose message means nothing to a user. */
+const PROGRAM_FAULTS = [TypeError, ReferenceError, RangeError, SyntaxError];
+
+/** The exit code for an error, and the one line that says it. */
+export function describeFailure(err: unknown, command = 'subagents'): { code: number; line: string } {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof UsageError || err instanceof ConfigError) return { code: 2, line: message };
+  if (
+    err instanceof ConnectionError ||
+    err instanceof TemporalCliNotFoundError ||
+    err instanceof CodecServerError
+  )
+    return { code: 1, line: message };
+  if (PROGRAM_FAULTS.some((fault) => err instanceof fault))
+    return {
+      code: 1,
+      line:
+        `unexpected error in ${command}: a fault of subagents itself, not of your input or the server; ` +
+        'DEBUG=1 shows where (please report it)',
+    };
+  return { code: 1, line: `unexpected error in ${command}: ${message.split('\n')[0]}` };
+}
+
+/** The command on this process's arguments: prints what failed and exits with the command's code. */
+export function runAsProgram(): void {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      const { code, line } = describeFailure(err, process.argv[2]);
+      process.stderr.write(`subagents: ${line}\n`);
+      if (process.env.DEBUG && err instanceof Error) process.stderr.write(`${err.stack}\n`);
+      process.exit(code);
+    },
+  );
+}
+
+if (require.main === module) runAsProgram();

@@ -1,0 +1,40 @@
+/**
+ * What the commands start with: the config with the flags written in (its warnings on stderr, its payload
+ * settings in force for this process), and the server they talk to.
+ */
+import type { Config } from '../contracts/config';
+import { loadConfig } from '../worker/config';
+import { configurePayloads } from '../payloads/store';
+import { connectionSettings, type ConnectionSettings } from '../client/connection';
+import { findRunningDevServer } from '../devserver/dev-server-state';
+import { configOverrides, stringFlag, UsageError, type FlagValues } from './flags';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+/** The config file (`--config`, else the defaults) with the flags' settings checked as part of it. */
+export function loadCommandConfig(values: FlagValues, env: NodeJS.ProcessEnv = process.env): Config {
+  const { config, warnings } = loadConfig(stringFlag(values, 'config'), env, configOverrides(values, env));
+  for (const warning of warnings) say(`warning: ${warning}`);
+  configurePayloads(config.payloads);
+  return config;
+}
+
+/**
+ * The server the flags, config or environment name, else the one `subagents dev-server` runs; with neither,
+ * a UsageError that says how to get one.
+ */
+export async function requireServer(
+  command: string,
+  config: Config,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ConnectionSettings & { address: string }> {
+  const settings = connectionSettings(config.temporal, env);
+  if (settings.address !== undefined) return { ...settings, address: settings.address };
+  const recorded = await findRunningDevServer(env);
+  if (!recorded) {
+    throw new UsageError(
+      `${command}: no server: pass --address HOST:PORT, or start one with \`subagents dev-server\``,
+    );
+  }
+  return { ...settings, address: recorded.address, namespace: recorded.namespace };
+}

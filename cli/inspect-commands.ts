@@ -1,0 +1,459 @@
+/**
+ * `subagents status|ledger|cancel <run-id>` and `subagents events <run-id> [--follow]`. A closed run is read
+ * from its result, which the server keeps: no worker needed. An open run answers through its queries, which
+ * need a worker; when none polls its task queue the command says so at once, with the command that starts one.
+ */
+import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { TaskEvent } from '../contracts/events';
+import type { LeadStatus, LeadTokenUsage } from '../contracts/lead';
+import type { LedgerEntry } from '../contracts/ledger';
+import {
+  eventsFromLedger,
+  ledgerCounts,
+  SubagentsClient,
+  taskQueueHasWorker,
+  workflowUiUrl,
+  type ClosedRun,
+  type RunHandle,
+} from '../client/api';
+import { loadCommandConfig, requireServer } from './command-setup';
+import { connectClient, type ConnectionSettings } from '../client/connection';
+import { findRunningDevServer } from '../devserver/dev-server-state';
+import { delegationStatus } from './delegation-status';
+import { identify, notALeadRunMessage, type Identified } from '../client/id-kinds';
+import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
+import { eventLine } from './progress';
+import { pendingQuestionLines } from './questions';
+import { queuePlace, renderLedgerTable } from './tree';
+import { workerCommandLine } from './worker-presence';
+
+/** How long an open run's queries may take: a worker answers in milliseconds; none never does. */
+const QUERY_DEADLINE_MS = 10_000;
+
+/**
+ * A blob of the payload store named in a failure's message: the claim-check codec's (`payload blob <hash>`)
+ * or a transcript's (`transcript segment <hash>`, `tool specs <hash>`), missing or not matching its hash.
+ */
+const PAYLOAD_STORE_FAULT = /\b(payload blob|transcript segment|tool specs) [0-9a-f]{64}\b/;
+
+/** The message of `err` or of one of its causes that names a blob of the payload store, else undefined. */
+export function payloadStoreFault(err: unknown): string | undefined {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    const line = e.message.split('\n').find((text) => PAYLOAD_STORE_FAULT.test(text));
+    if (line !== undefined) return line.slice(line.search(PAYLOAD_STORE_FAULT));
+  }
+  return undefined;
+}
+
+/** One line for a run (`what`: `run X`) whose blob cannot be decoded or verified: what is wrong, what heals it. */
+export function unreadableRunMessage(command: string, what: string, fault: string): string {
+  return `${command}: ${what} cannot be read: ${fault}; the run waits and resumes when it is restored`;
+}
+
+/**
+ * The failure of a pending activity of `workflowId` that names a blob of the payload store (an altered or
+ * missing transcript segment, retried until it is restored), else undefined.
+ */
+async function pendingStoreFault(client: Client, workflowId: string): Promise<string | undefined> {
+  const { raw } = await client.workflow.getHandle(workflowId).describe();
+  for (const activity of raw.pendingActivities ?? []) {
+    const fault = activity.lastFailure?.message
+      ? payloadStoreFault(new Error(activity.lastFailure.message))
+      : undefined;
+    if (fault !== undefined) return fault;
+  }
+  return undefined;
+}
+
+/**
+ * Why the workflow's recent tasks failed, when a blob of the payload store is to blame: a worker that cannot
+ * decode the history fails each workflow task, and so cannot answer a query either.
+ */
+async function workflowTaskStoreFault(
+  client: Client,
+  namespace: string,
+  workflowId: string,
+): Promise<string | undefined> {
+  const { history } = await client.workflowService.getWorkflowExecutionHistoryReverse({
+    namespace,
+    execution: { workflowId },
+    maximumPageSize: 20,
+  });
+  for (const event of history?.events ?? []) {
+    const message = event.workflowTaskFailedEventAttributes?.failure?.message;
+    const fault = message ? payloadStoreFault(new Error(message)) : undefined;
+    if (fault !== undefined) return fault;
+  }
+  return undefined;
+}
+
+/** The run could not be read: printed as one line, exit code 1. */
+export class InspectionError extends Error {
+  override name = 'InspectionError';
+}
+
+interface Inspected {
+  run: RunHandle;
+  values: FlagValues;
+  /** What follows the run id on the command line (`answer`'s text). */
+  rest: string[];
+  /** The run's page in the Web UI, when the server has one this command knows of. */
+  uiUrl?: string;
+  /** An open run's queries, within the deadline, or an InspectionError naming the task queue no worker polls. */
+  query<T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T>;
+  /** What an open run waits on in the payload store: an activity's retried failure naming a blob, if any. */
+  storeFault(): Promise<string | undefined>;
+}
+
+/** The Web UI of the server in use: the config's `temporal.ui_url`, else the recorded dev server's. */
+export async function uiBaseUrl(
+  settings: ConnectionSettings & { address: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string | undefined> {
+  if (settings.uiUrl) return settings.uiUrl;
+  const recorded = await findRunningDevServer(env);
+  return recorded?.address === settings.address ? recorded.ui_url : undefined;
+}
+
+/** What a user reads when an open run's worker is missing: which task queue, and how to start one. */
+export function noWorkerMessage(options: {
+  command: string;
+  runId: string;
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  configFile?: string;
+  /** A worker was seen lately but did not answer within this long (else: none polls). */
+  silentForMs?: number;
+}): string {
+  const queue = `task queue "${options.taskQueue}" at ${options.address}`;
+  const missing =
+    options.silentForMs === undefined
+      ? `no worker polls ${queue}`
+      : `no worker on ${queue} answered within ${options.silentForMs / 1000} s`;
+  return (
+    `${options.command}: ${options.runId} is open, but ${missing}, so it cannot answer (its state is kept ` +
+    `on the server and it goes on when a worker polls). Start one with: ${workerCommandLine(options)}`
+  );
+}
+
+/** A query within the deadline, on a workflow of task queue `taskQueue`; `what` names it (`run X`, `batch Y`). */
+export type Ask = <T>(what: string, taskQueue: string, read: () => Promise<T>) => Promise<T>;
+
+/** What a command does with an id that is not a lead run (a subagent's, a batch's, …). */
+export type OtherKind = (
+  identified: Identified,
+  context: { client: Client; values: FlagValues; uiUrl?: string; ask: Ask },
+) => Promise<number>;
+
+export interface WithRunOptions {
+  /** What the command takes after its name, run id first. */
+  usage?: { positionals: number; what: string; shape: string };
+  /** Default: say what the id is and which command reads it (exit 2). */
+  other?: OtherKind;
+}
+
+/**
+ * Runs `body` on the lead run named on the command line. Any other id the server knows (a subagent's, a
+ * batch's, one of its items', the admission workflow's) goes to `options.other`, or is named with the
+ * command that reads it.
+ */
+export async function withRun(
+  command: string,
+  args: string[],
+  spec: FlagSpec,
+  body: (inspected: Inspected) => Promise<number>,
+  options: WithRunOptions = {},
+): Promise<number> {
+  const usage = options.usage ?? { positionals: 1, what: 'one run id', shape: '<run-id>' };
+  const { values, positionals } = parseFlags(args, spec, command);
+  if (positionals.length !== usage.positionals) {
+    throw new UsageError(`${command}: give ${usage.what}: subagents ${command} ${usage.shape}`);
+  }
+  const [runId, ...rest] = positionals;
+  const settings = await requireServer(command, loadCommandConfig(values));
+  const { client, connection } = await connectClient(settings);
+  try {
+    const noWorker = (what: string, taskQueue: string, silentForMs?: number) =>
+      new InspectionError(
+        noWorkerMessage({
+          command,
+          runId: what,
+          address: settings.address,
+          namespace: settings.namespace,
+          taskQueue,
+          configFile: stringFlag(values, 'config'),
+          ...(silentForMs !== undefined && { silentForMs }),
+        }),
+      );
+    const ask: Ask = async (what, taskQueue, read) => {
+      // A server that refuses the question (permissions, an old version) leaves the deadline to tell.
+      if (!(await taskQueueHasWorker(client, settings.namespace, taskQueue).catch(() => true)))
+        throw noWorker(what, taskQueue);
+      try {
+        return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
+      } catch (err) {
+        if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
+        // A worker polls but cannot decode or verify the workflow's history: say which blob, not "no worker".
+        const fault = await workflowTaskStoreFault(client, settings.namespace, runId).catch(() => undefined);
+        if (fault !== undefined) throw new InspectionError(unreadableRunMessage(command, what, fault));
+        // The server remembers a worker for minutes after it stopped: one that has just died lands here.
+        throw noWorker(what, taskQueue, QUERY_DEADLINE_MS);
+      }
+    };
+    try {
+      const identified = await identify(client, runId);
+      if (identified.kind.kind === 'unknown')
+        throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
+      const uiUrl = workflowUiUrl(await uiBaseUrl(settings), settings.namespace, runId);
+      if (identified.kind.kind !== 'lead') {
+        if (!options.other) throw new UsageError(notALeadRunMessage(command, identified.kind));
+        return await options.other(identified, { client, values, ...(uiUrl && { uiUrl }), ask });
+      }
+      const run = new SubagentsClient(client, settings.namespace).getRun(runId);
+      const query = <T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T> =>
+        ask(`run ${runId}`, taskQueue, () => read(run));
+      const storeFault = () => pendingStoreFault(client, runId);
+      return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query, storeFault });
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) {
+        throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
+      }
+      // This client, or the worker answering a query, could not decode or verify a blob the run refers to.
+      const fault = payloadStoreFault(err);
+      if (fault !== undefined) {
+        process.stderr.write(`subagents: ${unreadableRunMessage(command, `run ${runId}`, fault)}\n`);
+        return 1;
+      }
+      if (err instanceof InspectionError) {
+        process.stderr.write(`subagents: ${err.message}\n`);
+        return 1;
+      }
+      throw err;
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+/** `status --json` of a closed run: how it ended, and what its result says of turns, usage and delegations. */
+export interface ClosedRunStatus {
+  state: 'finished';
+  /** Temporal's status of the execution (COMPLETED, FAILED, TERMINATED, TIMED_OUT, CANCELLED). */
+  execution_status: string;
+  status: ClosedRun['status'];
+  stop_reason?: string;
+  error?: string;
+  admission_failure?: true;
+  /** Absent when the execution returned no result (failed, terminated, hard timeout): unknown then. */
+  turns?: number;
+  token_usage?: LeadTokenUsage;
+  counts?: LeadStatus['counts'];
+  ui_url?: string;
+}
+
+/** A closed run's status, from what `RunHandle.inspect()` read. */
+export function closedRunStatus(closed: ClosedRun, uiUrl?: string): ClosedRunStatus {
+  const { result } = closed;
+  return {
+    state: 'finished',
+    execution_status: closed.execution_status,
+    status: closed.status,
+    ...(closed.stop_reason && { stop_reason: closed.stop_reason }),
+    ...(closed.error && { error: closed.error }),
+    ...(result?.admission_failure && { admission_failure: true }),
+    ...(result && {
+      turns: result.turns,
+      token_usage: result.token_usage,
+      counts: ledgerCounts(result.ledger),
+    }),
+    ...(uiUrl && { ui_url: uiUrl }),
+  };
+}
+
+function countsText(counts: LeadStatus['counts']): string {
+  return (
+    Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .map(([state, n]) => `${n} ${state}`)
+      .join(', ') || 'none'
+  );
+}
+
+function turnsText(turns: number): string {
+  return `${turns} lead ${turns === 1 ? 'turn' : 'turns'}`;
+}
+
+function tokensText(usage: LeadTokenUsage | undefined): string {
+  return usage?.total ? `, ${usage.total.total_tokens} tokens` : '';
+}
+
+/**
+ * `status`'s lines for an open run (its `lead_status` query); `storeFault`: what it waits on in the payload
+ * store (a model call retried on an altered transcript segment).
+ */
+export function openStatusLines(
+  runId: string,
+  status: LeadStatus,
+  uiUrl?: string,
+  storeFault?: string,
+): string[] {
+  // A run waiting for a slot (lead_runtime) says where it stands and since when.
+  const state = status.admission
+    ? `queued for a run slot (${queuePlace(status.admission)} when it joined, since ${status.admission.since})`
+    : status.state;
+  return [
+    `${runId}: ${state}, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
+      `delegations: ${countsText(status.counts)}`,
+    ...(storeFault !== undefined ? [`waiting on the payload store: ${storeFault}`] : []),
+    ...pendingQuestionLines(runId, status.questions),
+    ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
+  ];
+}
+
+/** `status`'s lines for a closed run: how it ended (status, stop reason, error), its turns and delegations. */
+export function closedStatusLines(runId: string, status: ClosedRunStatus): string[] {
+  const how = `${status.status}${status.stop_reason ? ` (${status.stop_reason})` : ''}`;
+  const facts =
+    status.turns === undefined
+      ? `; the execution ${status.execution_status.toLowerCase().replace('_', ' ')} without a result ` +
+        '(turns and delegations unknown)'
+      : `, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
+        `delegations: ${status.counts ? countsText(status.counts) : 'none'}`;
+  return [
+    `${runId}: ${how}${facts}`,
+    ...(status.admission_failure ? ['refused a run slot at admission, before any model call'] : []),
+    ...(status.error ? [`error: ${status.error}`] : []),
+    ...(status.ui_url ? [`Web UI: ${status.ui_url}`] : []),
+  ];
+}
+
+const print = (lines: readonly string[]) => process.stdout.write(`${lines.join('\n')}\n`);
+
+export function statusCommand(args: string[]): Promise<number> {
+  return withRun(
+    'status',
+    args,
+    {},
+    async ({ run, values, uiUrl, query, storeFault }) => {
+      const inspected = await run.inspect();
+      if (!inspected.open) {
+        const status = closedRunStatus(inspected, uiUrl);
+        if (values.json) json(status);
+        else print(closedStatusLines(run.runId, status));
+        return 0;
+      }
+      const status = await query(inspected.task_queue, (r) => r.status());
+      const fault = await storeFault();
+      if (values.json)
+        json({
+          ...status,
+          ...(fault !== undefined && { payload_store_fault: fault }),
+          ...(uiUrl && { ui_url: uiUrl }),
+        });
+      else print(openStatusLines(run.runId, status, uiUrl, fault));
+      return 0;
+    },
+    { other: delegationStatus },
+  );
+}
+
+/** The ledger of a run, open (its query) or closed (its result); undefined when a closed run left none. */
+async function readLedger(
+  inspected: Awaited<ReturnType<RunHandle['inspect']>>,
+  query: Inspected['query'],
+): Promise<LedgerEntry[] | undefined> {
+  if (inspected.open) return query(inspected.task_queue, (r) => r.ledger());
+  return inspected.result?.ledger;
+}
+
+function noLedger(runId: string, closed: ClosedRun): InspectionError {
+  return new InspectionError(
+    `run ${runId} ended without a result (${closed.execution_status}: ${closed.error ?? 'no error recorded'}); ` +
+      'its ledger and events lived in the workflow and are not kept after it (the Web UI shows its history)',
+  );
+}
+
+export function ledgerCommand(args: string[]): Promise<number> {
+  return withRun('ledger', args, {}, async ({ run, values, uiUrl, query }) => {
+    const inspected = await run.inspect();
+    const ledger = await readLedger(inspected, query);
+    if (ledger === undefined && !inspected.open) throw noLedger(run.runId, inspected);
+    const entries = ledger ?? [];
+    if (values.json) json({ run_id: run.runId, ...(uiUrl && { ui_url: uiUrl }), ledger: entries });
+    else
+      print([
+        ...renderLedgerTable(entries, { color: process.stdout.isTTY === true }),
+        ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
+      ]);
+    return 0;
+  });
+}
+
+/** Events as `events` prints them: JSON lines, or the live view's line numbered by `seq`, named from the ledger. */
+export function eventText(
+  event: TaskEvent,
+  asJson: boolean,
+  descriptions: ReadonlyMap<string, string> = new Map(),
+): string {
+  if (asJson) return JSON.stringify(event);
+  const description = 'description' in event ? undefined : descriptions.get(event.task_id);
+  return `${event.seq} ${eventLine(event, description)}`;
+}
+
+const descriptionsOf = (ledger: readonly LedgerEntry[]) =>
+  new Map(ledger.map((entry) => [entry.id, entry.description]));
+
+export function eventsCommand(args: string[]): Promise<number> {
+  const spec: FlagSpec = { follow: { type: 'boolean' }, after: { type: 'string' } };
+  return withRun('events', args, spec, async ({ run, values, query }) => {
+    const after = integerFlag(values, 'after', 0, Number.MAX_SAFE_INTEGER) ?? 0;
+    const asJson = values.json === true;
+    const inspected = await run.inspect();
+    if (!inspected.open) {
+      // The event log lived in the workflow: a closed run's events are rebuilt from its ledger.
+      if (!inspected.result) throw noLedger(run.runId, inspected);
+      const { ledger } = inspected.result;
+      const descriptions = descriptionsOf(ledger);
+      const events = eventsFromLedger(ledger).filter((e) => e.seq > after);
+      for (const event of events) process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+      if (events.length === 0 && !asJson)
+        process.stderr.write(
+          `${run.runId}: ${ledger.length === 0 ? 'made no delegations, so it has no task events' : `no events after ${after}`}\n`,
+        );
+      return 0;
+    }
+    const taskQueue = inspected.task_queue;
+    let descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
+    const write = async (event: TaskEvent) => {
+      // A question's event names no delegation (its task_id is the question's name).
+      if (!('description' in event) && !('question_id' in event) && !descriptions.has(event.task_id))
+        descriptions = descriptionsOf(await query(taskQueue, (r) => r.ledger()));
+      process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
+    };
+    if (values.follow) {
+      for await (const event of run.followEvents(500, after)) await write(event);
+    } else {
+      for (const event of await query(taskQueue, (r) => r.events(after))) await write(event);
+    }
+    return 0;
+  });
+}
+
+export function cancelCommand(args: string[]): Promise<number> {
+  return withRun('cancel', args, {}, async ({ run }) => {
+    const inspected = await run.inspect();
+    // The server answers a cancel of a closed run as of a missing one: say which it is.
+    if (!inspected.open)
+      throw new InspectionError(
+        `cancel: run ${run.runId} has already ended (${inspected.status}): nothing to cancel`,
+      );
+    await run.cancel();
+    process.stderr.write(`Cancellation requested for ${run.runId}; waiting for its children to stop…\n`);
+    const result = await run.result();
+    process.stdout.write(`${run.runId}: ${result.status}\n`);
+    return 0;
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * `subagents list`: recent lead runs, newest first, read from the server's visibility store (no worker
+ * needed). Status, stop reason and tokens come from the search attributes the workflows set
+ * (`SubagentStatus`, `StopReason`, `TotalTokens`); a run from before them shows Temporal's execution status.
+ */
+import type { WorkflowExecutionInfo } from '@temporalio/client';
+import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS } from '../contracts/search-attributes';
+import { LEAD_RUN_STATUSES } from '../contracts/lead';
+import { RUN_STOP_REASONS } from '../contracts/status';
+import { loadCommandConfig, requireServer } from './command-setup';
+import { connectClient } from '../client/connection';
+import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
+
+/** What `--status` accepts: the lead's `SubagentStatus` values. */
+export const LIST_STATUSES = ['queued', 'running', ...LEAD_RUN_STATUSES] as const;
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 1000;
+
+export interface ListFilter {
+  status?: string;
+  stopReason?: string;
+}
+
+/** The flag's value when it is one of `accepted`; else a UsageError naming them. */
+function oneOf(flag: string, value: string | undefined, accepted: readonly string[]): string | undefined {
+  if (value === undefined || accepted.includes(value)) return value;
+  throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not one of ${accepted.join(', ')}`);
+}
+
+/** The filter the flags ask for, checked against the contract's lists. */
+export function listFilter(status: string | undefined, stopReason: string | undefined): ListFilter {
+  const checkedStatus = oneOf('status', status, LIST_STATUSES);
+  const checkedStopReason = oneOf('stop-reason', stopReason, RUN_STOP_REASONS);
+  return {
+    ...(checkedStatus && { status: checkedStatus }),
+    ...(checkedStopReason && { stopReason: checkedStopReason }),
+  };
+}
+
+/** The visibility query for lead runs matching `filter` (values come from fixed lists: nothing to escape). */
+export function listQuery(filter: ListFilter): string {
+  return [
+    `WorkflowType = 'leadRunWorkflow'`,
+    ...(filter.status ? [`SubagentStatus = '${filter.status}'`] : []),
+    ...(filter.stopReason ? [`StopReason = '${filter.stopReason}'`] : []),
+  ].join(' AND ');
+}
+
+export interface ListedRun {
+  run_id: string;
+  /** The run's `SubagentStatus`, else Temporal's execution status in lower case (`status_source` says which). */
+  status: string;
+  status_source: 'search_attribute' | 'execution';
+  /** Temporal's status of the run's latest execution (RUNNING, COMPLETED, FAILED, …). */
+  execution_status: string;
+  stop_reason?: string;
+  total_tokens?: number;
+  started_at: string;
+  closed_at?: string;
+}
+
+/** One run of the listing, from its visibility record. */
+export function listedRun(info: WorkflowExecutionInfo): ListedRun {
+  const attributes = info.typedSearchAttributes;
+  const status = attributes.get(SUBAGENT_STATUS);
+  const stopReason = attributes.get(STOP_REASON);
+  const totalTokens = attributes.get(TOTAL_TOKENS);
+  return {
+    run_id: info.workflowId,
+    status: status ?? info.status.name.toLowerCase(),
+    status_source: status === undefined ? 'execution' : 'search_attribute',
+    execution_status: info.status.name,
+    ...(stopReason !== undefined && { stop_reason: stopReason }),
+    ...(totalTokens !== undefined && { total_tokens: totalTokens }),
+    started_at: info.startTime.toISOString(),
+    ...(info.closeTime && { closed_at: info.closeTime.toISOString() }),
+  };
+}
+
+/** 45s, 12m, 3h, 2d: how long ago, to the largest whole unit. */
+export function ageText(ms: number): string {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
+/** The listing as a table; a status in parentheses is Temporal's, for a run without `SubagentStatus`. */
+export function renderRunList(runs: readonly ListedRun[], now: number): string[] {
+  if (runs.length === 0) return ['(no lead runs)'];
+  const header = ['RUN ID', 'STATUS', 'STOP REASON', 'TOKENS', 'AGE'];
+  const rows = runs.map((run) => [
+    run.run_id,
+    run.status_source === 'execution' ? `(${run.status})` : run.status,
+    run.stop_reason ?? '-',
+    run.total_tokens === undefined ? '-' : String(run.total_tokens),
+    ageText(now - Date.parse(run.started_at)),
+  ]);
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column].length)),
+  );
+  const render = (row: string[]) =>
+    row
+      .map((cell, column) => (column >= 3 ? cell.padStart(widths[column]) : cell.padEnd(widths[column])))
+      .join('  ')
+      .trimEnd();
+  const lines = [render(header), ...rows.map(render)];
+  if (runs.some((run) => run.status_source === 'execution'))
+    lines.push("(status): Temporal's execution status, for runs that carry no SubagentStatus");
+  return lines;
+}
+
+/** The server refused the query: most often a search attribute it does not have registered. */
+function refusedQuery(err: unknown, query: string): Error {
+  const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  if (!/SubagentStatus|StopReason|TotalTokens|search attribute/i.test(message)) return err as Error;
+  return new UsageError(
+    `list: the server refused ${JSON.stringify(query)} (${message}); register the search attributes with ` +
+      '`temporal operator search-attribute create --name SubagentStatus --type Keyword --name StopReason ' +
+      '--type Keyword --name TotalTokens --type Int` (the dev server registers them itself)',
+  );
+}
+
+export async function listCommand(args: string[]): Promise<number> {
+  const spec: FlagSpec = {
+    status: { type: 'string' },
+    'stop-reason': { type: 'string' },
+    limit: { type: 'string' },
+  };
+  const { values, positionals } = parseFlags(args, spec, 'list');
+  if (positionals.length > 0)
+    throw new UsageError(`list: takes no arguments (${positionals.join(' ')}); filter with --status`);
+  const filter = listFilter(stringFlag(values, 'status'), stringFlag(values, 'stop-reason'));
+  const limit = integerFlag(values, 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
+  const settings = await requireServer('list', loadCommandConfig(values));
+  const { client, connection } = await connectClient(settings);
+  const query = listQuery(filter);
+  try {
+    const runs: ListedRun[] = [];
+    try {
+      // Visibility lists the newest first; the page size keeps one page for a small limit.
+      for await (const info of client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
+        runs.push(listedRun(info));
+        if (runs.length >= limit) break;
+      }
+    } catch (err) {
+      throw refusedQuery(err, query);
+    }
+    runs.sort((a, b) => b.started_at.localeCompare(a.started_at));
+    if (values.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+    else process.stdout.write(`${renderRunList(runs, Date.now()).join('\n')}\n`);
+    return 0;
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,301 @@
+/**
+ * `subagents run` and `subagents start` (the demo behind `npm start`): one lead run, started, followed and
+ * printed, wherever its session (run-session.ts) puts it.
+ */
+import { cpSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from '../contracts/config';
+import type { LeadRunResult } from '../contracts/lead';
+import type { SandboxInUse } from '../activities/tools';
+import { buildLeadRunInput } from '../contracts/config/lead-input';
+import { configurePayloads } from '../payloads/store';
+import { signalExitCode } from '../worker/shutdown';
+import {
+  newRunId,
+  SubagentsClient,
+  workflowUiUrl,
+  workspaceFolderProblem,
+  type RunHandle,
+} from '../client/api';
+import { connectClient, connectionSettings } from '../client/connection';
+import { loadCommandConfig } from './command-setup';
+import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
+import { watchRun } from './progress';
+import { resolvePrompt } from './prompt-input';
+import { cancelledRunLine, RunInterrupts } from './run-interrupts';
+import { openSession, type Session } from './run-session';
+import { renderLedgerTable, renderSummary } from './tree';
+import { installRuntime } from '../worker/runtime';
+
+/** Shipped beside the code: dist/cli/run-command.js → <package>/cli/demo. */
+export const DEMO_DIR = resolve(__dirname, '..', '..', 'cli', 'demo');
+
+export const DEMO_PROMPT =
+  'Review the sample warehouse workspace: which items must be reordered and from whom, how the incidents ' +
+  'spread over the warehouses, and which supplier is slowest. Give one short report.';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+export interface RunRequest {
+  prompt: string;
+  config: Config;
+  values: FlagValues;
+  env?: NodeJS.ProcessEnv;
+  /** Copied into the run's workspace first (the demo's sample). */
+  sampleDir?: string;
+  /**
+   * Keep the server up after the run for the Web UI, with this command's worker (the UI's queries need one),
+   * until Ctrl-C; an embedded server this command starts is recorded as `subagents dev-server` records its own.
+   */
+  keepServerUp?: boolean;
+  /**
+   * Without an address: the recorded dev server's workers run the run when one polls its task queue there
+   * (`run`; `--embedded` in `values` asks for a server and a worker of this command's own instead).
+   */
+  useServerWorkers?: boolean;
+}
+
+/** The run's workspace folder, made and checked before anything starts (a bad one is a UsageError). */
+export function runWorkspace(config: Config, values: FlagValues, runId: string): string {
+  const flag = stringFlag(values, 'workspace');
+  if (flag !== undefined && flag.trim() === '') {
+    throw new UsageError('--workspace: "" is empty (give a folder, e.g. --workspace ./work)');
+  }
+  const workspace = resolve(flag ?? join(config.workspace.root, runId));
+  const problem = workspaceFolderProblem(workspace);
+  if (problem !== undefined) {
+    const where = flag === undefined ? `workspace.root/${runId}` : '--workspace';
+    throw new UsageError(`${where}: ${JSON.stringify(workspace)} ${problem}`);
+  }
+  return workspace;
+}
+
+/** What the run header says: the run, its workspace, its page in the Web UI. */
+export interface RunHeader {
+  runId: string;
+  workspace: string;
+  uiUrl?: string;
+  /** The sandbox `bash` runs in, when this process runs the worker. */
+  sandbox?: SandboxInUse;
+}
+
+/**
+ * The run header, printed once when the run has started: on stdout before the live tree or the event lines,
+ * on stderr with --json (stdout then carries the result alone).
+ */
+export function runHeaderLines(header: RunHeader, options: { withUiUrl: boolean }): string[] {
+  return [
+    `Run ${header.runId} · workspace ${header.workspace}`,
+    ...(header.sandbox ? [`bash sandbox: ${header.sandbox.description}`] : []),
+    ...(header.uiUrl && options.withUiUrl ? [`Web UI: ${header.uiUrl}`] : []),
+  ];
+}
+
+/** How the followed run ended: with its result, or this command stopped following it (a server elsewhere). */
+type Followed = { result: LeadRunResult; cancelledBy?: NodeJS.Signals } | { detachedBy: NodeJS.Signals };
+
+/**
+ * Runs one lead run to its end and prints it; the exit code: 0 when it completed, 1 when it did not. The
+ * first SIGINT or SIGTERM (exit code 130 or 143) cancels a run this command's worker runs and waits for it to
+ * end, or stops following a run that other workers run (it goes on there); a second one exits at once.
+ */
+export async function executeRun(request: RunRequest): Promise<number> {
+  const { config, values } = request;
+  const env = request.env ?? process.env;
+  const json = values.json === true;
+  const settings = connectionSettings(config.temporal, env);
+  const ownServer = values.embedded === true;
+  if (ownServer && settings.address) {
+    throw new UsageError(
+      `--embedded starts a server of this command's own, but one is given (${settings.address}: --address, ` +
+        'temporal.address, TEMPORAL_ADDRESS or a Temporal profile); give one or the other',
+    );
+  }
+  const runId = newRunId();
+  const workspace = runWorkspace(config, values, runId);
+  if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
+  const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
+  configurePayloads(config.payloads);
+  // Before any native connection: the SDK's logs to stderr, and the config's `metrics:` endpoint (the embedded
+  // worker's, as a `subagents worker`'s).
+  installRuntime(undefined, { metrics: config.metrics });
+
+  // From before any server starts: an embedded one runs in a process group of its own, stopped by this one.
+  const interrupts = new RunInterrupts(say);
+  const stoppedEarly = (signal: NodeJS.Signals) => {
+    say(`subagents: ${signal}: stopped before run ${runId} started`);
+    return signalExitCode(signal);
+  };
+  interrupts.during((signal) => say(`${signal}: stopping before the run starts`));
+  try {
+    const session = await openSession(config, settings, env, {
+      runId,
+      configFile: stringFlag(values, 'config'),
+      recordServer: request.keepServerUp === true,
+      useServerWorkers: request.useServerWorkers === true,
+      ownServer,
+    });
+    try {
+      if (interrupts.signal) return stoppedEarly(interrupts.signal);
+      const { client, connection } = await connectClient(session.settings);
+      try {
+        const api = new SubagentsClient(client, session.settings.namespace);
+        const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
+        const tty = process.stdout.isTTY === true;
+        const color = tty && !env.NO_COLOR;
+        return await session.withWorker(async () => {
+          if (interrupts.signal) return stoppedEarly(interrupts.signal);
+          const handle = await api.startRun(input, {
+            taskQueue: session.settings.taskQueue,
+            runId,
+            onRetry: (line) => process.stderr.write(`subagents: ${line}\n`),
+          });
+          // The live tree carries the link itself; logs and --json get it up front.
+          const sandbox = await session.sandbox();
+          const header = runHeaderLines(
+            { runId, workspace, uiUrl, ...(sandbox && { sandbox }) },
+            { withUiUrl: json || !tty },
+          );
+          if (json) say(header.join('\n'));
+          else process.stdout.write(`${header.join('\n')}\n\n`);
+
+          const followed = await followRun(handle, session, interrupts, () => {
+            const stopWatching = session.watchWorkers(client);
+            const following = json
+              ? handle.result()
+              : watchRun(handle, {
+                  out: process.stdout,
+                  live: tty,
+                  color,
+                  ...(uiUrl && { uiUrl }),
+                  ...(session.reachFlags && { answerFlags: session.reachFlags }),
+                  childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+                });
+            return following.finally(stopWatching);
+          });
+          if ('detachedBy' in followed) {
+            const [where, ...hints] = session.leftBehind(runId, false);
+            say(`subagents: ${followed.detachedBy}: stopped following run ${runId}; ${where}`);
+            for (const line of hints) say(line);
+            return signalExitCode(followed.detachedBy);
+          }
+          const { result } = followed;
+          interrupts.during(() => undefined);
+          if (json) {
+            process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+          } else {
+            process.stdout.write(
+              `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
+            );
+            process.stdout.write(`\nLedger:\n${renderLedgerTable(result.ledger, { color }).join('\n')}\n`);
+          }
+          if (followed.cancelledBy) {
+            say(cancelledRunLine(result));
+            return signalExitCode(followed.cancelledBy);
+          }
+          if (request.keepServerUp && session.uiUrl && !json) {
+            // The worker keeps polling meanwhile: the Web UI's queries of the run need one.
+            say(`\nThe server stays up for the Web UI: ${uiUrl ?? session.uiUrl} (Ctrl-C to stop).`);
+            await interrupts.first();
+          }
+          if (result.status !== 'completed') {
+            say(`subagents: run ${runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);
+            return 1;
+          }
+          return 0;
+        });
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      await session.close();
+    }
+  } finally {
+    interrupts.dispose();
+  }
+}
+
+/**
+ * Follows the run with `follow` until it ends. Meanwhile the first signal cancels it (this command's worker
+ * runs it and sees it end) or, when other workers run it, stops following it; a second one exits at once,
+ * saying where the run stays.
+ */
+async function followRun(
+  handle: RunHandle,
+  session: Session,
+  interrupts: RunInterrupts,
+  follow: () => Promise<LeadRunResult>,
+): Promise<Followed> {
+  let detach: (signal: NodeJS.Signals) => void = () => undefined;
+  const detached = new Promise<Followed>((resolve) => (detach = (signal) => resolve({ detachedBy: signal })));
+  let cancelRequested = false;
+  let cancelledBy: NodeJS.Signals | undefined;
+  const onFirst = (signal: NodeJS.Signals) => {
+    if (session.detaches) {
+      detach(signal);
+      return;
+    }
+    cancelledBy = signal;
+    say(
+      `${signal}: cancelling run ${handle.runId}: its subagents are cancelled and report back ` +
+        `(${signal === 'SIGINT' ? 'Ctrl-C' : signal} again to exit at once)`,
+    );
+    handle.cancel().then(
+      () => (cancelRequested = true),
+      (err: unknown) =>
+        say(`subagents: could not request the cancellation: ${err instanceof Error ? err.message : err}`),
+    );
+  };
+  interrupts.during(onFirst, () => session.leftBehind(handle.runId, cancelRequested));
+  // A signal while the run was being started acts now.
+  if (interrupts.signal) onFirst(interrupts.signal);
+  return Promise.race([
+    follow().then((result) => ({ result, ...(cancelledBy && { cancelledBy }) })),
+    detached,
+  ]);
+}
+
+export async function runCommand(args: string[]): Promise<number> {
+  // --embedded: a dev server and a worker of this command's own, even when `subagents dev-server` runs.
+  const { values, positionals } = parseFlags(args, {
+    ...RUN_FLAGS,
+    ...PROMPT_FLAGS,
+    embedded: { type: 'boolean' },
+  });
+  const config = loadCommandConfig(values);
+  const prompt = await resolvePrompt({
+    positionals,
+    promptFile: stringFlag(values, 'prompt-file'),
+    stdin: process.stdin,
+  });
+  return executeRun({ prompt, config, values, useServerWorkers: true });
+}
+
+/** The offline demo: three subagents in parallel on a copy of the sample workspace, then a combined answer. */
+export async function startCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values, positionals } = parseFlags(args, { ...RUN_FLAGS, once: { type: 'boolean' } });
+  if (positionals.length > 0)
+    throw new UsageError(`start: unexpected argument ${JSON.stringify(positionals[0])}`);
+  // A real model when the environment names one (and no flag says otherwise); else the offline script.
+  const online = Boolean(env.OPENAI_BASE_URL && env.OPENAI_API_KEY) && values.provider === undefined;
+  const config = loadCommandConfig(online ? { ...values, provider: 'openai' } : values, env);
+  if (!online) {
+    for (const model of config.models) {
+      if (model.provider === 'scripted' && !model.script_file)
+        model.script_file = join(DEMO_DIR, 'script.yaml');
+    }
+  }
+  say(
+    online
+      ? `Model: ${config.models[0].model} at ${env.OPENAI_BASE_URL}`
+      : 'Model: the offline scripted demo model',
+  );
+  return executeRun({
+    prompt: DEMO_PROMPT,
+    config,
+    values,
+    env,
+    sampleDir: join(DEMO_DIR, 'workspace'),
+    keepServerUp: values.once !== true,
+  });
+}

@@ -1,0 +1,408 @@
+/**
+ * Where a lead run of `subagents run` or `subagents start` runs: on a server given by address (its workers
+ * already polling), on the recorded dev server by the workers that poll it there (`run`), or embedded (a worker
+ * in this process, on the recorded dev server or a dev server of its own), and what that means for following
+ * it, stopping it and reaching it from another terminal.
+ */
+import type { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { NativeConnection } from '@temporalio/worker';
+import type { Config } from '../contracts/config';
+import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
+import { describeSandbox, type SandboxInUse } from '../activities/tools';
+import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/codec-server';
+import { settleCoreLogs } from '../worker/runtime';
+import { startDevServer, type TemporalServer } from '../devserver/temporal-server';
+import { startWorkerMcp } from '../worker/mcp';
+import { startTracing } from '../worker/tracing';
+import {
+  bundleProjectWorkflows,
+  createProjectWorker,
+  runUntilWithRestarts,
+  workerTuning,
+} from '../worker/worker';
+import { taskQueueHasWorker } from '../client/api';
+import { connectClient, connectWorker, type ConnectionSettings } from '../client/connection';
+import {
+  claimDevServerRecord,
+  findRunningDevServer,
+  type DevServerRecord,
+} from '../devserver/dev-server-state';
+import { detachedLines, resumableLines, type RunPlace } from './run-interrupts';
+import { sayWhenNoWorkerPolls, shellWord } from './worker-presence';
+
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
+export interface Session {
+  settings: ConnectionSettings;
+  uiUrl?: string;
+  /**
+   * What another terminal's command needs to reach this run besides its id: `--address …` for an embedded
+   * server no record names (the commands find a recorded one, or the address the user gave, themselves).
+   */
+  reachFlags?: string;
+  /** Where `bash` runs, when this command runs the worker itself (elsewhere, the workers there decide). */
+  sandbox(): Promise<SandboxInUse | undefined>;
+  /**
+   * While the run is followed: says once when no worker polls its task queue (workers elsewhere must, when
+   * this command runs none). Returns what stops it.
+   */
+  watchWorkers(client: Client): () => void;
+  /**
+   * The run goes on on a server whose workers run it: the first signal stops following it. Otherwise this
+   * command runs the worker, and the first signal cancels the run and sees it end.
+   */
+  readonly detaches: boolean;
+  /** What becomes of a run this command leaves mid-way, and how to reach it. */
+  leftBehind(runId: string, cancelRequested: boolean): string[];
+  /** Runs `body` while this command's own worker polls, when it has one, then shuts that worker down. */
+  withWorker<T>(body: () => Promise<T>): Promise<T>;
+  /** Closes what this command opened (its worker's connection, its embedded server, its record). */
+  close(): Promise<void>;
+}
+
+export interface SessionOptions {
+  /** The run's id: the session may watch it. */
+  runId: string;
+  configFile?: string;
+  /** Record an embedded server this command starts, as `subagents dev-server` does (`start`, kept up). */
+  recordServer: boolean;
+  /** Submit to the recorded dev server's workers when one polls the run's task queue there (`run`). */
+  useServerWorkers: boolean;
+  /** A server and a worker of this command's own, whatever runs already (`run --embedded`). */
+  ownServer: boolean;
+}
+
+/**
+ * How long the recorded dev server's workers have to take a run's first workflow task before this command runs
+ * a worker itself. The server marks the task started as it hands it to a waiting poll, however busy the
+ * worker's host: a live worker takes it at once. A stopped one stays listed among the pollers for minutes.
+ */
+export const PICKUP_MS = 5000;
+
+/**
+ * The line `run` prints when the recorded dev server's workers run its run. Which config they loaded (its
+ * payload store above all: both sides must read the same one) is theirs to say, and they do not say it.
+ */
+export function serverWorkersLine(place: {
+  address: string;
+  taskQueue: string;
+  configFile?: string;
+}): string {
+  const own = place.configFile === undefined ? 'the defaults' : `--config ${shellWord(place.configFile)}`;
+  return (
+    `Using the dev server on ${place.address} (started by \`subagents dev-server\`) and the workers polling ` +
+    `its task queue "${place.taskQueue}": they run this run with the config they loaded, which this command ` +
+    `cannot check against this run's (${own}; the payload store must be the same); --embedded runs it on a ` +
+    `server and a worker of this command's own.`
+  );
+}
+
+/**
+ * A server given by address (its workers run the run); else the recorded dev server, whose workers run it when
+ * one polls the run's task queue there (`useServerWorkers`) and this command's own worker otherwise; else a
+ * server and a worker of this command's own.
+ */
+export async function openSession(
+  config: Config,
+  given: ConnectionSettings,
+  env: NodeJS.ProcessEnv,
+  options: SessionOptions,
+): Promise<Session> {
+  const { configFile } = options;
+  if (given.address) {
+    return serverSession({ ...given, address: given.address }, configFile, given.address);
+  }
+  const recorded = options.ownServer ? undefined : await findRunningDevServer(env);
+  if (recorded) {
+    const settings = { ...given, address: recorded.address, namespace: recorded.namespace };
+    if (options.useServerWorkers) {
+      const polled = await clientIfWorkerPolls(settings);
+      if (polled) {
+        say(serverWorkersLine({ ...settings, configFile }));
+        return serverWorkersSession(config, settings, recorded, options, polled);
+      }
+    }
+    const why = options.useServerWorkers
+      ? `; no worker polls its task queue "${settings.taskQueue}", so this command runs one`
+      : '';
+    say(`Using the dev server on ${recorded.address} (started by \`subagents dev-server\`)${why}.`);
+    // Bundling the workflows takes about as long as anything else here: start it first.
+    const bundle = startBundle();
+    return ownWorkerSession(config, settings, configFile, { bundle, uiUrl: recorded.ui_url });
+  }
+  return embeddedSession(config, given, env, options);
+}
+
+/**
+ * A run on a server whose workers run it: the first signal stops following it, and it goes on there. `where`
+ * names the server in the line that says so.
+ */
+function serverSession(
+  settings: ConnectionSettings & { address: string },
+  configFile: string | undefined,
+  where: string,
+  uiUrl = settings.uiUrl,
+): Session {
+  const { address } = settings;
+  const place = (runId: string): RunPlace => ({ ...settings, runId, configFile });
+  return {
+    settings,
+    uiUrl,
+    sandbox: async () => undefined,
+    watchWorkers: (client) =>
+      sayWhenNoWorkerPolls({
+        client,
+        address,
+        namespace: settings.namespace,
+        taskQueue: settings.taskQueue,
+        configFile,
+        say,
+      }),
+    detaches: true,
+    leftBehind: (runId) => [`it keeps running on ${where}`, ...detachedLines(place(runId))],
+    withWorker: (body) => body(),
+    close: async () => undefined,
+  };
+}
+
+/** A client of `settings`' server when a worker polls the run's task queue there (else, or unasked, none). */
+async function clientIfWorkerPolls(
+  settings: ConnectionSettings,
+): Promise<{ client: Client; connection: Connection } | undefined> {
+  const opened = await connectClient(settings).catch(() => undefined);
+  if (!opened) return undefined;
+  const polled = await taskQueueHasWorker(opened.client, settings.namespace, settings.taskQueue).catch(
+    () => false,
+  );
+  if (polled) return opened;
+  await opened.connection.close();
+  return undefined;
+}
+
+/**
+ * The recorded dev server's workers run the run, followed as `run --address` follows one. When none of them
+ * has taken its first workflow task within PICKUP_MS (the worker the server listed had stopped), this command
+ * runs a worker itself, as when none polls: the run is then its to cancel on the first signal.
+ */
+function serverWorkersSession(
+  config: Config,
+  settings: ConnectionSettings & { address: string },
+  recorded: DevServerRecord,
+  options: SessionOptions,
+  opened: { client: Client; connection: Connection },
+): Session {
+  const { runId, configFile } = options;
+  const uiUrl = recorded.ui_url ?? settings.uiUrl;
+  const theirs = serverSession(settings, configFile, `the dev server on ${recorded.address}`, uiUrl);
+  let ours: Session | undefined;
+  let decide: (taken: boolean) => void = () => undefined;
+  const decided = new Promise<boolean>((resolve) => (decide = resolve));
+  return {
+    settings,
+    uiUrl,
+    sandbox: theirs.sandbox,
+    watchWorkers: (client) => {
+      // Only once their workers took the run: before, this session looks itself, and may run one.
+      let stop = () => undefined as void;
+      let stopped = false;
+      void decided.then((taken) => {
+        if (taken && !stopped) stop = theirs.watchWorkers(client);
+      });
+      return () => {
+        stopped = true;
+        stop();
+      };
+    },
+    get detaches() {
+      return ours === undefined;
+    },
+    leftBehind: (id, cancelRequested) => (ours ?? theirs).leftBehind(id, cancelRequested),
+    withWorker: async (body) => {
+      let ended: () => void = () => undefined;
+      const bodyEnded = new Promise<void>((resolve) => (ended = resolve));
+      const fallback = (async () => {
+        const taken = await takenWithin(opened.client, runId, PICKUP_MS, bodyEnded);
+        decide(taken);
+        if (taken) return;
+        say(
+          `No worker took run ${runId} within ${PICKUP_MS / 1000} s (the one the server listed on task queue ` +
+            `"${settings.taskQueue}" may have stopped): this command runs one.`,
+        );
+        ours = await ownWorkerSession(config, settings, configFile, { bundle: startBundle(), uiUrl });
+        await ours.withWorker(() => bodyEnded);
+      })();
+      try {
+        // A worker of this command's own that fails ends the command, as an embedded one does.
+        return await Promise.race([body(), fallback.then(() => new Promise<never>(() => undefined))]);
+      } finally {
+        ended();
+        decide(true);
+        await fallback.catch(() => undefined);
+      }
+    },
+    close: async () => {
+      await ours?.close();
+      await opened.connection.close();
+    },
+  };
+}
+
+/**
+ * Whether a worker took run `runId`'s first workflow task within `ms` of its start, looked at every 250 ms; true
+ * as well when `ended` comes first (nothing left to run it for).
+ */
+async function takenWithin(
+  client: Client,
+  runId: string,
+  ms: number,
+  ended: Promise<void>,
+): Promise<boolean> {
+  let over = false;
+  void ended.then(() => (over = true));
+  let deadline: number | undefined;
+  while (!over) {
+    const description = await client.workflow
+      .getHandle(runId)
+      .describe()
+      .catch(() => undefined);
+    if (description) {
+      const task = description.raw.pendingWorkflowTask;
+      const started = temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED;
+      if (description.status.name !== 'RUNNING' || description.historyLength > 2 || task?.state === started) {
+        return true;
+      }
+      // From the moment the run exists: it may take a moment to start on a busy machine.
+      deadline ??= Date.now() + ms;
+    }
+    if (deadline !== undefined && Date.now() >= deadline) return false;
+    await Promise.race([new Promise((resolve) => setTimeout(resolve, 250)), ended]);
+  }
+  return true;
+}
+
+/** The workflow bundle, started now (a failure surfaces where it is awaited). */
+function startBundle(): Promise<string> {
+  const bundle = bundleProjectWorkflows();
+  bundle.catch(() => undefined);
+  return bundle;
+}
+
+/**
+ * A worker of this command's own on `settings`' server, which outlives the command: the first signal cancels
+ * the run; a second leaves it there for another worker to resume.
+ */
+async function ownWorkerSession(
+  config: Config,
+  settings: ConnectionSettings & { address: string },
+  configFile: string | undefined,
+  parts: { bundle: Promise<string>; uiUrl?: string },
+): Promise<Session> {
+  const connection = await connectWorker(settings);
+  return {
+    settings,
+    uiUrl: parts.uiUrl,
+    sandbox: () => describeSandbox(config.sandbox),
+    watchWorkers: () => () => undefined,
+    detaches: false,
+    leftBehind: (runId, cancelRequested) =>
+      resumableLines({ ...settings, runId, configFile }, cancelRequested),
+    withWorker: (body) => withOwnWorker(config, settings, connection, parts.bundle, body),
+    close: () => connection.close(),
+  };
+}
+
+/** A dev server of this command's own (recorded when `recordServer`), and a worker of its own on it. */
+async function embeddedSession(
+  config: Config,
+  given: ConnectionSettings,
+  env: NodeJS.ProcessEnv,
+  options: SessionOptions,
+): Promise<Session> {
+  // Bundling the workflows takes as long as starting a server: do both at once.
+  const bundle = startBundle();
+  // The Web UI shows large payloads through this process's codec endpoint instead of as references.
+  const codec: RunningCodecServer | undefined = await startEmbeddedCodecServer(config.payloads);
+  const server: TemporalServer = await startDevServer({
+    log: say,
+    namespace: given.namespace,
+    uiCodec: codec,
+    // A Ctrl-C must not take the server down while the run it cancels still needs it.
+    ownProcessGroup: true,
+  }).catch(async (err: unknown) => {
+    await codec?.close();
+    throw err;
+  });
+  let forgetServer = () => undefined as void;
+  let serverRecorded = false;
+  if (options.recordServer) {
+    const claim = await claimDevServerRecord(
+      {
+        address: server.address,
+        namespace: server.namespace,
+        ...(server.uiUrl && { ui_url: server.uiUrl }),
+        pid: process.pid,
+      },
+      env,
+    );
+    if (claim.recorded) {
+      forgetServer = claim.forget;
+      serverRecorded = true;
+    }
+  }
+  const settings = { ...given, address: server.address };
+  const connection = await connectWorker(settings);
+  const namespaceFlag = settings.namespace === DEFAULT_NAMESPACE ? '' : ` --namespace ${settings.namespace}`;
+  return {
+    settings,
+    uiUrl: server.uiUrl,
+    ...(!serverRecorded && { reachFlags: `--address ${server.address}${namespaceFlag}` }),
+    sandbox: () => describeSandbox(config.sandbox),
+    watchWorkers: () => () => undefined,
+    detaches: false,
+    leftBehind: (runId) => [
+      `run ${runId} is lost with this command's dev server, which kept it in memory ` +
+        '(a run on `subagents dev-server` outlives the command: its SQLite file keeps it)',
+    ],
+    withWorker: (body) => withOwnWorker(config, settings, connection, bundle, body),
+    close: async () => {
+      await connection.close();
+      forgetServer();
+      await server.stop();
+      await codec?.close();
+    },
+  };
+}
+
+/** Runs `body` while a worker of this command's own polls the run's task queue, then shuts it down. */
+async function withOwnWorker<T>(
+  config: Config,
+  settings: ConnectionSettings,
+  connection: NativeConnection,
+  bundle: Promise<string>,
+  body: () => Promise<T>,
+): Promise<T> {
+  const tracing = startTracing(config.tracing);
+  // After the bundle's progress line has ended: the MCP servers' lines follow it.
+  const workflowBundleCode = await bundle;
+  const mcp = await startWorkerMcp(config.mcp_servers, say);
+  const create = () =>
+    createProjectWorker({
+      connection,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      workflowBundleCode,
+      admission: config.subagent_runtime,
+      runAdmission: config.lead_runtime,
+      tuning: workerTuning(config.worker),
+      say,
+      ...(tracing && { tracing }),
+    });
+  try {
+    return await runUntilWithRestarts(create, body, say);
+  } finally {
+    await tracing?.shutdown();
+    await mcp?.close();
+    await settleCoreLogs();
+  }
+}

@@ -1,0 +1,494 @@
+/**
+ * `subagents steps <run-id> <task-id> [--follow]`: a subagent's step log. An open subagent answers its
+ * `subagent_steps` query (a worker needed), a running graph's steps so far are its latest checkpoint's
+ * messages; a closed one is rebuilt from its history, which keeps every model call's and tool call's result
+ * (a graph's messages in its run's): what a step log holds, short of a delegation's text.
+ */
+import {
+  isGrpcDeadlineError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
+import { checkpointStepMessages } from '../activities/graph/graph-messages';
+import { batchItemWorkflowId } from '../contracts/batch';
+import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
+import type { GraphProgress, GraphRunResult } from '../contracts/graph';
+import type { AssistantMessage, ToolCall, ToolMessage } from '../contracts/messages';
+import type { ModelCallResult } from '../contracts/model';
+import { recordsAfter, subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
+import type { SubagentStep } from '../contracts/steps';
+import type { SubagentResult } from '../contracts/subagent';
+import type { ToolSearchResult } from '../contracts/tool-search';
+import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
+import { payloadStore, type BlobStore } from '../payloads/store';
+import { buildStep } from '../workflows/steps';
+import { subagentResult, taskQueueHasWorker } from '../client/api';
+import { loadCommandConfig, requireServer } from './command-setup';
+import { connectClient } from '../client/connection';
+import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
+import { identify, kindText } from '../client/id-kinds';
+import { InspectionError, noWorkerMessage } from './inspect-commands';
+
+const QUERY_DEADLINE_MS = 10_000;
+const FOLLOW_POLL_MS = 500;
+/** Characters of a step's text and of a call's arguments on a line of text output. */
+const LINE_CHARS = 160;
+
+/** The subagent workflow of a lead run's delegation (`<run-id>/task/<task-id>`, nested ones the same way). */
+export function subagentWorkflowId(runId: string, taskId: string): string {
+  return `${runId}/task/${taskId}`;
+}
+
+/**
+ * What a subagent's history says, in order: its model calls and its tool calls' outcomes, or (a graph agent)
+ * the graph's messages its run returned.
+ */
+export type HistoryRecord =
+  | { kind: 'model'; result: ModelCallResult }
+  | { kind: 'tool'; result: ToolCallResult }
+  /** A tool activity that failed (its call known from when it was scheduled). */
+  | { kind: 'tool_failed'; call: ToolCall; message: string }
+  /** A graph agent's run (one activity): its AI and tool messages, as the workflow made steps of them. */
+  | { kind: 'graph'; messages: (AssistantMessage | ToolMessage)[] }
+  /** A graph agent's run that returned nothing: why. */
+  | { kind: 'graph_unfinished'; reason: string };
+
+export interface RebuiltSteps {
+  steps: SubagentStep[];
+  /** What the history does not hold, one sentence each. */
+  missing: string[];
+}
+
+/**
+ * The step log as the workflow kept it, rebuilt from its history's records: an assistant step per model call
+ * (a provider's error fallback records none), then its tool calls' results in the order the model issued
+ * them; a graph's messages one step each, as they came. `guardStopped`: the run ended on a guard's cap, whose
+ * last turn's tool calls were dropped unrun (a graph's messages are its state's: kept as they are).
+ */
+export function stepsFromHistory(
+  records: readonly HistoryRecord[],
+  options: { guardStopped: boolean },
+): RebuiltSteps {
+  const steps: SubagentStep[] = [];
+  const missing: string[] = [];
+  let pending: ToolCall[] = [];
+  let outcomes = new Map<string, HistoryRecord[]>();
+  const push = (message: Parameters<typeof buildStep>[1], promoted?: string[]) =>
+    steps.push(buildStep(steps.length + 1, message, promoted));
+  const flush = () => {
+    for (const call of pending) {
+      const outcome = outcomes.get(call.id)?.shift();
+      if (outcome?.kind === 'tool') {
+        const { result } = outcome;
+        push(
+          {
+            role: 'tool',
+            tool_call_id: result.tool_call_id,
+            name: result.name,
+            content: result.content,
+            is_error: result.is_error,
+          },
+          (result as Partial<ToolSearchResult>).promoted,
+        );
+      } else if (outcome?.kind === 'tool_failed') {
+        push({
+          role: 'tool',
+          tool_call_id: call.id,
+          name: call.name,
+          content: `Tool "${call.name}" failed: ${outcome.message}`,
+          is_error: true,
+        });
+      } else {
+        missing.push(
+          call.name === 'task'
+            ? `the result of delegation ${call.id} (its text is built from the child's result: see the child's own steps)`
+            : call.name === CLARIFICATION_TOOL_NAME
+              ? `the answer to question ${call.id} (the workflow waited for it: see the run's clarification events)`
+              : `the result of tool call ${call.id} (${call.name}): not in history`,
+        );
+      }
+    }
+    pending = [];
+    outcomes = new Map();
+  };
+  const lastModel = records.reduce((last, record, i) => (record.kind === 'model' ? i : last), -1);
+  records.forEach((record, i) => {
+    if (record.kind === 'graph' || record.kind === 'graph_unfinished') {
+      flush();
+      if (record.kind === 'graph') for (const message of record.messages) push(message);
+      else missing.push(`the graph's messages: ${record.reason}`);
+      return;
+    }
+    if (record.kind !== 'model') {
+      const id = record.kind === 'tool' ? record.result.tool_call_id : record.call.id;
+      outcomes.set(id, [...(outcomes.get(id) ?? []), record]);
+      return;
+    }
+    flush();
+    const { result } = record;
+    if (result.error_fallback) return;
+    const dropped = i === lastModel && options.guardStopped;
+    const calls = dropped ? [] : result.tool_calls;
+    push({ role: 'assistant', content: result.content, ...(calls.length > 0 && { tool_calls: calls }) });
+    pending = calls;
+  });
+  flush();
+  return { steps, missing };
+}
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** The activities that run one tool call (input `{call, …}`, result a ToolCallResult). */
+const TOOL_ACTIVITIES: ReadonlySet<string> = new Set([
+  'executeToolCall',
+  'executeMcpToolCall',
+  'searchMcpTools',
+]);
+
+/** The activity that runs a graph agent's whole run and returns its messages (activities/graph/run-graph.ts). */
+const GRAPH_ACTIVITY = 'runGraphSubagent';
+
+/** The records of one execution's history, payloads decoded with the client's converter (and codec). */
+async function historyRecords(client: Client, events: readonly HistoryEvent[]): Promise<HistoryRecord[]> {
+  const converter = client.options.loadedDataConverter;
+  const decode = <T>(payloads: temporal.api.common.v1.IPayloads | null | undefined) =>
+    decodeFromPayloadsAtIndex<T>(converter, 0, payloads?.payloads);
+  const scheduled = new Map<string, { type: string; input: temporal.api.common.v1.IPayloads | null }>();
+  /** Graph runs scheduled and not closed yet, by their scheduled event's id. */
+  const openGraphRuns = new Set<string>();
+  const records: HistoryRecord[] = [];
+  const failed = async (scheduledEventId: unknown, message: string) => {
+    const id = String(scheduledEventId);
+    const activity = scheduled.get(id);
+    if (activity?.type === GRAPH_ACTIVITY && openGraphRuns.delete(id))
+      records.push({ kind: 'graph_unfinished', reason: `its run failed: ${message}` });
+    if (!activity || !TOOL_ACTIVITIES.has(activity.type)) return;
+    const input = await decode<ToolCallInput>(activity.input);
+    records.push({ kind: 'tool_failed', call: input.call, message });
+  };
+  for (const event of events) {
+    const started = event.activityTaskScheduledEventAttributes;
+    if (started) {
+      const type = started.activityType?.name ?? '';
+      scheduled.set(String(event.eventId), { type, input: started.input ?? null });
+      if (type === GRAPH_ACTIVITY) openGraphRuns.add(String(event.eventId));
+      continue;
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed) {
+      const type = scheduled.get(String(completed.scheduledEventId))?.type;
+      if (type === 'callModel')
+        records.push({ kind: 'model', result: await decode<ModelCallResult>(completed.result) });
+      if (type !== undefined && TOOL_ACTIVITIES.has(type))
+        records.push({ kind: 'tool', result: await decode<ToolCallResult>(completed.result) });
+      if (type === GRAPH_ACTIVITY) {
+        openGraphRuns.delete(String(completed.scheduledEventId));
+        const result = await decode<GraphRunResult>(completed.result);
+        records.push({ kind: 'graph', messages: result.messages });
+      }
+      continue;
+    }
+    const failure = event.activityTaskFailedEventAttributes;
+    if (failure) await failed(failure.scheduledEventId, failure.failure?.message ?? 'failed');
+    const timedOut = event.activityTaskTimedOutEventAttributes;
+    if (timedOut) await failed(timedOut.scheduledEventId, timedOut.failure?.message ?? 'timed out');
+    // Idempotent tools run as local activities: a marker holds each one's result.
+    const marker = event.markerRecordedEventAttributes;
+    if (marker?.markerName === 'core_local_activity' && marker.details?.result) {
+      const data = await decode<{ activity_type?: string }>(marker.details.data);
+      if (data.activity_type !== undefined && TOOL_ACTIVITIES.has(data.activity_type))
+        records.push({ kind: 'tool', result: await decode<ToolCallResult>(marker.details.result) });
+    }
+  }
+  // The workflow stopped waiting (a cancel, its wall clock): the run's messages never reached history.
+  if (openGraphRuns.size > 0)
+    records.push({
+      kind: 'graph_unfinished',
+      reason: 'the subagent ended before its run returned them (it was cancelled, or its wall clock ran out)',
+    });
+  return records;
+}
+
+/** What a running graph subagent's latest checkpoint holds: its steps so far and its run's last heartbeat. */
+export type RunningGraphSteps = { steps: SubagentStep[]; progress: GraphProgress } | { unavailable: string };
+
+/**
+ * A running graph subagent's steps so far: the messages of the checkpoint its run's last heartbeat names, read
+ * from the payload store (its workflow gets them only when the run ends). Undefined when no graph run is in
+ * flight, or it has stored no checkpoint yet.
+ */
+export async function runningGraphSteps(
+  client: Client,
+  description: WorkflowExecutionDescription,
+  store: BlobStore = payloadStore(),
+): Promise<RunningGraphSteps | undefined> {
+  const run = description.raw.pendingActivities?.find((a) => a.activityType?.name === GRAPH_ACTIVITY);
+  if (!run?.heartbeatDetails?.payloads?.length) return undefined;
+  const progress = await decodeFromPayloadsAtIndex<GraphProgress | undefined>(
+    client.options.loadedDataConverter,
+    0,
+    run.heartbeatDetails.payloads,
+  );
+  if (progress?.head === undefined) return undefined;
+  try {
+    // The graph's thread is its subagent's workflow id (workflows/graph-subagent.ts).
+    const messages = await checkpointStepMessages(store, progress.head, description.workflowId);
+    return { steps: messages.map((message, i) => buildStep(i + 1, message)), progress };
+  } catch (err) {
+    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return { unavailable: `its graph's steps so far could not be read from its checkpoint: ${message}` };
+  }
+}
+
+/** Every execution's history of a workflow, first to last, walking back through continue-as-new. */
+export async function executionHistories(client: Client, workflowId: string): Promise<HistoryEvent[][]> {
+  const histories: HistoryEvent[][] = [];
+  for (let runId: string | undefined = undefined; ;) {
+    const history: temporal.api.history.v1.IHistory = await client.workflow
+      .getHandle(workflowId, runId)
+      .fetchHistory();
+    const events: HistoryEvent[] = history.events ?? [];
+    histories.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    if (!runId) return histories;
+  }
+}
+
+/** A closed subagent's steps and result, from the server alone (its histories, when the caller has them). */
+export async function closedSubagentSteps(
+  client: Client,
+  handle: WorkflowHandle,
+  histories?: HistoryEvent[][],
+): Promise<RebuiltSteps & { result?: SubagentResult; error?: string }> {
+  let result: SubagentResult | undefined;
+  let error: string | undefined;
+  try {
+    result = await subagentResult(handle);
+  } catch (err) {
+    error = err instanceof Error ? err.message.split('\n')[0] : String(err);
+  }
+  const records: HistoryRecord[] = [];
+  for (const events of histories ?? (await executionHistories(client, handle.workflowId)))
+    records.push(...(await historyRecords(client, events)));
+  const guardStopped = result?.stop_reason !== undefined;
+  return {
+    ...stepsFromHistory(records, { guardStopped }),
+    ...(result && { result }),
+    ...(error && { error }),
+  };
+}
+
+function oneLine(text: string, max = LINE_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** A step as lines of text: an assistant turn with its tool calls, or a tool's result. */
+export function stepLines(step: SubagentStep): string[] {
+  const cut = step.truncated ? ' (cut)' : '';
+  if (step.kind === 'tool') {
+    const error = step.is_error ? ' error' : '';
+    const promoted = step.promoted ? ` (promoted: ${step.promoted.join(', ')})` : '';
+    return [
+      `${step.seq} tool ${step.name} [${step.tool_call_id}]${error}${promoted}: ${oneLine(step.text)}${cut}`,
+    ];
+  }
+  return [
+    `${step.seq} ai: ${step.text.trim() ? oneLine(step.text) : '(no text)'}${cut}`,
+    ...step.tool_calls.map(
+      (call) => `    → ${call.name} [${call.id}] ${oneLine(call.args, LINE_CHARS - 20)}`,
+    ),
+  ];
+}
+
+/** How the subagent ended, in one line. */
+export function outcomeLine(workflowId: string, result: SubagentResult): string {
+  const capped = result.stop_reason ? ` (${result.stop_reason})` : '';
+  const error = result.error ? `: ${result.error.split('\n')[0]}` : '';
+  return `${workflowId}: ${result.status}${capped} after ${result.turns} ${result.turns === 1 ? 'turn' : 'turns'}${error}`;
+}
+
+/** The most attempts a batch item has (contracts: max_attempts 1–10). */
+const MAX_ITEM_ATTEMPTS = 10;
+
+/**
+ * The subagent whose steps `steps <first> [second]` asks for: `<run> <task>` (or a subagent's id and a
+ * nested task), a subagent's or a batch item's own id, or `<batch> <key>` (that item's latest attempt).
+ */
+async function stepsWorkflowId(
+  client: Client,
+  address: string,
+  first: string,
+  second: string | undefined,
+): Promise<string> {
+  const { kind } = await identify(client, first);
+  if (kind.kind === 'unknown') throw new UsageError(`steps: no run or subagent ${first} on ${address}`);
+  if (second === undefined) {
+    if (kind.kind === 'subagent' || kind.kind === 'batch_item') return first;
+    if (kind.kind === 'lead')
+      throw new UsageError(
+        `steps: give a task id too: subagents steps ${first} <task-id> (task ids: subagents ledger ${first})`,
+      );
+    if (kind.kind === 'batch')
+      throw new UsageError(
+        `steps: ${first} is ${kindText(kind)}: give an item's key too: subagents steps ${first} <key> ` +
+          `(keys: subagents batch status ${first})`,
+      );
+  } else {
+    if (kind.kind === 'lead' || kind.kind === 'subagent') return subagentWorkflowId(first, second);
+    if (kind.kind === 'batch') {
+      let latest: string | undefined;
+      for (let attempt = 1; attempt <= MAX_ITEM_ATTEMPTS; attempt += 1) {
+        const id = batchItemWorkflowId(first, second, attempt);
+        const found = await client.workflow
+          .getHandle(id)
+          .describe()
+          .then(
+            () => true,
+            (err: unknown) => {
+              if (err instanceof WorkflowNotFoundError) return false;
+              throw err;
+            },
+          );
+        if (!found) break;
+        latest = id;
+      }
+      if (latest === undefined)
+        throw new UsageError(
+          `steps: batch ${first} has no item ${second} that has started (keys: subagents batch status ${first})`,
+        );
+      return latest;
+    }
+  }
+  throw new UsageError(`steps: ${first} is ${kindText(kind)}: it has no steps (lead runs: subagents list)`);
+}
+
+export async function stepsCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    args,
+    { follow: { type: 'boolean' } } satisfies FlagSpec,
+    'steps',
+  );
+  if (positionals.length < 1 || positionals.length > 2)
+    throw new UsageError(
+      "steps: give a run id and a task id, or a subagent's id: subagents steps <run-id> <task-id>",
+    );
+  const asJson = values.json === true;
+  const settings = await requireServer('steps', loadCommandConfig(values));
+  const { client, connection } = await connectClient(settings);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const say = (line: string) => process.stderr.write(`${line}\n`);
+  try {
+    const workflowId = await stepsWorkflowId(client, settings.address, positionals[0], positionals[1]);
+    const handle = client.workflow.getHandle(workflowId);
+    let description;
+    try {
+      description = await handle.describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError)
+        throw new UsageError(
+          `steps: no subagent ${workflowId} on ${settings.address} (task ids: subagents ledger ${positionals[0]})`,
+        );
+      throw err;
+    }
+    const status = description.status.name;
+    if (status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW') {
+      const closed = await closedSubagentSteps(client, handle);
+      if (asJson) {
+        out(
+          JSON.stringify(
+            { workflow_id: workflowId, source: 'history', execution_status: status, ...closed },
+            null,
+            2,
+          ),
+        );
+        return 0;
+      }
+      for (const step of closed.steps) for (const line of stepLines(step)) out(line);
+      for (const what of closed.missing) out(`(missing: ${what})`);
+      out(
+        closed.result
+          ? outcomeLine(workflowId, closed.result)
+          : `${workflowId}: ${status.toLowerCase()}: ${closed.error}`,
+      );
+      return 0;
+    }
+    if (!(await taskQueueHasWorker(client, settings.namespace, description.taskQueue).catch(() => true))) {
+      say(
+        `subagents: ${noWorkerMessage({
+          command: 'steps',
+          runId: `subagent ${workflowId}`,
+          address: settings.address,
+          namespace: settings.namespace,
+          taskQueue: description.taskQueue,
+          configFile: stringFlag(values, 'config'),
+        })}`,
+      );
+      return 1;
+    }
+    const within = async <T>(read: () => Promise<T>) => {
+      try {
+        return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
+      } catch (err) {
+        if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
+        throw new InspectionError(
+          noWorkerMessage({
+            command: 'steps',
+            runId: `subagent ${workflowId}`,
+            address: settings.address,
+            namespace: settings.namespace,
+            taskQueue: description.taskQueue,
+            configFile: stringFlag(values, 'config'),
+            silentForMs: QUERY_DEADLINE_MS,
+          }),
+        );
+      }
+    };
+    let seen = 0;
+    let unreadable = false;
+    for (;;) {
+      const progress = await within(() => handle.query(subagentProgressQuery));
+      let steps = await within(() => handle.query(subagentStepsQuery, seen));
+      let source: 'query' | 'graph_checkpoint' = 'query';
+      // A graph's run hands its messages to the workflow when it ends: until then, its checkpoint has them.
+      if (progress.state === 'running' && progress.last_seq === 0) {
+        const graph = await runningGraphSteps(client, await handle.describe());
+        if (graph && 'steps' in graph) {
+          steps = recordsAfter(graph.steps, seen);
+          source = 'graph_checkpoint';
+        } else if (graph && !unreadable) {
+          say(`subagents: ${workflowId}: ${graph.unavailable}`);
+          unreadable = true;
+        }
+      }
+      if (!values.follow && asJson) {
+        out(JSON.stringify({ workflow_id: workflowId, source, progress, steps }, null, 2));
+        return 0;
+      }
+      for (const step of steps) {
+        seen = step.seq;
+        // Followed: one JSON line per step, as `events --follow` prints events.
+        if (asJson) out(JSON.stringify(step));
+        else for (const line of stepLines(step)) out(line);
+      }
+      if (!values.follow) return 0;
+      if (progress.state === 'finished' && seen >= progress.last_seq) {
+        const result = await subagentResult(handle);
+        if (asJson) say(outcomeLine(workflowId, result));
+        else out(outcomeLine(workflowId, result));
+        return 0;
+      }
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_POLL_MS));
+    }
+  } catch (err) {
+    if (!(err instanceof InspectionError)) throw err;
+    say(`subagents: ${err.message}`);
+    return 1;
+  } finally {
+    await connection.close();
+  }
+}
