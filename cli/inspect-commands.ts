@@ -103,6 +103,8 @@ interface Inspected {
   query<T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T>;
   /** What an open run waits on in the payload store: an activity's retried failure naming a blob, if any. */
   storeFault(): Promise<string | undefined>;
+  /** When no live worker polls `taskQueue`: `no worker polls …; start one with: …`. */
+  workerMissing(taskQueue: string): Promise<string | undefined>;
 }
 
 /** The Web UI of the server in use: the config's `temporal.ui_url`, else the recorded dev server's. */
@@ -214,7 +216,17 @@ export async function withRun(
       const query = <T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T> =>
         ask(`run ${runId}`, taskQueue, () => read(run));
       const storeFault = () => pendingStoreFault(client, runId);
-      return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query, storeFault });
+      const workerMissing = async (taskQueue: string) =>
+        (await taskQueueHasWorker(client, settings.namespace, taskQueue).catch(() => true))
+          ? undefined
+          : `no worker polls task queue "${taskQueue}" at ${settings.address}. Start one with: ` +
+            workerCommandLine({
+              address: settings.address,
+              namespace: settings.namespace,
+              taskQueue,
+              ...(stringFlag(values, 'config') !== undefined && { configFile: stringFlag(values, 'config') }),
+            });
+      return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query, storeFault, workerMissing });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
@@ -443,7 +455,7 @@ export function eventsCommand(args: string[]): Promise<number> {
 }
 
 export function cancelCommand(args: string[]): Promise<number> {
-  return withRun('cancel', args, {}, async ({ run }) => {
+  return withRun('cancel', args, {}, async ({ run, workerMissing }) => {
     const inspected = await run.inspect();
     // The server answers a cancel of a closed run as of a missing one: say which it is.
     if (!inspected.open)
@@ -451,6 +463,15 @@ export function cancelCommand(args: string[]): Promise<number> {
         `cancel: run ${run.runId} has already ended (${inspected.status}): nothing to cancel`,
       );
     await run.cancel();
+    // Without a worker the run cannot act on it yet: waiting for its end would wait in silence.
+    const missing = await workerMissing(inspected.task_queue);
+    if (missing !== undefined) {
+      process.stderr.write(
+        `Cancellation requested for ${run.runId}; it takes effect when a worker polls: ${missing}\n`,
+      );
+      process.stdout.write(`${run.runId}: cancellation requested\n`);
+      return 0;
+    }
     process.stderr.write(`Cancellation requested for ${run.runId}; waiting for its children to stop…\n`);
     const result = await run.result();
     process.stdout.write(`${run.runId}: ${result.status}\n`);

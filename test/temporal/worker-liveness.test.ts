@@ -66,6 +66,18 @@ it('a worker stopped a moment ago: status, run --address and doctor say no worke
     // Said from the heartbeat, not after waiting out the query deadline ("did not answer within 10 s").
     expect(status.stderr).toContain(`is open, but no worker polls task queue "${taskQueue}"`);
 
+    // A cancel is recorded at once and takes effect when a worker polls: no silent wait for the run's end.
+    const cancel = await suiteCli(['cancel', handle.workflowId]);
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toBe(`${handle.workflowId}: cancellation requested\n`);
+    expect(cancel.stderr).toContain(
+      `Cancellation requested for ${handle.workflowId}; it takes effect when a worker polls: no worker ` +
+        `polls task queue "${taskQueue}" at ${testAddress()}. Start one with: subagents worker`,
+    );
+    // The request is in the run's history, for the worker that next polls.
+    const events = (await handle.fetchHistory()).events ?? [];
+    expect(events.some((event) => event.workflowExecutionCancelRequestedEventAttributes)).toBe(true);
+
     const stopped = await doctor(taskQueue);
     expect(stopped.stdout).toContain(`note    Workers       no worker polls task queue "${taskQueue}"`);
     expect(stopped.stdout).toContain(`stopped lately: ${identity} (the server still lists them)`);
