@@ -12,7 +12,7 @@ import { DbLockedError } from '../devserver/dev-server-lock';
 import { installRuntime } from '../worker/runtime';
 import { startDevServer, type TemporalServer } from '../devserver/temporal-server';
 import { untilShutdownRequested } from '../worker/shutdown';
-import { serveWorker } from '../worker/worker-main';
+import { configuredWorkerSettings, serveWorker } from '../worker/worker-main';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectWorker } from '../client/connection';
 import { claimDevServerRecord, defaultDevServerDb } from '../devserver/dev-server-state';
@@ -41,13 +41,7 @@ export async function workerCommand(args: string[]): Promise<number> {
       address: settings.address,
       namespace: settings.namespace,
       taskQueue: settings.taskQueue,
-      sandbox: config.sandbox,
-      admission: config.subagent_runtime,
-      runAdmission: config.lead_runtime,
-      worker: config.worker,
-      metrics: config.metrics,
-      tracing: config.tracing,
-      mcpServers: config.mcp_servers,
+      ...configuredWorkerSettings(config),
       say,
     });
     return 0;

@@ -417,17 +417,18 @@ export async function stepsCommand(args: string[]): Promise<number> {
       );
       return 0;
     }
+    const noWorker = (silentForMs?: number) =>
+      noWorkerMessage({
+        command: 'steps',
+        runId: `subagent ${workflowId}`,
+        address: settings.address,
+        namespace: settings.namespace,
+        taskQueue: description.taskQueue,
+        configFile: stringFlag(values, 'config'),
+        ...(silentForMs !== undefined && { silentForMs }),
+      });
     if (!(await taskQueueHasWorker(client, settings.namespace, description.taskQueue).catch(() => true))) {
-      say(
-        `subagents: ${noWorkerMessage({
-          command: 'steps',
-          runId: `subagent ${workflowId}`,
-          address: settings.address,
-          namespace: settings.namespace,
-          taskQueue: description.taskQueue,
-          configFile: stringFlag(values, 'config'),
-        })}`,
-      );
+      say(`subagents: ${noWorker()}`);
       return 1;
     }
     const within = async <T>(read: () => Promise<T>) => {
@@ -435,17 +436,7 @@ export async function stepsCommand(args: string[]): Promise<number> {
         return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
       } catch (err) {
         if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
-        throw new InspectionError(
-          noWorkerMessage({
-            command: 'steps',
-            runId: `subagent ${workflowId}`,
-            address: settings.address,
-            namespace: settings.namespace,
-            taskQueue: description.taskQueue,
-            configFile: stringFlag(values, 'config'),
-            silentForMs: QUERY_DEADLINE_MS,
-          }),
-        );
+        throw new InspectionError(noWorker(QUERY_DEADLINE_MS));
       }
     };
     let seen = 0;

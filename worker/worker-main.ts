@@ -17,7 +17,7 @@ import { describeSandbox, type SandboxInUse } from '../activities/tools';
 import { describeAdmission, type AdmissionSettings } from '../contracts/admission';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import type { SandboxSettings } from '../contracts/tools';
-import type { MetricsSettings, TracingSettings } from '../contracts/config';
+import type { Config, MetricsSettings, TracingSettings } from '../contracts/config';
 import type { McpServersConfig } from '../contracts/config/mcp';
 import { loadConfig } from './config';
 import { startWorkerMcp } from './mcp';
@@ -53,6 +53,24 @@ export interface WorkerService {
   mcpServers?: McpServersConfig;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
+}
+
+/** What a worker takes from its config file's sections: the same for `subagents worker` and this process. */
+export function configuredWorkerSettings(
+  config: Config,
+): Pick<
+  WorkerService,
+  'sandbox' | 'admission' | 'runAdmission' | 'worker' | 'metrics' | 'tracing' | 'mcpServers'
+> {
+  return {
+    sandbox: config.sandbox,
+    admission: config.subagent_runtime,
+    runAdmission: config.lead_runtime,
+    worker: config.worker,
+    metrics: config.metrics,
+    tracing: config.tracing,
+    mcpServers: config.mcp_servers,
+  };
 }
 
 /** The keys payloads are sealed and opened with: their ids (never the keys), newest first. */
@@ -144,13 +162,7 @@ async function main(): Promise<void> {
       namespace: namespace ?? DEFAULT_NAMESPACE,
       taskQueue: process.env.TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
       workflowBundlePath: process.env.WORKFLOW_BUNDLE,
-      sandbox: config.sandbox,
-      admission: config.subagent_runtime,
-      runAdmission: config.lead_runtime,
-      worker: config.worker,
-      metrics: config.metrics,
-      tracing: config.tracing,
-      mcpServers: config.mcp_servers,
+      ...configuredWorkerSettings(config),
       say: (line) => process.stderr.write(`${line}\n`),
     });
   } finally {
