@@ -21,7 +21,7 @@ import {
   runUntilWithRestarts,
   workerTuning,
 } from '../worker/worker';
-import { taskQueueHasWorker } from '../client/api';
+import { taskQueueHasWorker } from '../client/worker-liveness';
 import { connectClient, connectWorker, type ConnectionSettings } from '../client/connection';
 import {
   claimDevServerRecord,
