@@ -230,7 +230,7 @@ export const WORKER_RESTARTS = 5;
 /**
  * Runs `body` with a worker from `create`, as `Worker.runUntil` does; a worker that fails while `body` is still
  * going (the SDK gave up on it) is replaced by a new one, so the process that owns it keeps serving its runs.
- * A worker process that dies outright is its supervisor's to restart (README, "Workers on a busy host").
+ * A worker process that dies outright is its supervisor's to restart (docs/deployment.md, "Workers on a busy host").
  */
 export async function runUntilWithRestarts<T>(
   create: () => Promise<Worker>,
