@@ -16,8 +16,7 @@ import {
   type PayloadSettings,
   type S3PayloadSettings,
 } from '../contracts/config/payloads';
-// eslint-disable-next-line no-restricted-imports -- issue 28 step 2: the store's default folder, given by the worker.
-import { cacheRoot } from '../worker/cache-root';
+import { cacheRoot } from './cache-root';
 import { EncryptedBlobStore } from './encrypted-store';
 import { PayloadKeyring } from './encryption-codec';
 import { processEncryptionKeys } from './encryption-keys';
