@@ -396,6 +396,7 @@ async function withOwnWorker<T>(
       runAdmission: config.lead_runtime,
       tuning: workerTuning(config.worker),
       say,
+      ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });
   try {

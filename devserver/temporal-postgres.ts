@@ -40,7 +40,7 @@ import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { connectChecked } from '../client/server-probe';
 import { lastLine, partialName, removeStalePartials, runTool } from './temporal-cli-builds';
 import { goBuildProgress } from './temporal-cli-go';
-import { cacheRoot } from '../worker/cache-root';
+import { cacheRoot } from '../payloads/cache-root';
 import { isExecutable, whichSync } from './temporal-cli';
 import { freePort, keepOutputTail, PROJECT_DYNAMIC_CONFIG, type TemporalServer } from './temporal-server';
 import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from '../worker/wait-progress';

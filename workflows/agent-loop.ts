@@ -12,7 +12,7 @@ import {
   proxyLocalActivities,
 } from '@temporalio/workflow';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
-import type * as activities from '../activities';
+import type { ProjectActivities } from '../activities';
 import type { LoopCarry } from '../contracts/loop-carry';
 import { isMcpToolName, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
@@ -105,7 +105,7 @@ const HEARTBEAT_TIMEOUT = '3 seconds';
 // costs the run more than a dead worker's bash call noticed a few seconds later.
 const AT_MOST_ONCE_HEARTBEAT_TIMEOUT = '10 seconds';
 
-type ExecuteToolCall = (typeof activities)['executeToolCall'];
+type ExecuteToolCall = ProjectActivities['executeToolCall'];
 type ToolRun = (input: Parameters<ExecuteToolCall>[0], summary: string) => ReturnType<ExecuteToolCall>;
 
 function toolActivities(sandbox: SandboxSettings): { idempotent: ToolRun; once: ToolRun } {
@@ -122,8 +122,8 @@ function toolActivities(sandbox: SandboxSettings): { idempotent: ToolRun; once: 
     heartbeatTimeout: AT_MOST_ONCE_HEARTBEAT_TIMEOUT,
     retry: { maximumAttempts: 1 },
   };
-  const idempotent = proxyLocalActivities<typeof activities>(local).executeToolCall;
-  const once = proxyActivities<typeof activities>(remote).executeToolCall;
+  const idempotent = proxyLocalActivities<ProjectActivities>(local).executeToolCall;
+  const once = proxyActivities<ProjectActivities>(remote).executeToolCall;
   // Each call is named in the Web UI by its tool and arguments (metadata: replay does not compare it).
   return {
     idempotent: (input, summary) => idempotent.executeWithOptions({ ...local, summary }, [input]),
@@ -168,7 +168,7 @@ function record(
   if (message.role === 'assistant' && message.content.trim() !== '') state.last_text = message.content;
 }
 
-const { summarizeTranscript } = proxyActivities<typeof activities>({
+const { summarizeTranscript } = proxyActivities<ProjectActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: {

@@ -24,7 +24,7 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type * as activities from '../../activities';
+import type { ProjectActivities } from '../../activities';
 import type { BatchToolActivities } from '../../activities/batch-tools';
 import {
   BATCH_TASK_TOOL_NAME,
@@ -149,7 +149,7 @@ const { describeBatchPage, readBatchResultsPage } = proxyLocalActivities<BatchTo
 });
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
-const { readCancelledResult } = proxyLocalActivities<typeof activities>({
+const { readCancelledResult } = proxyLocalActivities<ProjectActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
