@@ -163,10 +163,6 @@ class TemporalServerProcess {
     private readonly env: NodeJS.ProcessEnv,
   ) {}
 
-  get running(): boolean {
-    return running(this.child);
-  }
-
   async start(progress: WaitProgress, timeoutMs: number): Promise<void> {
     if (running(this.child)) return;
     const args = ['--root', this.configDir, '--config', '.', '--env', CONFIG_ENV, '--allow-no-auth', 'start'];
@@ -249,8 +245,14 @@ export async function startPostgresServer(
     postgresUser();
   }
   const binaries = await resolveTemporalPostgres({ ...options, env, log, progress });
-  const cluster = given ? undefined : await startThrowawayPostgres(options, env, progress, timeoutMs);
-  const postgres = given ?? (cluster as ThrowawayPostgres).connection;
+  let cluster: ThrowawayPostgres | undefined;
+  let postgres: PostgresConnection;
+  if (given) {
+    postgres = given;
+  } else {
+    cluster = await startThrowawayPostgres(options, env, progress, timeoutMs);
+    postgres = cluster.connection;
+  }
   // The config files sit in the cluster's folder, or a folder of their own beside a given PostgreSQL.
   const configDir = cluster
     ? join(cluster.dir, 'temporal')
