@@ -31,10 +31,8 @@ import {
   runLifecycle,
   slotLabel,
   type ExecutionEnd,
-  type ResultReading,
   type RunOutcome,
   type RunStanding,
-  type SlotRefusal,
 } from './run-lifecycle';
 import { lastAssistantText } from './subagent-result';
 
@@ -162,11 +160,6 @@ function leadEnding(outcome: RunOutcome, input: LeadRunInput): LeadEnding {
   };
 }
 
-/** A run refused its slot (capacity full, queue timeout) or cancelled while it waited: no turn of its own. */
-function refusedEnding(refusal: SlotRefusal): LeadEnding {
-  return { ...refusal, admissionFailure: refusal.status === 'failed' };
-}
-
 /** The run's result; `ran` is false when it ended before its slot was granted. */
 function leadResult(run: LeadRun, ending: LeadEnding, ran: boolean): LeadRunResult {
   const { runId, state, delegator } = run;
@@ -180,17 +173,6 @@ function leadResult(run: LeadRun, ending: LeadEnding, ran: boolean): LeadRunResu
     turns: ran ? state.turns : 0,
     ...(ending.error !== undefined && { error: ending.error }),
     ...(ending.admissionFailure && { admission_failure: true as const }),
-  };
-}
-
-/** What the closing line and the search attributes read from a result. */
-function readLeadResult(result: LeadRunResult): ResultReading {
-  return {
-    status: result.status,
-    ...(result.stop_reason && { stopReason: result.stop_reason }),
-    ...(result.error !== undefined && { error: result.error }),
-    turns: result.turns,
-    ...(result.token_usage.total && { tokens: result.token_usage.total }),
   };
 }
 
@@ -239,9 +221,11 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     status: { query: leadStatusQuery, answer: (standing) => leadStatus(run, standing) },
     run: (admittedAt) => runLead(run, admittedAt),
     cancelled: CANCELLED,
-    refused: (refusal) => leadResult(run, refusedEnding(refusal), false),
+    // Refused its slot (capacity full, queue timeout) or cancelled while it waited: no turn of its own.
+    refused: (refusal) =>
+      leadResult(run, { ...refusal, admissionFailure: refusal.status === 'failed' }, false),
     ended: (outcome) => leadResult(run, leadEnding(outcome, input), true),
-    reads: readLeadResult,
+    tokens: (result) => result.token_usage.total,
     onEnd: (result) => recordLeadRunEnd(result),
     failures: {
       failed: { type: CLOSING_FAILURE_TYPES.leadFailed, prefix: LEAD_RUN_FAILED_PREFIX },

@@ -16,6 +16,7 @@ import {
 import type { SlotRequest } from '../contracts/admission';
 import type { ClarificationSettings } from '../contracts/clarification';
 import type { LoopCarry } from '../contracts/loop-carry';
+import type { TokenUsage } from '../contracts/messages';
 import { unfinishedAnswer, type ModelErrorFallback } from '../contracts/model';
 import { DELEGATION_LIMIT_STOP_REASON, type SubagentStopReason } from '../contracts/status';
 import { summaryLine } from '../contracts/text';
@@ -116,11 +117,16 @@ export interface ExecutionEnd<I> {
   clarifications: Pick<Clarifications, 'asked'>;
 }
 
-/** The result's fields the closing line, the closing failure and the search attributes read. */
-export type ResultReading = Pick<Closing, 'status' | 'stopReason' | 'error' | 'turns' | 'tokens'>;
+/** What a lead run's and a subagent's results both say: the closing line and the search attributes read it. */
+export interface RunResult {
+  status: string;
+  stop_reason?: string;
+  error?: string;
+  turns: number;
+}
 
 /** One workflow's part in the lifecycle: its slot, its status query, its run, and the words of its result. */
-export interface Lifecycle<I extends LifecycleInput, R, S> {
+export interface Lifecycle<I extends LifecycleInput, R extends RunResult, S> {
   input: I;
   state: AgentLoopState;
   /** `lead` or the subagent's type: the closing line's name. */
@@ -145,7 +151,8 @@ export interface Lifecycle<I extends LifecycleInput, R, S> {
   cancelled: string;
   refused(refusal: SlotRefusal): R;
   ended(outcome: RunOutcome): R;
-  reads(result: R): ResultReading;
+  /** The tokens the result counts (the lead's: its own and its children's). */
+  tokens(result: R): TokenUsage | undefined;
   /** Lead-only metrics plug in here: called once the outcome is reported, before the workflow closes. */
   onEnd?(result: R): void;
   /** A failed and a timed-out ending's failure type and message prefix (contracts/closing.ts). */
@@ -155,7 +162,9 @@ export interface Lifecycle<I extends LifecycleInput, R, S> {
 }
 
 /** Runs one execution of a lead run or a subagent, from its slot to its close or its next execution. */
-export async function runLifecycle<I extends LifecycleInput, R, S>(life: Lifecycle<I, R, S>): Promise<R> {
+export async function runLifecycle<I extends LifecycleInput, R extends RunResult, S>(
+  life: Lifecycle<I, R, S>,
+): Promise<R> {
   const { input } = life;
   // The input says whether the run holds a slot (the patch, checked only for inputs from before, would cost a
   // marker and an upsert).
@@ -190,7 +199,7 @@ export async function runLifecycle<I extends LifecycleInput, R, S>(life: Lifecyc
 }
 
 /** The run's slot: when it was granted (the wall clock's start), or why the run ends without one. */
-async function takeSlot<I extends LifecycleInput, R, S>(
+async function takeSlot<I extends LifecycleInput, R extends RunResult, S>(
   life: Lifecycle<I, R, S>,
   standing: RunStanding,
 ): Promise<{ admittedAt: string } | SlotRefusal> {
@@ -216,8 +225,15 @@ async function takeSlot<I extends LifecycleInput, R, S>(
  * (contracts/closing.ts): a failed or timed-out run fails its workflow, its result in the failure's details;
  * a cancelled one ends Canceled, its result in its memo.
  */
-function close<I extends LifecycleInput, R, S>(life: Lifecycle<I, R, S>, result: R): R {
-  const reading = life.reads(result);
+function close<I extends LifecycleInput, R extends RunResult, S>(life: Lifecycle<I, R, S>, result: R): R {
+  const tokens = life.tokens(result);
+  const reading = {
+    status: result.status,
+    ...(result.stop_reason && { stopReason: result.stop_reason }),
+    ...(result.error !== undefined && { error: result.error }),
+    turns: result.turns,
+    ...(tokens && { tokens }),
+  };
   reportOutcome(reading);
   life.onEnd?.(result);
   const { closedBefore } = life;

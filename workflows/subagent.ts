@@ -35,7 +35,6 @@ import {
   runLifecycle,
   slotLabel,
   type ExecutionEnd,
-  type ResultReading,
   type RunOutcome,
   type RunStanding,
   type SlotRefusal,
@@ -182,17 +181,6 @@ function endedResult(outcome: RunOutcome, input: SubagentInput, state: AgentLoop
   });
 }
 
-/** What the closing line and the search attributes read from a result. */
-function readSubagentResult(result: SubagentResult): ResultReading {
-  return {
-    status: result.status,
-    ...(result.stop_reason && { stopReason: result.stop_reason }),
-    ...(result.error !== undefined && { error: result.error }),
-    turns: result.turns,
-    ...(result.token_usage && { tokens: result.token_usage }),
-  };
-}
-
 export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
   failOnInvalidSubagentInput(input);
   const context = runContext(input, input.run_id);
@@ -218,7 +206,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     cancelled: CANCELLED,
     refused: refusedResult,
     ended: (outcome) => endedResult(outcome, input, state),
-    reads: readSubagentResult,
+    tokens: (result) => result.token_usage,
     failures: {
       failed: { type: SUBAGENT_FAILED_TYPE, prefix: SUBAGENT_FAILED_PREFIX },
       timedOut: { type: SUBAGENT_TIMED_OUT_TYPE, prefix: SUBAGENT_TIMED_OUT_PREFIX },
