@@ -31,13 +31,7 @@ export const MAX_OPTIONS = 20;
 export const OPTION_MAX_CHARS = 500;
 export const ANSWER_MAX_CHARS = 10_000;
 
-/** A run's clarification settings (config `clarification:`), carried in the workflow inputs. */
-export interface ClarificationSettings {
-  /** How long one question waits for its answer; then the model is told none came. */
-  timeout_seconds: number;
-  /** Questions this agent asked in earlier executions (continue-as-new), so ids go on from there. */
-  questions_asked?: number;
-}
+export type { ClarificationSettings } from './input-schemas';
 
 export interface ClarificationArgs {
   question: string;
