@@ -73,11 +73,10 @@ export function assertLeadRunInput(input: unknown): void {
   if (problems.length > 0) throw new InvalidInputError(problems, heading('lead run input', problems.length));
 }
 
-function failWorkflow(what: string, problems: () => string[]): void {
-  // Decided once, at the run's first workflow task, and recorded by its outcome: a run started before this
-  // check existed (or before it grew stricter) replays as it ran instead of failing on non-determinism.
-  if (workflowInfo().unsafe.isReplaying) return;
-  const found = problems();
+function failWorkflow(what: string, found: string[]): void {
+  // Checked alike at a run's start and at every replay of it, so a refused run replays as the failure it
+  // recorded rather than into the loop. The check is workflow code: one that refuses what an earlier version
+  // accepted would fail the replay of runs that passed it, so it comes in behind a `patched()` gate.
   if (found.length === 0) return;
   const error = new InvalidInputError(found, heading(what, found.length));
   // Non-retryable: the run fails at once with the reason, rather than retrying a task that can never pass.
@@ -89,12 +88,9 @@ function failWorkflow(what: string, problems: () => string[]): void {
   });
 }
 
-/**
- * A workflow's first act: a refused input fails the run at once (ApplicationFailure, non-retryable). Only in
- * a workflow (it reads `workflowInfo`).
- */
+/** A workflow's first act: a refused input fails the run at once (ApplicationFailure, non-retryable). */
 export function failOnInvalidLeadRunInput(input: unknown): void {
-  failWorkflow('lead run input', () => startedLeadRunInputProblems(input));
+  failWorkflow('lead run input', startedLeadRunInputProblems(input));
 }
 
 /**
@@ -104,5 +100,5 @@ export function failOnInvalidLeadRunInput(input: unknown): void {
  */
 export function failOnInvalidSubagentInput(input: unknown): void {
   if (workflowInfo().parent) return;
-  failWorkflow('subagent input', () => subagentInputProblems(input));
+  failWorkflow('subagent input', subagentInputProblems(input));
 }
