@@ -57,8 +57,32 @@ function workspacePath({ text }: ValueTypes) {
     });
 }
 
+/**
+ * How one model call goes, as a config's `models[]` entry says it and a workflow input carries it: the same
+ * keys with the same checks.
+ */
+export function modelCallFields({
+  seconds,
+  temperature,
+  text,
+}: Pick<ValueTypes, 'seconds' | 'temperature' | 'text'>) {
+  return {
+    temperature: temperature.optional(),
+    max_tokens: wholeNumber(1).optional(),
+    request_timeout_seconds: seconds.optional(),
+    /**
+     * The largest answer (content and tool calls, UTF-8 bytes) one model call may return; absent →
+     * DEFAULT_MAX_ANSWER_BYTES. A stream is read no further past it, and the run ends `failed`: not retried.
+     */
+    max_answer_bytes: wholeNumber(1).optional(),
+    /** scripted: path of a YAML/JSON script file (see activities/model/scripted.ts). */
+    script_file: text.optional(),
+  };
+}
+
 /** A model as the activity needs it: resolved from the config's `models:` list (or a CLI flag). */
-function modelSchemas({ httpUrl, seconds, temperature, text }: ValueTypes) {
+function modelSchemas(types: ValueTypes) {
+  const { httpUrl, seconds, text } = types;
   /**
    * The retry policy of the model activity for transient provider errors (HTTP 408, 409, 429, 5xx, network,
    * `request_timeout_seconds`). Errors retrying cannot fix (400, 401, 404…) never retry.
@@ -88,16 +112,7 @@ function modelSchemas({ httpUrl, seconds, temperature, text }: ValueTypes) {
     base_url: httpUrl.optional(),
     /** Name of the environment variable that holds the key (default OPENAI_API_KEY): keys never travel in history. */
     api_key_env: text.optional(),
-    temperature: temperature.optional(),
-    max_tokens: wholeNumber(1).optional(),
-    request_timeout_seconds: seconds.optional(),
-    /**
-     * The largest answer (content and tool calls, UTF-8 bytes) one model call may return; absent →
-     * DEFAULT_MAX_ANSWER_BYTES. A stream is read no further past it, and the run ends `failed`: not retried.
-     */
-    max_answer_bytes: wholeNumber(1).optional(),
-    /** scripted: path of a YAML/JSON script file (see activities/model/scripted.ts). */
-    script_file: text.optional(),
+    ...modelCallFields(types),
     /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
     retry: retry.optional(),
   });
