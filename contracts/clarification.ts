@@ -33,13 +33,6 @@ export const ANSWER_MAX_CHARS = 10_000;
 
 export type { ClarificationSettings } from './input-schemas';
 
-export interface ClarificationArgs {
-  question: string;
-  clarification_type: ClarificationType;
-  context?: string;
-  options?: string[];
-}
-
 function missingOr(what: string, issue: { input?: unknown }): string {
   return issue.input === undefined ? `is missing (${what})` : `is not a string (${what})`;
 }
@@ -80,6 +73,9 @@ function clarificationArgsSchema() {
       ),
   });
 }
+
+/** `ask_clarification`'s arguments, as the model sends them and history records them. */
+export type ClarificationArgs = z.output<ReturnType<typeof clarificationArgsSchema>>;
 
 /** What the tool does, in DeerFlow's words, and how long a question waits here. */
 function clarificationToolDescription(timeoutSeconds: number): string {
