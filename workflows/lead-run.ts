@@ -33,7 +33,7 @@ import { createClarifications, createDelegator, runAgent, runContext, type Agent
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
 import { leadSystemPrompt } from './lead-prompt';
 import { lastAssistantText } from './subagent-result';
-import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
+import { admit, releaseSlot, type QueuedAt } from './admission-client';
 import { closeWith, reportOutcome, reportState } from './outcome';
 import { recordLeadRunEnd } from './metrics';
 

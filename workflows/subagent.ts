@@ -39,7 +39,7 @@ import {
 } from './agent-loop';
 import { createClarifications, createDelegator, runContext, type AgentRunEnd } from './agent-run';
 import { runSubagentAgent } from './graph-subagent';
-import { admit, releaseSlot } from './subagent-admission';
+import { admit, releaseSlot } from './admission-client';
 import { finishSubagent, type FinishSubagentInput } from './subagent-result';
 import { closeWith, reportOutcome, reportsOutcome, reportState } from './outcome';
 
