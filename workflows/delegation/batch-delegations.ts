@@ -35,11 +35,17 @@ import type { TaskEvent } from '../../contracts/events';
 import type { LedgerEntry } from '../../contracts/ledger';
 import { toolMessageFor, type ToolCall, type ToolMessage, type ToolSpec } from '../../contracts/messages';
 import { runSearchAttributes } from '../../contracts/search-attributes';
+import type { ResolvedAgent } from '../../contracts/subagent';
 import { summaryLine } from '../../contracts/text';
 // Type only: the batch is started by its workflow type name.
 import type { batchWorkflow } from '../batch';
 import { decidedBatchItemsProblems } from '../batch-validation';
-import { buildBatchToolSpecs, parseBatchRefArgs, parseBatchTaskArgs } from './batch-tools';
+import {
+  buildBatchToolSpecs,
+  parseBatchRefArgs,
+  parseBatchTaskArgs,
+  type BatchTaskArgs,
+} from './batch-tools';
 import type { DelegatorOptions } from './delegator';
 import { appendEvent } from './events';
 import { applyBatchEnd, isTerminal, startBatchEntry, type BatchEnd } from './ledger';
@@ -109,28 +115,11 @@ export class BatchDelegations {
       items = loaded.items;
     } else {
       items = args.items ?? [];
-      const problems = decidedBatchItemsProblems(items);
-      if (problems.length === 0 && items.length > settings.max_items) {
-        problems.push(`items: ${items.length} items, above the ${settings.max_items} a batch may hold`);
-      }
+      const problems = inlineItemsProblems(items, settings.max_items);
       if (problems.length > 0) return refuse(batchRefusal(problems));
     }
     const workflowId = leadBatchWorkflowId(workflowInfo().workflowId, id);
-    const input: BatchInput = {
-      run_id: runId,
-      description: args.description,
-      subagent_type: agent.name,
-      agent,
-      items,
-      limits: args.limits,
-      loop_detection: this.options.loopDetection,
-      workspace: this.options.workspace,
-      sandbox: this.options.sandbox,
-      ...(this.options.summarization && { summarization: this.options.summarization }),
-      depth: depth + 1,
-      fairness_key: limits.fairness_key ?? runId,
-      honest_close: true,
-    };
+    const input = this.batchInput(args, agent, items);
     this.book.ledger = startBatchEntry(
       this.book.ledger,
       { id, runId, description: args.description, subagentType: agent.name, workflowId, items: items.length },
@@ -178,17 +167,27 @@ export class BatchDelegations {
       workflow_id: workflowId,
       items: items.length,
     });
-    const { max_running_items: running, max_attempts: attempts } = args.limits;
-    const lowered = args.lowered.length > 0 ? ` Lowered: ${args.lowered.join('; ')}.` : '';
-    return toolMessageFor(
-      call,
-      `Batch started: batch_id ${id}, ${items.length} ${agent.name} items, at most ${running} running at once, ` +
-        `up to ${attempts} attempts an item (workflow ${workflowId}).${lowered} It runs on its own and does not ` +
-        `count toward the delegation limit. Follow it with ${BATCH_STATUS_TOOL_NAME} (wait_seconds waits for its ` +
-        `end), read the answers with ${READ_BATCH_RESULT_TOOL_NAME}, stop it with ${CANCEL_BATCH_TOOL_NAME}. It ` +
-        'keeps running if you answer before it ends.',
-      false,
-    );
+    return toolMessageFor(call, startedText(id, args, agent.name, items.length, workflowId), false);
+  }
+
+  /** The batch's workflow input: the delegating agent's settings, one level deeper. */
+  private batchInput(args: BatchTaskArgs, agent: ResolvedAgent, items: BatchItem[]): BatchInput {
+    const { limits, depth, runId } = this.options;
+    return {
+      run_id: runId,
+      description: args.description,
+      subagent_type: agent.name,
+      agent,
+      items,
+      limits: args.limits,
+      loop_detection: this.options.loopDetection,
+      workspace: this.options.workspace,
+      sandbox: this.options.sandbox,
+      ...(this.options.summarization && { summarization: this.options.summarization }),
+      depth: depth + 1,
+      fairness_key: limits.fairness_key ?? runId,
+      honest_close: true,
+    };
   }
 
   /** `batch_status`, `read_batch_result`, `cancel_batch`: on a batch this run (or its conversation) started. */
@@ -302,6 +301,34 @@ export class BatchDelegations {
 function now(): string {
   // The workflow clock: deterministic on replay.
   return new Date().toISOString();
+}
+
+/** What is wrong with items given inline (a file's are checked as it is read). */
+function inlineItemsProblems(items: BatchItem[], maxItems: number): string[] {
+  const problems = decidedBatchItemsProblems(items);
+  if (problems.length === 0 && items.length > maxItems) {
+    problems.push(`items: ${items.length} items, above the ${maxItems} a batch may hold`);
+  }
+  return problems;
+}
+
+/** The `batch_task` call's answer once its batch has started. */
+function startedText(
+  id: string,
+  args: BatchTaskArgs,
+  agent: string,
+  items: number,
+  workflowId: string,
+): string {
+  const { max_running_items: running, max_attempts: attempts } = args.limits;
+  const lowered = args.lowered.length > 0 ? ` Lowered: ${args.lowered.join('; ')}.` : '';
+  return (
+    `Batch started: batch_id ${id}, ${items} ${agent} items, at most ${running} running at once, ` +
+    `up to ${attempts} attempts an item (workflow ${workflowId}).${lowered} It runs on its own and does not ` +
+    `count toward the delegation limit. Follow it with ${BATCH_STATUS_TOOL_NAME} (wait_seconds waits for its ` +
+    `end), read the answers with ${READ_BATCH_RESULT_TOOL_NAME}, stop it with ${CANCEL_BATCH_TOOL_NAME}. It ` +
+    'keeps running if you answer before it ends.'
+  );
 }
 
 function batchRefusal(problems: readonly string[]): string {

@@ -48,6 +48,14 @@ function grant(batch: BatchScheduler, slot: string, now = T0): void {
   batch.answered({ slot, outcome: 'granted' }, now);
 }
 
+/** The first item asked for, granted and started; its slot. */
+function startFirst(batch: BatchScheduler, now = T0): string {
+  const [slot] = askAll(batch, now);
+  grant(batch, slot, now);
+  takeSteps(batch, now);
+  return slot;
+}
+
 /** Runs item `i`'s live attempt to its end with `status`. */
 function endAttempt(batch: BatchScheduler, i: number, status: 'completed' | 'failed', now = T0): void {
   const entry = batch.live.get(i)!;
@@ -128,14 +136,10 @@ describe('BatchScheduler', () => {
 
   it('records a completed item without the error of an earlier attempt', () => {
     const batch = scheduler(1);
-    const [first] = askAll(batch);
-    grant(batch, first);
-    takeSteps(batch);
+    startFirst(batch);
     endAttempt(batch, 0, 'failed');
     batch.releaseDue(T0 + 5000);
-    const [second] = askAll(batch, T0 + 5000);
-    grant(batch, second, T0 + 5000);
-    takeSteps(batch, T0 + 5000);
+    startFirst(batch, T0 + 5000);
     endAttempt(batch, 0, 'completed', T0 + 5000);
     expect(batch.records[0]).toEqual({
       state: 'completed',
@@ -148,9 +152,7 @@ describe('BatchScheduler', () => {
 
   it('fails an item whose answer did not meet its criteria, and keeps a long error brief', () => {
     const batch = scheduler(1, { max_attempts: 1 });
-    const [slot] = askAll(batch);
-    grant(batch, slot);
-    takeSteps(batch);
+    startFirst(batch);
     batch.childClosed(0, batch.live.get(0)!);
     batch.settle(0, 1, { status: 'completed', accepted: false, error: 'x'.repeat(400) }, T0);
     expect(batch.records[0]).toMatchObject({ state: 'failed', accepted: false });
@@ -159,9 +161,7 @@ describe('BatchScheduler', () => {
 
   it('ignores a second grant for an attempt that has started', () => {
     const batch = scheduler(1);
-    const [slot] = askAll(batch);
-    grant(batch, slot);
-    takeSteps(batch);
+    const slot = startFirst(batch);
     batch.changed = false;
     grant(batch, slot);
     expect(batch.changed).toBe(false);
@@ -227,9 +227,7 @@ describe('BatchScheduler', () => {
 
   it('cancels the items never started and counts them', () => {
     const batch = scheduler(3);
-    const [slot] = askAll(batch);
-    grant(batch, slot);
-    takeSteps(batch);
+    startFirst(batch);
     batch.childClosed(0, batch.live.get(0)!);
     batch.cancel(0, 'Batch cancelled');
     for (const [i] of [...batch.live]) batch.leave(i);
@@ -241,9 +239,7 @@ describe('BatchScheduler', () => {
 
   it('answers the status query by pages, live items shown waiting or running', () => {
     const batch = scheduler(5);
-    const [s0] = askAll(batch);
-    grant(batch, s0);
-    takeSteps(batch);
+    startFirst(batch);
     const status = batch.status({ offset: 0, limit: 2 });
     expect(status).toMatchObject({
       batch_id: BATCH_ID,
@@ -262,9 +258,7 @@ describe('BatchScheduler', () => {
 
   it('says where the batch stands in one line', () => {
     const batch = scheduler(4);
-    const [s0] = askAll(batch);
-    grant(batch, s0);
-    takeSteps(batch);
+    startFirst(batch);
     expect(batch.progressLine()).toBe(
       '**general-purpose** batch: 0 of 4 done (0 completed, 0 failed) · 1 running · 2 waiting · 1 pending · ' +
         '1 attempts, 0 requeued',
