@@ -399,6 +399,25 @@ export const SCENARIOS: Record<string, Scenario> = {
       ],
     },
   },
+  // A batch of eight items past a low history bound: each execution drains (slots asked for or granted go back,
+  // the attempts running finish) and continues as new, carrying its items' records (`.first-run.json`).
+  'batch-continued': {
+    workflow: 'batchWorkflow',
+    batch: {
+      items: Array.from({ length: 8 }, (_, i) => ({ key: `part-${i}`, prompt: `Check part ${i}.` })),
+      limits: { max_running_items: 2, max_live_items: 4, max_attempts: 1, retry_backoff_seconds: 0.2 },
+    },
+    script: {
+      scripts: [
+        {
+          agent: 'general-purpose',
+          repeat_last: true,
+          turns: [{ content: 'Checked.', usage, delay_ms: 200 }],
+        },
+      ],
+    },
+    continueAsNewAfterEvents: 60,
+  },
   'subagent-retried-429': {
     workflow: 'subagentWorkflow',
     script: {
