@@ -13,7 +13,12 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { admissionWorkflowId } from '../../contracts/admission';
-import { batchItemWorkflowId, type BatchItem, type BatchLimits } from '../../contracts/batch';
+import {
+  batchItemWorkflowId,
+  batchStatusQuery,
+  type BatchItem,
+  type BatchLimits,
+} from '../../contracts/batch';
 import { parseConfig } from '../../contracts/config';
 import { buildBatchInput } from '../../client/batches';
 import { workflowResult } from '../../client/results';
@@ -35,7 +40,7 @@ interface Scenario {
   script: ModelScriptFileInput;
   config?: Record<string, unknown>;
   agent?: string;
-  /** Cancel the run once this many delegations are in progress. */
+  /** Cancel the run once this many delegations (a batch: items) are in progress. */
   cancelWhenRunning?: number;
   /**
    * The server suggests continue-as-new past this many events (recorded on a server of its own, with the
@@ -418,6 +423,25 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
     continueAsNewAfterEvents: 60,
   },
+  // A batch cancelled while two of its items run: they end cancelled, the slots waiting go back, the rest never
+  // run, and the batch ends Canceled.
+  'batch-cancelled': {
+    workflow: 'batchWorkflow',
+    batch: {
+      items: Array.from({ length: 6 }, (_, i) => ({ key: `part-${i}`, prompt: `Check part ${i}.` })),
+      limits: { max_running_items: 2, max_live_items: 4, max_attempts: 1, retry_backoff_seconds: 0.2 },
+    },
+    script: {
+      scripts: [
+        {
+          agent: 'general-purpose',
+          repeat_last: true,
+          turns: [{ content: 'Checked.', usage, delay_ms: 3000 }],
+        },
+      ],
+    },
+    cancelWhenRunning: 2,
+  },
   'subagent-retried-429': {
     workflow: 'subagentWorkflow',
     script: {
@@ -518,7 +542,11 @@ async function main(): Promise<void> {
         });
         if (scenario.cancelWhenRunning !== undefined) {
           const running = scenario.cancelWhenRunning;
-          while ((await handle.query(leadStatusQuery)).counts.in_progress < running) await setTimeout(100);
+          const inProgress = async () =>
+            batch
+              ? (await handle.query(batchStatusQuery)).counts.running
+              : (await handle.query(leadStatusQuery)).counts.in_progress;
+          while ((await inProgress()) < running) await setTimeout(100);
           await handle.cancel();
         }
         // However it closed: a cancelled run ends Canceled, its result in its memo.
