@@ -8,6 +8,9 @@
  * acceptance criteria) is retried after backoff, and only after its child has closed: two attempts of one item
  * never overlap. The history holds a bounded window of items in flight; the batch continues as new when the
  * server suggests it (after its items in flight are done), carrying one compact record per item.
+ *
+ * The rules above are `BatchScheduler`'s (batch/scheduler.ts, unit-tested without a server); this file wires
+ * admission answers, children, acceptance checks, the one timer and continue-as-new to it.
  */
 import {
   ApplicationFailure,

@@ -52,6 +52,25 @@ interface Scenario {
 const ls = { name: 'ls', args: { path: '.' } };
 const usage = { input_tokens: 400, output_tokens: 20 };
 
+/** A batch of `count` items `part-<i>`, two running and four live, one attempt each, each answer `delayMs` late. */
+function partsBatch(count: number, delayMs: number): Pick<Scenario, 'batch' | 'script'> {
+  return {
+    batch: {
+      items: Array.from({ length: count }, (_, i) => ({ key: `part-${i}`, prompt: `Check part ${i}.` })),
+      limits: { max_running_items: 2, max_live_items: 4, max_attempts: 1, retry_backoff_seconds: 0.2 },
+    },
+    script: {
+      scripts: [
+        {
+          agent: 'general-purpose',
+          repeat_last: true,
+          turns: [{ content: 'Checked.', usage, delay_ms: delayMs }],
+        },
+      ],
+    },
+  };
+}
+
 const task = (id: string, subagentType = 'general-purpose') => ({
   name: 'task',
   id,
@@ -406,42 +425,10 @@ export const SCENARIOS: Record<string, Scenario> = {
   },
   // A batch of eight items past a low history bound: each execution drains (slots asked for or granted go back,
   // the attempts running finish) and continues as new, carrying its items' records (`.first-run.json`).
-  'batch-continued': {
-    workflow: 'batchWorkflow',
-    batch: {
-      items: Array.from({ length: 8 }, (_, i) => ({ key: `part-${i}`, prompt: `Check part ${i}.` })),
-      limits: { max_running_items: 2, max_live_items: 4, max_attempts: 1, retry_backoff_seconds: 0.2 },
-    },
-    script: {
-      scripts: [
-        {
-          agent: 'general-purpose',
-          repeat_last: true,
-          turns: [{ content: 'Checked.', usage, delay_ms: 200 }],
-        },
-      ],
-    },
-    continueAsNewAfterEvents: 60,
-  },
+  'batch-continued': { workflow: 'batchWorkflow', ...partsBatch(8, 200), continueAsNewAfterEvents: 60 },
   // A batch cancelled while two of its items run: they end cancelled, the slots waiting go back, the rest never
   // run, and the batch ends Canceled.
-  'batch-cancelled': {
-    workflow: 'batchWorkflow',
-    batch: {
-      items: Array.from({ length: 6 }, (_, i) => ({ key: `part-${i}`, prompt: `Check part ${i}.` })),
-      limits: { max_running_items: 2, max_live_items: 4, max_attempts: 1, retry_backoff_seconds: 0.2 },
-    },
-    script: {
-      scripts: [
-        {
-          agent: 'general-purpose',
-          repeat_last: true,
-          turns: [{ content: 'Checked.', usage, delay_ms: 3000 }],
-        },
-      ],
-    },
-    cancelWhenRunning: 2,
-  },
+  'batch-cancelled': { workflow: 'batchWorkflow', ...partsBatch(6, 3000), cancelWhenRunning: 2 },
   'subagent-retried-429': {
     workflow: 'subagentWorkflow',
     script: {

@@ -23,8 +23,7 @@ import {
   type BatchStatus,
 } from '../../contracts/batch';
 import type { AdmissionAnswer } from '../../contracts/admission';
-import type { SubagentStopReason } from '../../contracts/status';
-import type { SubagentStatus } from '../../contracts/status';
+import type { SubagentStatus, SubagentStopReason } from '../../contracts/status';
 
 /** The longest error kept in an item's record. */
 const RECORD_ERROR_CHARS = 300;
