@@ -16,10 +16,7 @@ import {
 } from '../contracts/batch';
 import { parseBatchItemsJsonl } from '../contracts/batch-items';
 import { groupThousands, truncateHeadTail } from '../contracts/text';
-// eslint-disable-next-line no-restricted-imports -- issue 28 step 2: the batch tools get the client injected.
-import { BatchHandle, type BatchItemResult } from '../client/batches';
-// eslint-disable-next-line no-restricted-imports -- issue 28 step 2: goes with the client import above.
-import type * as workflows from '../workflows';
+import { readBatchItemResult, readBatchStatus, type BatchItemResult } from './batch-reader';
 import { readHead, workspaceContext } from './acceptance';
 import { fileError } from './tools/file-errors';
 import { ToolError } from './tools/tool-context';
@@ -70,15 +67,6 @@ async function loadBatchItemsFile(request: BatchItemsFileRequest): Promise<Batch
   }
 }
 
-function batchHandle(workflowId: string): BatchHandle {
-  const { client } = Context.current();
-  return new BatchHandle(
-    workflowId,
-    client,
-    client.workflow.getHandle<typeof workflows.batchWorkflow>(workflowId),
-  );
-}
-
 /** `completed 12 · failed 1 · running 3 …`: the states that have items, in a fixed order. */
 function countsLine(status: BatchStatus): string {
   const order = ['completed', 'failed', 'cancelled', 'running', 'waiting', 'pending'] as const;
@@ -121,10 +109,8 @@ function answer(status: BatchStatus, text: string): BatchPageAnswer {
 }
 
 async function describeBatchPage(request: BatchPageRequest): Promise<BatchPageAnswer> {
-  const status = await batchHandle(request.workflow_id).status({
-    offset: request.offset,
-    limit: request.limit,
-  });
+  const page = { offset: request.offset, limit: request.limit };
+  const status = await readBatchStatus(Context.current().client, request.workflow_id, page);
   const lines = [headLine(request, status), pageNote(request, status, status.items.length)];
   lines.push(...status.items.map(itemLine));
   return answer(status, lines.join('\n'));
@@ -143,9 +129,10 @@ function resultBlock(result: BatchItemResult, chars: number): string {
 }
 
 async function readBatchResultsPage(request: BatchPageRequest): Promise<BatchPageAnswer> {
-  const handle = batchHandle(request.workflow_id);
-  const status = await handle.status({ offset: request.offset, limit: request.limit });
-  const results = await Promise.all(status.items.map((view) => handle.itemResult(view)));
+  const { client } = Context.current();
+  const page = { offset: request.offset, limit: request.limit };
+  const status = await readBatchStatus(client, request.workflow_id, page);
+  const results = await Promise.all(status.items.map((view) => readBatchItemResult(client, view)));
   const budget = request.max_chars ?? 8000;
   // Each answer gets an equal share of the budget, so one long answer cannot crowd out the rest.
   const share = Math.floor(budget / Math.max(1, results.length)) - 80;

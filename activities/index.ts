@@ -1,8 +1,47 @@
-/** Every activity a worker registers; workflows import only the types of these. */
-export { callModel } from './model';
-export { summarizeTranscript } from './summarize';
-export { executeToolCall } from './tools';
-export { executeMcpToolCall } from './mcp/execute-mcp-tool-call';
-export { searchMcpTools } from './mcp/tool-search';
-export { runGraphSubagent } from './graph/run-graph';
-export { readCancelledResult } from './cancelled-results';
+/**
+ * Every activity a worker registers, built by one factory with what they need handed in: no activity reaches
+ * module-global state. Workflows import only the type (`ProjectActivities`) and proxy it by name; the names
+ * are recorded in histories and never change.
+ */
+import type { BlobStore } from '../payloads/store';
+import { createAcceptanceActivities } from './acceptance';
+import { createAdmissionActivities, type PoolSettings } from './admission';
+import { createBatchToolActivities } from './batch-tools';
+import { readCancelledResult } from './cancelled-results';
+import { createGraphActivities } from './graph/run-graph';
+import { createMcpActivities } from './mcp';
+import type { McpCatalog } from './mcp/catalog';
+import { createModelActivities } from './model';
+import { createSummaryActivities } from './summarize';
+import { executeToolCall } from './tools';
+import { Transcripts } from './transcripts';
+
+export interface ProjectActivityDeps {
+  /** Where transcripts, tool specs and graph checkpoints are kept (encrypted at rest when keys are held). */
+  store: BlobStore;
+  /** The worker's MCP servers; none when its config lists none. */
+  mcpCatalog?: McpCatalog;
+  /** The admission settings this worker declares, per pool, and the identity it declares them under. */
+  admission: { settings: PoolSettings; identity: string };
+  /** The transcripts over `store` (default: a new one; a test keeps its own to clear what it remembers). */
+  transcripts?: Transcripts;
+}
+
+/** The activities of one worker: the object it registers. */
+export function createProjectActivities(deps: ProjectActivityDeps) {
+  const transcripts = deps.transcripts ?? new Transcripts(deps.store);
+  return {
+    ...createModelActivities({ transcripts, mcpCatalog: deps.mcpCatalog }),
+    ...createSummaryActivities({ transcripts }),
+    executeToolCall,
+    ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
+    ...createGraphActivities({ store: deps.store }),
+    readCancelledResult,
+    ...createAdmissionActivities(deps.admission.settings, deps.admission.identity),
+    ...createAcceptanceActivities(),
+    ...createBatchToolActivities(),
+  };
+}
+
+/** What workflows proxy: every activity of a project worker, by name. */
+export type ProjectActivities = ReturnType<typeof createProjectActivities>;

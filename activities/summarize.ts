@@ -12,7 +12,7 @@ import {
 import { truncateHeadTail as clip } from '../contracts/text';
 import { callProvider } from './model';
 import { whileHeartbeating } from './activity-context';
-import { appendTranscript, fullTranscript } from './transcripts';
+import type { Transcripts } from './transcripts';
 
 /** Characters of one message, and of the whole text, that the summarizer is shown (head and tail kept). */
 const MESSAGE_CHARS = 4000;
@@ -27,8 +27,18 @@ export function keptFrom(messages: readonly ChatMessage[], firstAllowed: number,
   return start;
 }
 
-export async function summarizeTranscript(input: SummarizeInput): Promise<SummarizeResult> {
-  const all = await whileHeartbeating(() => fullTranscript(input));
+/** The summarize activity of a worker, over its transcripts. */
+export function createSummaryActivities(deps: { transcripts: Transcripts }) {
+  return {
+    summarizeTranscript: (input: SummarizeInput) => summarizeTranscript(deps.transcripts, input),
+  };
+}
+
+async function summarizeTranscript(
+  transcripts: Transcripts,
+  input: SummarizeInput,
+): Promise<SummarizeResult> {
+  const all = await whileHeartbeating(() => transcripts.full(input));
   const system = all[0]?.role === 'system' ? all[0] : undefined;
   const task = all[input.task_index];
   const start = keptFrom(all, input.task_index + 1, input.keep_messages);
@@ -53,7 +63,7 @@ export async function summarizeTranscript(input: SummarizeInput): Promise<Summar
     );
   }
   const kept = [...(system ? [system] : []), ...(task ? [task] : []), ...all.slice(start)];
-  const ref = await whileHeartbeating(() => appendTranscript(undefined, kept, kept));
+  const ref = await whileHeartbeating(() => transcripts.append(undefined, kept, kept));
   return {
     compacted: { summary: reply.content.trim(), transcript_ref: ref, dropped: dropped.length },
     ...(reply.usage && { usage: reply.usage }),

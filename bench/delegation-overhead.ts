@@ -6,11 +6,11 @@
  *   - fan-out: wall time with 1 and with 3 children (three in parallel should cost about one).
  * Beside: the same fan-out in-process (the lead's and the children's model calls as plain function calls).
  */
+import { testActivities } from '../test/support/activities';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { callModel } from '../activities/model';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import type { LeadRunInput } from '../contracts/lead';
 import type { TemporalServer } from '../devserver/temporal-server';
@@ -18,6 +18,8 @@ import { createProjectWorker } from '../worker/worker';
 import { leadInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { msRow, type BenchResult } from './stats';
 import { projectDataConverter } from '../payloads/data-converter';
+
+const { callModel } = testActivities();
 
 const RUNS = 15;
 

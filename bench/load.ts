@@ -17,8 +17,8 @@
  * Flags: --runs 10,50,200 · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
  * · --dynamic key=json (repeatable; a dev server dynamic config value beyond the project's own)
  * · --memory (SQLite in memory instead of a file on disk) · --postgres (a Temporal server on PostgreSQL,
- * devserver/temporal-postgres.ts: a throwaway cluster, the server built with Go on first use) · --label text
- * (names the configuration in the output) · --json (one JSON object on stdout). TEMPORAL_ADDRESS uses a
+ * devserver/temporal-postgres.ts: a throwaway cluster, Temporal's own server built with Go on first use) · --label
+ * text (names the configuration in the output) · --json (one JSON object on stdout). TEMPORAL_ADDRESS uses a
  * running server instead. Server RSS, CPU and writes are measured for the dev server only.
  */
 import type { ChildProcess } from 'node:child_process';

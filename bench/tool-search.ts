@@ -81,7 +81,12 @@ export async function benchToolSearch(server: TemporalServer): Promise<BenchResu
       namespace: server.namespace,
       dataConverter: projectDataConverter(),
     });
-    const worker = await createProjectWorker({ connection: native, namespace: server.namespace, taskQueue });
+    const worker = await createProjectWorker({
+      connection: native,
+      namespace: server.namespace,
+      taskQueue,
+      ...(mcp && { mcpCatalog: mcp.catalog }),
+    });
     const run = async (label: string, enabled: boolean): Promise<FakeChatRequest[]> => {
       const workspace = join(tempDir(`bench-tool-search-${label}`), 'workspace');
       mkdirSync(workspace);

@@ -4,11 +4,11 @@
  *
  * Per-turn time on Temporal is read from history: the gap between consecutive `callModel` schedules.
  */
+import { testActivities } from '../test/support/activities';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { callModel } from '../activities/model';
 import { executeToolCall } from '../activities/tools';
 import type { ChatMessage } from '../contracts/messages';
 import type { SubagentInput } from '../contracts/subagent';
@@ -17,6 +17,8 @@ import { createProjectWorker } from '../worker/worker';
 import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
 import { projectDataConverter } from '../payloads/data-converter';
+
+const { callModel } = testActivities();
 
 const TURNS = 40;
 const RUNS = 3;

@@ -3,7 +3,7 @@
  * from its result, which the server keeps: no worker needed. An open run answers through its queries, which
  * need a worker; when none polls its task queue the command says so at once, with the command that starts one.
  */
-import { isGrpcDeadlineError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
 import type { LeadStatus, LeadTokenUsage } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
@@ -11,13 +11,13 @@ import {
   eventsFromLedger,
   ledgerCounts,
   SubagentsClient,
-  taskQueueHasWorker,
   workflowUiUrl,
   type ClosedRun,
   type RunHandle,
 } from '../client/api';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient, type ConnectionSettings } from '../client/connection';
+import { askWorker, QUERY_DEADLINE_MS, taskQueueHasWorker } from '../client/worker-liveness';
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { delegationStatus } from './delegation-status';
 import { identify, notALeadRunMessage, type Identified } from '../client/id-kinds';
@@ -28,7 +28,6 @@ import { queuePlace, renderLedgerTable } from './tree';
 import { workerCommandLine } from './worker-presence';
 
 /** How long an open run's queries may take: a worker answers in milliseconds; none never does. */
-const QUERY_DEADLINE_MS = 10_000;
 
 /**
  * A blob of the payload store named in a failure's message: the claim-check codec's (`payload blob <hash>`)
@@ -189,19 +188,14 @@ export async function withRun(
         }),
       );
     const ask: Ask = async (what, taskQueue, read) => {
-      // A server that refuses the question (permissions, an old version) leaves the deadline to tell.
-      if (!(await taskQueueHasWorker(client, settings.namespace, taskQueue).catch(() => true)))
-        throw noWorker(what, taskQueue);
-      try {
-        return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
-      } catch (err) {
-        if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
-        // A worker polls but cannot decode or verify the workflow's history: say which blob, not "no worker".
-        const fault = await workflowTaskStoreFault(client, settings.namespace, runId).catch(() => undefined);
-        if (fault !== undefined) throw new InspectionError(unreadableRunMessage(command, what, fault));
-        // The server remembers a worker for minutes after it stopped: one that has just died lands here.
-        throw noWorker(what, taskQueue, QUERY_DEADLINE_MS);
-      }
+      const asked = await askWorker(client, settings.namespace, taskQueue, read);
+      if (asked.answered) return asked.value;
+      if (asked.why === 'no_worker') throw noWorker(what, taskQueue);
+      // A worker polls but cannot decode or verify the workflow's history: say which blob, not "no worker".
+      const fault = await workflowTaskStoreFault(client, settings.namespace, runId).catch(() => undefined);
+      if (fault !== undefined) throw new InspectionError(unreadableRunMessage(command, what, fault));
+      // The server remembers a worker for minutes after it stopped: one that has just died lands here.
+      throw noWorker(what, taskQueue, QUERY_DEADLINE_MS);
     };
     try {
       const identified = await identify(client, runId);

@@ -19,16 +19,10 @@ import { subagentProgressQuery, subagentStepsQuery, type SubagentProgress } from
 import { SUBAGENT_STATUS } from '../contracts/search-attributes';
 import type { SubagentStep } from '../contracts/steps';
 import { promptFromDetails } from '../contracts/text';
-import {
-  QueryDeadlineError,
-  SubagentsClient,
-  taskQueueHasWorker,
-  workflowUiUrl,
-  type ClosedRun,
-  type RunHandle,
-} from '../client/api';
+import { SubagentsClient, workflowUiUrl, type ClosedRun, type RunHandle } from '../client/api';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from '../client/connection';
+import { askWorker, QUERY_DEADLINE_MS, type Asked } from '../client/worker-liveness';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 import { identify, notALeadRunMessage } from '../client/id-kinds';
 import { uiBaseUrl } from './inspect-commands';
@@ -37,7 +31,6 @@ import { closedSubagentSteps, executionHistories, outcomeLine, runningGraphSteps
 import { workerCommandLine } from './worker-presence';
 
 /** How long an open run's (or subagent's) queries may take: a worker answers in milliseconds; none never does. */
-const QUERY_DEADLINE_MS = 10_000;
 /** Characters of the lead's prompt that name its bar. */
 const LEAD_LABEL_CHARS = 100;
 
@@ -106,18 +99,23 @@ async function openSteps(
 ): Promise<{ steps: SubagentStep[]; turns?: number; tokens?: number; unavailable?: string }> {
   const { client } = context;
   const { taskQueue } = description;
-  if (!(await taskQueueHasWorker(client, context.namespace, taskQueue).catch(() => true)))
-    return { steps: [], unavailable: `still running, and no worker polls task queue "${taskQueue}"` };
-  let progress: SubagentProgress;
-  let steps: SubagentStep[];
+  let asked: Asked<[SubagentProgress, SubagentStep[]]>;
   try {
-    [progress, steps] = await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
+    asked = await askWorker(client, context.namespace, taskQueue, () =>
       Promise.all([handle.query(subagentProgressQuery), handle.query(subagentStepsQuery, 0)]),
     );
   } catch (err) {
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
     return { steps: [], unavailable: `still running, and its steps could not be read: ${message}` };
   }
+  if (!asked.answered) {
+    const why =
+      asked.why === 'no_worker'
+        ? `no worker polls task queue "${taskQueue}"`
+        : `no worker answered within ${QUERY_DEADLINE_MS / 1000} s`;
+    return { steps: [], unavailable: `still running, and ${why}` };
+  }
+  const [progress, steps] = asked.value;
   // A graph's run hands its messages (and turns, usage) to the workflow when it ends: until then, its
   // checkpoint and heartbeat have them.
   const graph = progress.last_seq === 0 ? await runningGraphSteps(client, description) : undefined;
@@ -299,16 +297,12 @@ async function openRunState(
         ' to answer its queries: report it once it has ended, or start a worker with: ' +
         workerCommandLine({ ...context, taskQueue }),
     );
-  if (!(await run.workerPolls(taskQueue).catch(() => true))) throw noWorker();
-  try {
-    return await run.within(QUERY_DEADLINE_MS, async (r) => ({
-      ledger: await r.ledger(),
-      status: await r.status(),
-    }));
-  } catch (err) {
-    if (err instanceof QueryDeadlineError) throw noWorker(QUERY_DEADLINE_MS);
-    throw err;
-  }
+  const asked = await run.ask(taskQueue, async (r) => ({
+    ledger: await r.ledger(),
+    status: await r.status(),
+  }));
+  if (asked.answered) return asked.value;
+  throw noWorker(asked.why === 'no_answer' ? QUERY_DEADLINE_MS : undefined);
 }
 
 /** Everything the report shows of run `runId`, read now. */

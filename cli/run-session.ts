@@ -21,7 +21,7 @@ import {
   runUntilWithRestarts,
   workerTuning,
 } from '../worker/worker';
-import { taskQueueHasWorker } from '../client/api';
+import { taskQueueHasWorker } from '../client/worker-liveness';
 import { connectClient, connectWorker, type ConnectionSettings } from '../client/connection';
 import {
   claimDevServerRecord,
@@ -396,6 +396,7 @@ async function withOwnWorker<T>(
       runAdmission: config.lead_runtime,
       tuning: workerTuning(config.worker),
       say,
+      ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });
   try {

@@ -5,7 +5,6 @@
  * (a graph's messages in its run's): what a step log holds, short of a delegation's text.
  */
 import {
-  isGrpcDeadlineError,
   WorkflowNotFoundError,
   type Client,
   type WorkflowExecutionDescription,
@@ -26,14 +25,14 @@ import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
 import { payloadStore, type BlobStore } from '../payloads/store';
 import { buildStep } from '../workflows/steps';
-import { subagentResult, taskQueueHasWorker } from '../client/api';
+import { subagentResult } from '../client/api';
+import { askWorker, QUERY_DEADLINE_MS } from '../client/worker-liveness';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from '../client/connection';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 import { identify, kindText } from '../client/id-kinds';
 import { InspectionError, noWorkerMessage } from './inspect-commands';
 
-const QUERY_DEADLINE_MS = 10_000;
 const FOLLOW_POLL_MS = 500;
 /** Characters of a step's text and of a call's arguments on a line of text output. */
 const LINE_CHARS = 160;
@@ -427,23 +426,22 @@ export async function stepsCommand(args: string[]): Promise<number> {
         configFile: stringFlag(values, 'config'),
         ...(silentForMs !== undefined && { silentForMs }),
       });
-    if (!(await taskQueueHasWorker(client, settings.namespace, description.taskQueue).catch(() => true))) {
-      say(`subagents: ${noWorker()}`);
-      return 1;
-    }
+    // Whether a worker polls is asked once; one that dies while this follows shows as no answer in time.
+    let seenLive = false;
     const within = async <T>(read: () => Promise<T>) => {
-      try {
-        return await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, read);
-      } catch (err) {
-        if (!isGrpcDeadlineError(err) && !isGrpcDeadlineError((err as { cause?: unknown }).cause)) throw err;
-        throw new InspectionError(noWorker(QUERY_DEADLINE_MS));
-      }
+      const asked = await askWorker(client, settings.namespace, description.taskQueue, read, { seenLive });
+      seenLive = true;
+      if (asked.answered) return asked.value;
+      throw new InspectionError(noWorker(asked.why === 'no_answer' ? QUERY_DEADLINE_MS : undefined));
     };
     let seen = 0;
     let unreadable = false;
     for (;;) {
-      const progress = await within(() => handle.query(subagentProgressQuery));
-      let steps = await within(() => handle.query(subagentStepsQuery, seen));
+      const read = await within(() =>
+        Promise.all([handle.query(subagentProgressQuery), handle.query(subagentStepsQuery, seen)]),
+      );
+      const progress = read[0];
+      let steps = read[1];
       let source: 'query' | 'graph_checkpoint' = 'query';
       // A graph's run hands its messages to the workflow when it ends: until then, its checkpoint has them.
       if (progress.state === 'running' && progress.last_seq === 0) {

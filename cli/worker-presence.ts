@@ -3,7 +3,7 @@
  * task queue, the run would wait in silence: say so once, with the command that starts one.
  */
 import type { Client } from '@temporalio/client';
-import { taskQueueHasWorker } from '../client/api';
+import { taskQueueHasWorker } from '../client/worker-liveness';
 
 export interface WorkerPresenceOptions {
   client: Client;

@@ -15,7 +15,6 @@ import {
   WorkflowUpdateFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
-  isGrpcDeadlineError,
   type Client,
   type WorkflowExecutionStatusName,
   type WorkflowHandle,
@@ -45,31 +44,13 @@ import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type { SubagentResult } from '../contracts/subagent';
 import { workflowResult } from './results';
-import { taskQueueLiveness } from './worker-liveness';
+import { askWorker, type Asked } from './worker-liveness';
 import { promptDetails, summaryLine } from '../contracts/text';
 import type * as workflows from '../workflows';
 
 /** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
 const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
 type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
-
-/** No worker answered a run's query in time. */
-export class QueryDeadlineError extends Error {
-  override name = 'QueryDeadlineError';
-}
-
-/**
- * Whether a live worker polls the workflow task queue: one the server lists as a poller whose heartbeats
- * say it runs (client/worker-liveness.ts). A worker that stopped counts no more at once, one that was killed
- * after a few missed heartbeats.
- */
-export async function taskQueueHasWorker(
-  client: Pick<Client, 'workflowService'>,
-  namespace: string,
-  taskQueue: string,
-): Promise<boolean> {
-  return (await taskQueueLiveness(client, namespace, taskQueue)).live.length > 0;
-}
 
 /**
  * A subagent's result, from a client: a failed or timed-out subagent fails its workflow with its result in the
@@ -295,25 +276,14 @@ export class RunHandle {
     return workflowResult(this.handle);
   }
 
-  /** Whether a live worker polls `taskQueue` (the run's, from `inspect()`): see taskQueueHasWorker. */
-  workerPolls(taskQueue: string): Promise<boolean> {
-    const { client } = this.handle;
-    return taskQueueHasWorker(client, client.options.namespace, taskQueue);
-  }
-
   /**
-   * `read` (this handle's queries) within `ms`: a query waits for a worker, so without this a run whose
-   * worker is gone answers only after the server gives up. Throws QueryDeadlineError past it.
+   * `read` (this handle's queries) when a live worker polls `taskQueue` (the run's, from `inspect()`), within
+   * `ms`: a query waits for a worker, so without this a run whose worker is gone answers only after the server
+   * gives up. Says why there was no answer (client/worker-liveness.ts `askWorker`).
    */
-  async within<T>(ms: number, read: (run: this) => Promise<T>): Promise<T> {
-    try {
-      return await this.handle.client.withDeadline(Date.now() + ms, () => read(this));
-    } catch (err) {
-      if (isGrpcDeadlineError(err) || isGrpcDeadlineError((err as { cause?: unknown }).cause)) {
-        throw new QueryDeadlineError(`run ${this.runId} did not answer within ${ms / 1000} s`);
-      }
-      throw err;
-    }
+  ask<T>(taskQueue: string, read: (run: this) => Promise<T>, ms?: number): Promise<Asked<T>> {
+    const { client } = this.handle;
+    return askWorker(client, client.options.namespace, taskQueue, () => read(this), { ms });
   }
 
   ledger(): Promise<LedgerEntry[]> {

@@ -18,20 +18,17 @@ import {
   type BatchResult,
   type BatchStatus,
 } from '../contracts/batch';
-import type { TokenUsage } from '../contracts/messages';
-import type { SubagentStopReason } from '../contracts/status';
-import type { SubagentResult } from '../contracts/subagent';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
 import { InvalidInputError } from '../contracts/inputs';
-import { checkWorkspaceFolder, subagentResult } from './api';
+import { checkWorkspaceFolder } from './api';
+import { readBatchItemResult, type BatchItemResult } from '../activities/batch-reader';
 import { workflowResult } from './results';
 import { summaryLine } from '../contracts/text';
 
 const BATCH_WORKFLOW = 'batchWorkflow' satisfies keyof typeof workflows;
 type BatchWorkflow = typeof workflows.batchWorkflow;
-type SubagentWorkflow = typeof workflows.subagentWorkflow;
 
 /** A new batch id: sortable by time, unique across machines. */
 export function newBatchId(now = new Date()): string {
@@ -44,17 +41,7 @@ export function newBatchId(now = new Date()): string {
 // Built in contracts/ beside the lead's input; the library's callers keep asking for it here.
 export { buildBatchInput, type BatchRequest } from '../contracts/config/batch-input';
 
-/** One line of `batch results`: an item's outcome, its last attempt's answer. */
-export interface BatchItemResult {
-  key: string;
-  status: 'completed' | 'failed' | 'cancelled' | 'pending' | 'waiting' | 'running';
-  stop_reason?: SubagentStopReason;
-  result?: string;
-  error?: string;
-  attempts: number;
-  token_usage?: TokenUsage;
-  accepted?: boolean;
-}
+export type { BatchItemResult } from '../activities/batch-reader';
 
 export class BatchHandle {
   constructor(
@@ -93,30 +80,8 @@ export class BatchHandle {
   }
 
   /** One item's outcome: for a finished item, its last attempt's answer, read from that child. */
-  async itemResult(view: BatchItemView): Promise<BatchItemResult> {
-    const base: BatchItemResult = {
-      key: view.key,
-      status: view.state,
-      attempts: view.attempts,
-      ...(view.stop_reason && { stop_reason: view.stop_reason }),
-      ...(view.error !== undefined && { error: view.error }),
-      ...(view.accepted !== undefined && { accepted: view.accepted }),
-    };
-    const finished = view.state === 'completed' || view.state === 'failed';
-    if (!finished || view.workflow_id === undefined) return base;
-    const child: SubagentResult = await subagentResult(
-      this.client.workflow.getHandle<SubagentWorkflow>(view.workflow_id),
-    ).catch((err: unknown): SubagentResult => ({
-      status: 'failed',
-      error: err instanceof Error ? err.message : String(err),
-      turns: 0,
-    }));
-    return {
-      ...base,
-      ...(child.result !== undefined && { result: child.result }),
-      ...(base.error === undefined && child.error !== undefined && { error: child.error }),
-      ...(child.token_usage && { token_usage: child.token_usage }),
-    };
+  itemResult(view: BatchItemView): Promise<BatchItemResult> {
+    return readBatchItemResult(this.client, view);
   }
 
   /** Cancels the running items, leaves the finished ones; the batch ends `cancelled` with its counts. */

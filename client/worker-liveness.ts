@@ -6,7 +6,7 @@
  * once for a stopped worker and within a few heartbeats for a killed one; a server that keeps no heartbeats
  * (older, or ListWorkers disabled) leaves the poller list to answer, as before.
  */
-import type { Client } from '@temporalio/client';
+import { isGrpcDeadlineError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 
 /** A poller the server lists for the task queue. */
@@ -186,4 +186,52 @@ export async function taskQueueLiveness(
   if (pollers.length === 0) return { live: [], gone: [] };
   const heartbeats = await taskQueueHeartbeats(client, namespace, taskQueue);
   return pollerLiveness(pollers, heartbeats, now());
+}
+
+/**
+ * Whether a live worker polls the workflow task queue: one the server lists as a poller whose heartbeats
+ * say it runs. A worker that stopped counts no more at once, one that was killed after a few missed heartbeats.
+ */
+export async function taskQueueHasWorker(
+  client: Pick<Client, 'workflowService'>,
+  namespace: string,
+  taskQueue: string,
+): Promise<boolean> {
+  return (await taskQueueLiveness(client, namespace, taskQueue)).live.length > 0;
+}
+
+/** How long a running workflow's queries may take: a live worker answers in well under a second. */
+export const QUERY_DEADLINE_MS = 10_000;
+
+/** The server's deadline passed (the SDK wraps it in a query error, or not). */
+export function isDeadlineExceeded(err: unknown): boolean {
+  return isGrpcDeadlineError(err) || isGrpcDeadlineError((err as { cause?: unknown } | undefined)?.cause);
+}
+
+/** A running workflow's answer, or why there was none: no live worker polls its queue, or none answered in time. */
+export type Asked<T> = { answered: true; value: T } | { answered: false; why: 'no_worker' | 'no_answer' };
+
+/**
+ * `read` (queries of a workflow on `taskQueue`) asked only when a live worker polls that queue, and within
+ * `ms`: a query waits for a worker, so without both a run whose worker is gone would answer only when the
+ * server gives up, a minute later. A server that refuses the liveness question leaves the deadline to tell;
+ * `seenLive` skips the question (a caller polling a run it has just found a worker for). Errors other than the
+ * deadline's are thrown.
+ */
+export async function askWorker<T>(
+  client: Pick<Client, 'workflowService' | 'withDeadline'>,
+  namespace: string,
+  taskQueue: string,
+  read: () => Promise<T>,
+  { ms = QUERY_DEADLINE_MS, seenLive = false }: { ms?: number; seenLive?: boolean } = {},
+): Promise<Asked<T>> {
+  if (!seenLive && !(await taskQueueHasWorker(client, namespace, taskQueue).catch(() => true))) {
+    return { answered: false, why: 'no_worker' };
+  }
+  try {
+    return { answered: true, value: await client.withDeadline(Date.now() + ms, read) };
+  } catch (err) {
+    if (!isDeadlineExceeded(err)) throw err;
+    return { answered: false, why: 'no_answer' };
+  }
 }

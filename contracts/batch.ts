@@ -16,17 +16,9 @@ import type { SandboxSettings } from './tools';
 /** One item: its key (unique in the batch, part of its children's ids) and what its subagent is asked. */
 export type { BatchItem } from './batch-items';
 import type { BatchItem } from './batch-items';
+import type { BatchLimits } from './input-schemas';
 
-export interface BatchLimits {
-  /** Items whose subagent executes at once (each holds an admission slot). */
-  max_running_items: number;
-  /** Items started or waiting for a slot (running ≤ live). */
-  max_live_items: number;
-  /** Attempts an item may spend (a run that failed, or failed its criteria); admission refusals spend none. */
-  max_attempts: number;
-  /** Before attempt n+1: this many seconds × 2^(n−1); also the wait before asking again after a refusal. */
-  retry_backoff_seconds: number;
-}
+export type { BatchLimits, BatchToolSettings } from './input-schemas';
 
 export const DEFAULT_BATCH_LIMITS: BatchLimits = {
   max_running_items: 3,
@@ -168,13 +160,6 @@ export type BatchToolName = (typeof BATCH_TOOL_NAMES)[number];
 
 export function isBatchToolName(name: string): name is BatchToolName {
   return (BATCH_TOOL_NAMES as readonly string[]).includes(name);
-}
-
-/** What a lead run may do with batches (present in its input only when the config enables them). */
-export interface BatchToolSettings {
-  /** The ceiling for a batch the lead starts: the model may ask for less, never more. */
-  limits: BatchLimits;
-  max_items: number;
 }
 
 /** The batch a lead run's `batch_task` call starts: one id per call, so a retried call never starts two. */

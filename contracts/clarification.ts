@@ -31,20 +31,7 @@ export const MAX_OPTIONS = 20;
 export const OPTION_MAX_CHARS = 500;
 export const ANSWER_MAX_CHARS = 10_000;
 
-/** A run's clarification settings (config `clarification:`), carried in the workflow inputs. */
-export interface ClarificationSettings {
-  /** How long one question waits for its answer; then the model is told none came. */
-  timeout_seconds: number;
-  /** Questions this agent asked in earlier executions (continue-as-new), so ids go on from there. */
-  questions_asked?: number;
-}
-
-export interface ClarificationArgs {
-  question: string;
-  clarification_type: ClarificationType;
-  context?: string;
-  options?: string[];
-}
+export type { ClarificationSettings } from './input-schemas';
 
 function missingOr(what: string, issue: { input?: unknown }): string {
   return issue.input === undefined ? `is missing (${what})` : `is not a string (${what})`;
@@ -86,6 +73,9 @@ function clarificationArgsSchema() {
       ),
   });
 }
+
+/** `ask_clarification`'s arguments, as the model sends them and history records them. */
+export type ClarificationArgs = z.output<ReturnType<typeof clarificationArgsSchema>>;
 
 /** What the tool does, in DeerFlow's words, and how long a question waits here. */
 function clarificationToolDescription(timeoutSeconds: number): string {

@@ -5,6 +5,7 @@
 import type { ModelErrorFallback, ModelSettings } from './model';
 import type { AssistantMessage, TokenUsage, ToolMessage } from './messages';
 import type { TokenBudgetSettings } from './subagent';
+import type { GraphAgentSettings } from './input-schemas';
 
 /** A graph turn is a model node and a tools node, as in DeerFlow's agents with no middleware hooks. */
 export const DEFAULT_NODES_PER_TURN = 2;
@@ -13,15 +14,7 @@ export const DEFAULT_ONE_TIME_NODES = 1;
 /** The export read when the reference names none (`./researcher.js` means `./researcher.js#graph`). */
 export const DEFAULT_GRAPH_EXPORT = 'graph';
 
-/** A graph agent as a subagent runs it (part of `ResolvedAgent`). */
-export interface GraphAgentSettings {
-  /** The module's path: absolute once the config is loaded from a file. */
-  module: string;
-  /** The export: a compiled graph, or a factory `(context) => compiled graph`. */
-  export: string;
-  nodes_per_turn: number;
-  one_time_nodes: number;
-}
+export type { GraphAgentSettings } from './input-schemas';
 
 /** `<module path>#<export>` → its parts; undefined when it is not of that form. */
 export function parseGraphReference(reference: string): { module: string; export: string } | undefined {

@@ -3,18 +3,12 @@
  * and watch it (no Node APIs: the workflow bundle imports this file). snake_case on the wire.
  */
 import { defineQuery } from '@temporalio/workflow';
-import type { BatchToolSettings } from './batch';
-import type { ClarificationSettings, PendingQuestion } from './clarification';
+import type { PendingQuestion } from './clarification';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
-import type { McpToolFilter } from './mcp';
 import type { JsonValue, LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
-import type { ModelSettings } from './model';
 import type { LedgerStatus, RunStopReason } from './status';
-import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from './subagent';
-import type { SummarizationRuntime } from './summarization';
-import type { SandboxSettings } from './tools';
 
 /**
  * How a child is seeded, bound by config (`subagents.provider`), never chosen by the model: `spawn` starts a
@@ -41,88 +35,7 @@ export const MAX_CONCURRENT_CEILING = 4;
 /** Delegations one run may make in total: at most this (the seeds' config schema, 1–50). */
 export const MAX_TOTAL_PER_RUN_CEILING = 50;
 
-/** The delegation limits of one lead run, as config resolves them. */
-export interface DelegationLimitSettings {
-  /**
-   * `task` calls one response may contain, 1–4 (`MAX_CONCURRENT_CEILING`); config keeps it at or below
-   * `subagent_runtime.max_running`.
-   */
-  max_concurrent: number;
-  /** Delegations one run may make in total (1–50). */
-  max_total_per_run: number;
-  /** Deepest delegation allowed: a child's depth is its parent's plus one; 0 allows none. */
-  max_depth: number;
-  provider: SubagentProvider;
-  /**
-   * Admission slots rotate between fairness keys: runs that share one (a tenant) share one turn. Absent: the
-   * lead run's id, so each run has its own. Nested delegations use their lead's.
-   */
-  fairness_key?: string;
-  /**
-   * The run's `subagent_runtime.queue_timeout_seconds`: a child's hard backstop covers a wait that long for a
-   * slot on top of its own timeout (absent: the default, 300).
-   */
-  queue_timeout_seconds?: number;
-}
-
-export interface LeadRunInput {
-  /** The user's request. */
-  prompt: string;
-  /** Defaults to the workflow id (DESIGN §1: one execution per run, workflow id = run id). */
-  run_id?: string;
-  model: ModelSettings;
-  /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
-  tools: string[];
-  /** The MCP tools the lead may see and run (every one the config's servers offer); absent: none. */
-  mcp?: McpToolFilter;
-  /** The agents `task` may start, every override applied, in the order the tool lists them. */
-  agents: ResolvedAgent[];
-  workspace: string;
-  sandbox: SandboxSettings;
-  loop_detection: LoopDetectionSettings;
-  /** The lead's own token budget; each child carries its agent's. */
-  token_budget: TokenBudgetSettings;
-  /** The lead's own turn budget. */
-  max_turns: number;
-  /** The lead's own wall clock (graceful: the run ends `timed_out` with its partial answer); absent → none. */
-  timeout_seconds?: number;
-  /** Compaction settings for the lead and every subagent; absent → off. */
-  summarization?: SummarizationRuntime;
-  limits: DelegationLimitSettings;
-  /**
-   * Durable batches: present when the config enables them (`subagents.batch.enabled`), then the lead is
-   * offered `batch_task` and the tools that follow a batch. The limits are the ceiling for its batches.
-   */
-  batch?: BatchToolSettings;
-  /**
-   * `ask_clarification`: present when the config enables it (`clarification.enabled`); then the lead is offered
-   * the tool, and subagents whose tools allow it. Runs started before it existed carry none: no new tool.
-   */
-  clarification?: ClarificationSettings;
-  /** 0 for a top-level lead; a lead started by a delegating child has the child's depth. */
-  depth: number;
-  /**
-   * Entries carried in: from a continue-as-new of this run (same run_id), or from an earlier run of the same
-   * conversation (another run_id: shown to the model, not counted toward this run's total).
-   */
-  ledger?: LedgerEntry[];
-  /** Set by the run itself when it continues as new: where the previous execution left off. */
-  carry?: LeadCarry;
-  /** ISO 8601: when the run got its slot (`lead_runtime`); set when it continues as new, so it keeps it. */
-  admitted_at?: string;
-  /**
-   * Set by every starter of this project: the run asks for its slot as its first step. Absent (an input from
-   * before it existed), the run's own history says whether it does (the `lead-admission` patch, which costs
-   * a marker and a search attribute update in every run that checks it).
-   */
-  asks_slot?: true;
-  /**
-   * Set by every starter of this project: the workflow's Temporal status says how it ended (contracts/closing.ts).
-   * Absent (an input from before it existed), its own history says whether it does (the `honest-close` patch,
-   * which costs a marker in every workflow that checks it).
-   */
-  honest_close?: true;
-}
+export type { DelegationLimitSettings, LeadRunInput } from './input-schemas';
 
 /** What a lead run hands to its next execution when history grows long (continue-as-new). */
 export interface LeadCarry extends Partial<LoopCarry> {

@@ -6,6 +6,7 @@
  */
 import type { ToolCall } from './messages';
 import { isBuiltinToolName } from './tools';
+import type { McpToolFilter } from './input-schemas';
 
 /** Between a server's name and its tool's: `github__create_issue`. */
 export const MCP_TOOL_SEPARATOR = '__';
@@ -47,20 +48,7 @@ export function isMcpToolName(name: string): boolean {
   return splitMcpToolName(name) !== undefined;
 }
 
-/**
- * Which MCP tools an agent may see and run. Each entry is `*` (every MCP tool), `<server>__*` (every tool of
- * that server) or `<server>__<tool>`; a tool is allowed when an `allow` entry matches it and no `deny` entry
- * does. Data, so it travels in workflow inputs; the tool activity applies it again (visibility is not authority).
- */
-export interface McpToolFilter {
-  allow: string[];
-  deny: string[];
-  /**
-   * `tool_search.enabled`: the tools go to the model by name only until `tool_search` promotes them
-   * (contracts/tool-search.ts). Absent on runs started before it existed, which replay as they ran.
-   */
-  deferred?: true;
-}
+export type { McpToolFilter } from './input-schemas';
 
 /** An entry of `tools.allow` / `deny` that names MCP tools (`<server>__<tool>` or `<server>__*`). */
 export function isMcpToolPattern(entry: string): boolean {

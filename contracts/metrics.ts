@@ -1,7 +1,7 @@
 /**
  * The project's own metrics, by the names the Prometheus endpoint shows (the SDK's metric meter adds no prefix;
  * its own metrics are `temporal_*`). Emitted by activities (model turns, tokens) and workflows (delegation
- * outcomes, lead run outcomes, admission waits); README "Metrics and tracing" lists their labels.
+ * outcomes, lead run outcomes, admission waits); docs/operations.md "Metrics and tracing" lists their labels.
  */
 
 /** Counter: model turns (one model activity attempt that got an answer or a final provider error). */

@@ -2,54 +2,12 @@ import type { McpCallInfo, McpToolFilter } from './mcp';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from './messages';
 import { groupThousands } from './text';
 import type { TranscriptRef } from './transcript';
+import type { ModelRetrySettings, ModelSettings } from './input-schemas';
 
 export const MODEL_PROVIDERS = ['scripted', 'openai'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
 
-/** A model as the activity needs it: resolved from the config's `models:` list (or a CLI flag). */
-export interface ModelSettings {
-  /** The name the config gives it (`models[].name`); reported as `model_name` when the provider names none. */
-  name: string;
-  provider: ModelProvider;
-  /** The provider's model id (`gpt-4o-mini`, `deepseek-chat`, …). */
-  model: string;
-  /** OpenAI-compatible endpoint; falls back to OPENAI_BASE_URL. */
-  base_url?: string;
-  /** Name of the environment variable that holds the key (default OPENAI_API_KEY): keys never travel in history. */
-  api_key_env?: string;
-  temperature?: number;
-  max_tokens?: number;
-  request_timeout_seconds?: number;
-  /**
-   * The largest answer (content and tool calls, UTF-8 bytes) one model call may return; absent →
-   * DEFAULT_MAX_ANSWER_BYTES. A stream is read no further past it, and the run ends `failed`: not retried.
-   */
-  max_answer_bytes?: number;
-  /** scripted: path of a YAML/JSON script file (see activities/model/scripted.ts). */
-  script_file?: string;
-  /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
-  retry?: ModelRetrySettings;
-}
-
-/**
- * The retry policy of the model activity for transient provider errors (HTTP 408, 409, 429, 5xx, network,
- * `request_timeout_seconds`). Errors retrying cannot fix (400, 401, 404…) never retry.
- */
-export interface ModelRetrySettings {
-  /** Wait before the first retry. */
-  initial_interval_seconds: number;
-  /** Each wait is the previous one times this (≥ 1). */
-  backoff_coefficient: number;
-  /** The longest wait between two attempts; also caps what a provider's `Retry-After` may ask for. */
-  max_interval_seconds: number;
-  /** Attempts in all, the first included; absent → no cap (the agent's wall-clock budget ends the wait). */
-  max_attempts?: number;
-  /**
-   * Give up this many seconds after the first attempt was scheduled (the activity's schedule-to-close
-   * timeout); the run then fails with the provider's last message. Absent → no limit of its own.
-   */
-  max_retry_seconds?: number;
-}
+export type { ModelRetrySettings, ModelSettings } from './input-schemas';
 
 /**
  * 8 MiB: sixteen times the largest answer a model with a 128k-token output limit can give (about 0.5 MB), room

@@ -1,7 +1,7 @@
 /**
  * Custom search attributes this project sets on its workflows, so the Web UI and `temporal workflow list`
  * can filter runs and delegations by who they are and how they went. The dev server registers them at start;
- * a cluster operator registers them once with `temporal operator search-attribute create` (README).
+ * a cluster operator registers them once with `temporal operator search-attribute create` (docs/deployment.md).
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 

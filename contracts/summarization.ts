@@ -7,16 +7,7 @@ import type { ChatMessage, TokenUsage } from './messages';
 import type { ModelSettings } from './model';
 import type { TranscriptRef } from './transcript';
 
-/** Summarization as a run uses it (absent when `summarization.enabled` is false). */
-export interface SummarizationRuntime {
-  /** Estimated prompt tokens at which the transcript is compacted before the next model call. */
-  trigger_tokens: number;
-  /** Most recent messages kept as they are (a tool result is never kept without its call). */
-  keep_messages: number;
-  summary_prompt?: string;
-  /** The model that writes summaries; absent → the agent's own. */
-  model?: ModelSettings;
-}
+export type { SummarizationRuntime } from './input-schemas';
 
 export interface SummarizeInput {
   model: ModelSettings;

@@ -1,4 +1,5 @@
 import type { ToolCall } from './messages';
+import type { SandboxSettings } from './input-schemas';
 
 export const BUILTIN_TOOL_NAMES = ['bash', 'ls', 'read_file', 'write_file', 'str_replace'] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
@@ -46,27 +47,7 @@ export const TASK_TOOL_NAME = 'task';
 export const SANDBOX_KINDS = ['auto', 'bubblewrap', 'just-bash', 'host'] as const;
 export type SandboxKind = (typeof SANDBOX_KINDS)[number];
 
-export interface SandboxSettings {
-  /** Run bash on the host (inside the workspace) when no sandbox can start. Off by default, as in the seeds. */
-  allow_host_bash: boolean;
-  /**
-   * The sandbox to use; absent means `auto`. Optional because histories recorded before this key existed carry
-   * sandbox settings without it.
-   */
-  kind?: SandboxKind;
-  /** Wall-clock limit of one bash command. */
-  bash_timeout_seconds: number;
-  /** Characters of combined output kept from one command (the rest is cut, and the cut is said). */
-  output_cap_chars: number;
-  /**
-   * Resource limits of one command (see SandboxLimits). Optional, with defaults applied where they are read,
-   * because histories recorded before these keys existed carry sandbox settings without them.
-   */
-  max_processes?: number;
-  max_memory_mb?: number;
-  max_file_size_mb?: number;
-  max_cpu_seconds?: number;
-}
+export type { SandboxSettings } from './input-schemas';
 
 /** The resource limits one bash command runs under (rlimits of each process it starts). */
 export interface SandboxLimits {

@@ -10,16 +10,9 @@
  * Plain data, no Node APIs: workflows import this file.
  */
 import type { ChatMessage } from './messages';
+import type { TranscriptRef } from './input-schemas';
 
-/** A stored transcript prefix: the key of its last segment, and how much it holds. */
-export interface TranscriptRef {
-  /** sha256 (hex) of the segment's bytes in the payload store. */
-  key: string;
-  /** Messages in the prefix. */
-  count: number;
-  /** Characters of message content in the prefix (a cheap size estimate: tokens ≈ chars / 4). */
-  chars: number;
-}
+export type { TranscriptRef } from './input-schemas';
 
 export interface Transcript {
   /** Messages [0, stored.count), in the payload store. Absent until a model call has stored them. */

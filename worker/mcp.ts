@@ -3,7 +3,7 @@
  * SIGHUP, closed (stdio servers stopped) when the worker stops. A server that is down is said and retried;
  * it never stops the worker.
  */
-import { installMcpCatalog, McpCatalog } from '../activities/mcp';
+import { McpCatalog } from '../activities/mcp';
 import type { McpServersConfig } from '../contracts/config/mcp';
 
 export interface WorkerMcp {
@@ -13,8 +13,8 @@ export interface WorkerMcp {
 }
 
 /**
- * Connects to the enabled servers and installs the catalog for this process's activities; undefined when
- * the config lists no server.
+ * Connects to the enabled servers, for the worker to hand its catalog to its activities
+ * (`createProjectWorker({ mcpCatalog })`); undefined when the config lists no server.
  */
 export async function startWorkerMcp(
   servers: McpServersConfig | undefined,
@@ -23,7 +23,6 @@ export async function startWorkerMcp(
 ): Promise<WorkerMcp | undefined> {
   if (servers === undefined || Object.keys(servers).length === 0) return undefined;
   const catalog = await McpCatalog.start(servers, { say, env });
-  installMcpCatalog(catalog);
   const onHangUp = () => {
     say("SIGHUP: listing the MCP servers' tools again");
     void catalog.refresh();
@@ -33,7 +32,6 @@ export async function startWorkerMcp(
     catalog,
     close: async () => {
       process.off('SIGHUP', onHangUp);
-      installMcpCatalog(undefined);
       await catalog.close();
     },
   };

@@ -121,6 +121,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       runAdmission: service.runAdmission,
       tuning: workerTuning(service.worker),
       say: service.say,
+      ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });
     const sandbox = await describeSandbox(service.sandbox);

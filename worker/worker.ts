@@ -11,11 +11,10 @@ import {
   Worker,
   type WorkerOptions,
 } from '@temporalio/worker';
-import * as activities from '../activities';
-import { createAcceptanceActivities } from '../activities/acceptance';
-import { createAdmissionActivities } from '../activities/admission';
-import { createBatchToolActivities } from '../activities/batch-tools';
+import { createProjectActivities } from '../activities';
+import type { McpCatalog } from '../activities/mcp';
 import { warmUpModelProviders } from '../activities/model';
+import type { Transcripts } from '../activities/transcripts';
 import {
   DEFAULT_ADMISSION_SETTINGS,
   DEFAULT_RUN_ADMISSION_SETTINGS,
@@ -31,6 +30,7 @@ import {
 } from './admission';
 import { EventLoopDelay, loadGuardTuner } from './load-guard';
 import { projectDataConverter } from '../payloads/data-converter';
+import { activityPayloadStore } from '../payloads/store';
 import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
 
@@ -42,8 +42,15 @@ export interface ProjectWorkerOptions {
   workflowBundlePath?: string;
   /** A bundle built in memory (`bundleProjectWorkflows`), e.g. while the server starts. */
   workflowBundleCode?: string;
-  /** Where large payloads go (the claim-check codec); default: this process's (`configurePayloads`). */
+  /**
+   * Where large payloads (the claim-check codec) and the activities' transcripts and checkpoints go; default:
+   * this process's (`configurePayloads`).
+   */
   payloads?: PayloadSettings;
+  /** The MCP servers' catalog the activities call (`startWorkerMcp`); none: no MCP tools. */
+  mcpCatalog?: McpCatalog;
+  /** The activities' transcripts (default: the worker's own); a test keeps them to clear what they remember. */
+  transcripts?: Transcripts;
   /** `subagent_runtime`: declared to the task queue's admission workflow (default: the config defaults). */
   admission?: AdmissionSettings;
   /** `lead_runtime`: declared to the task queue's lead-run admission workflow (default: the config defaults). */
@@ -168,12 +175,12 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     taskQueue,
     // Without a prebuilt bundle, bundled here rather than by Worker.create: the same work, with progress.
     workflowBundle: await projectWorkflowBundle(options),
-    activities: {
-      ...activities,
-      ...createAdmissionActivities(settings, identity),
-      ...createAcceptanceActivities(),
-      ...createBatchToolActivities(),
-    },
+    activities: createProjectActivities({
+      store: activityPayloadStore(options.payloads),
+      admission: { settings, identity },
+      ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
+      ...(options.transcripts && { transcripts: options.transcripts }),
+    }),
     dataConverter,
     ...options.tracing?.workerOptions,
     ...RECOVERY_TUNING,
@@ -230,7 +237,7 @@ export const WORKER_RESTARTS = 5;
 /**
  * Runs `body` with a worker from `create`, as `Worker.runUntil` does; a worker that fails while `body` is still
  * going (the SDK gave up on it) is replaced by a new one, so the process that owns it keeps serving its runs.
- * A worker process that dies outright is its supervisor's to restart (README, "Workers on a busy host").
+ * A worker process that dies outright is its supervisor's to restart (docs/deployment.md, "Workers on a busy host").
  */
 export async function runUntilWithRestarts<T>(
   create: () => Promise<Worker>,

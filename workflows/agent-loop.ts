@@ -4,33 +4,26 @@
  * repeat until the model answers without tools or a guard stops the run. Delegation (the lead's, or a
  * subagent's that may delegate) plugs in through `LoopPlugins`; it is not a copy of this loop.
  */
-import {
-  ActivityFailure,
-  isCancellation,
-  log,
-  proxyActivities,
-  proxyLocalActivities,
-} from '@temporalio/workflow';
-import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
-import type * as activities from '../activities';
+import { ActivityFailure, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import type { ProjectActivities } from '../activities';
 import type { LoopCarry } from '../contracts/loop-carry';
-import { isMcpToolName, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
+import type { McpToolFilter } from '../contracts/mcp';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
 import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
-import type { ModelErrorFallback, ModelSettings } from '../contracts/model';
+import type { ModelCallInput, ModelCallResult, ModelErrorFallback, ModelSettings } from '../contracts/model';
 import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentStep } from '../contracts/steps';
 import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
-import { promote, TOOL_SEARCH_TOOL_NAME } from '../contracts/tool-search';
-import { isIdempotentCall, type SandboxSettings } from '../contracts/tools';
+import { promote } from '../contracts/tool-search';
+import type { SandboxSettings } from '../contracts/tools';
 import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
 import { sha256Hex } from './digest';
-import { runGuards, type Guard } from './guards';
-import { runMcpToolCall, runToolSearch } from './mcp-tool-call';
+import { runGuards, type Guard, type GuardsOutcome } from './guards';
 import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
 import { buildStep } from './steps';
+import { HEARTBEAT_TIMEOUT, ToolCalls } from './tool-calls';
 
 /**
  * Everything the loop carries between turns: plain data, so it can cross continue-as-new. The transcript is
@@ -95,42 +88,6 @@ export type LoopEnd =
   /** `shouldContinueAsNew` said so, between two turns: nothing is in flight, the state carries on. */
   | { kind: 'continue_as_new' };
 
-// Activities heartbeat every third of this (activities/activity-context.ts): a worker that dies is noticed
-// within it, and the attempt retried.
-const HEARTBEAT_TIMEOUT = '3 seconds';
-
-// A tool that runs at most once (bash, str_replace, an append): a lost heartbeat is reported to the model as
-// "may or may not have run", which makes it repeat work or give up. On a saturated host a live worker's beats
-// can arrive seconds late, so these wait longer before the attempt is taken for lost: a false interruption
-// costs the run more than a dead worker's bash call noticed a few seconds later.
-const AT_MOST_ONCE_HEARTBEAT_TIMEOUT = '10 seconds';
-
-type ExecuteToolCall = (typeof activities)['executeToolCall'];
-type ToolRun = (input: Parameters<ExecuteToolCall>[0], summary: string) => ReturnType<ExecuteToolCall>;
-
-function toolActivities(sandbox: SandboxSettings): { idempotent: ToolRun; once: ToolRun } {
-  // Idempotent calls (ls, read_file, a plain write_file) run as local activities: one marker event in
-  // history instead of six, no round trip through matching, and re-running one after a crash is harmless.
-  const local: LocalActivityOptions = {
-    startToCloseTimeout: '2 minutes',
-    retry: { initialInterval: '1 second', maximumAttempts: 3 },
-  };
-  // A tool that is not idempotent (bash, str_replace, an append) runs at most once, as a regular activity:
-  // after a crash the model is told it may or may not have run, the tool is not run again blindly.
-  const remote: ActivityOptions = {
-    startToCloseTimeout: `${sandbox.bash_timeout_seconds + 60} seconds`,
-    heartbeatTimeout: AT_MOST_ONCE_HEARTBEAT_TIMEOUT,
-    retry: { maximumAttempts: 1 },
-  };
-  const idempotent = proxyLocalActivities<typeof activities>(local).executeToolCall;
-  const once = proxyActivities<typeof activities>(remote).executeToolCall;
-  // Each call is named in the Web UI by its tool and arguments (metadata: replay does not compare it).
-  return {
-    idempotent: (input, summary) => idempotent.executeWithOptions({ ...local, summary }, [input]),
-    once: (input, summary) => once.executeWithOptions({ ...remote, summary }, [input]),
-  };
-}
-
 /** A new agent's state: the transcript so far (system message, a fork's turns, the task), nothing stored. */
 export function initialLoopState(transcript: Transcript, taskIndex: number): AgentLoopState {
   return {
@@ -168,7 +125,7 @@ function record(
   if (message.role === 'assistant' && message.content.trim() !== '') state.last_text = message.content;
 }
 
-const { summarizeTranscript } = proxyActivities<typeof activities>({
+const { summarizeTranscript } = proxyActivities<ProjectActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: {
@@ -223,16 +180,96 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
   }
 }
 
-function interruptedToolMessage(
-  call: ToolCall,
-  err: unknown,
-  idempotent = isIdempotentCall(call),
-): ToolMessage {
-  const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : String(err);
-  const content = idempotent
-    ? `Tool "${call.name}" failed: ${cause}`
-    : `Tool "${call.name}" was interrupted (${cause}). It may or may not have run: check its effects before running it again.`;
-  return { role: 'tool', tool_call_id: call.id, name: call.name, content, is_error: true };
+/** What the model is sent this turn: the transcript (stored prefix by reference), the context, the tools. */
+function modelRequest(
+  state: AgentLoopState,
+  config: AgentLoopConfig,
+  plugins: LoopPlugins,
+  specs: { key?: string; stored: boolean },
+): ModelCallInput {
+  const { transcript } = state;
+  // One leading system message reaches the provider: the agent's prompt, then these (activities/transcripts.ts).
+  const context = [
+    state.date_context,
+    state.summary && summaryBlock(state.summary),
+    plugins.systemContext?.(),
+  ]
+    .filter((part): part is string => Boolean(part))
+    .join('\n\n');
+  return {
+    model: config.model,
+    agent_name: config.agentName,
+    messages: transcript.tail,
+    ...(transcript.stored && { transcript_ref: transcript.stored }),
+    ...(transcript.fork_from && { fork_from: transcript.fork_from }),
+    ...(context && { system_context: context }),
+    builtin_tools: config.builtinTools,
+    ...(config.mcpTools && { mcp_tools: config.mcpTools }),
+    ...(config.mcpTools?.deferred && { mcp_promoted: state.promoted_tools ?? [] }),
+    // The specs go by key once an earlier call of this execution stored them.
+    tools: specs.stored ? [] : config.toolSpecs,
+    ...(specs.key !== undefined && { tools_key: specs.key }),
+    turn_index: state.turns,
+  };
+}
+
+/** A model response into the state: the turn, the model, what is stored now, the usage. */
+function recordResponse(state: AgentLoopState, response: ModelCallResult): void {
+  state.turns += 1;
+  state.model_name = response.model_name;
+  // What was sent is stored now: the next call sends the reference and only what comes after it.
+  if (response.transcript_ref) state.transcript = storedUpTo(response.transcript_ref);
+  if (response.usage) {
+    state.usage = addUsage(state.usage ?? ZERO_USAGE, response.usage);
+    state.last_prompt_tokens = response.usage.input_tokens;
+  }
+  if (state.measure_compaction_floor) {
+    state.compaction_floor = estimatedPromptTokens(state);
+    state.measure_compaction_floor = undefined;
+  }
+}
+
+/** The Web UI's live state while the model thinks. */
+function showWaiting(state: AgentLoopState, config: AgentLoopConfig, lastCall: string | undefined): void {
+  showLiveState({
+    agent: config.agentName,
+    turns: state.turns,
+    ...(state.usage && { tokens: state.usage }),
+    doing: `waiting for ${config.model.name} (turn ${state.turns + 1})`,
+    ...(lastCall !== undefined && { lastCall }),
+    ...(state.promoted_tools && { promoted: state.promoted_tools }),
+  });
+}
+
+/** The Web UI's live state while the response's tools run; returns the last call's line. */
+function showRunning(state: AgentLoopState, config: AgentLoopConfig, calls: ToolCall[]): string {
+  const lastCall = callLine(calls[calls.length - 1].name, calls[calls.length - 1].args);
+  showLiveState({
+    agent: config.agentName,
+    turns: state.turns,
+    ...(state.usage && { tokens: state.usage }),
+    doing:
+      calls.length === 1
+        ? `running ${callLine(calls[0].name, calls[0].args)}`
+        : `running ${calls.length} tool calls: ${[...new Set(calls.map((call) => call.name))].join(', ')}`,
+    lastCall,
+    ...(state.promoted_tools && { promoted: state.promoted_tools }),
+  });
+  return lastCall;
+}
+
+/** The guards' warnings, told to the model after the turn's results (and logged for an operator). */
+function tellGuardNotes(state: AgentLoopState, config: AgentLoopConfig, verdict: GuardsOutcome): void {
+  if (verdict.notes.length === 0) return;
+  // An operator sees what the model is told (a token budget at its warn threshold, a loop building up).
+  verdict.warnedBy.forEach((guard, i) =>
+    log.info(`${guard} warning: ${verdict.notes[i]}`, {
+      run_id: config.runId,
+      agent: config.agentName,
+      ...(state.usage && { total_tokens: state.usage.total_tokens }),
+    }),
+  );
+  state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
 }
 
 /** Runs turns until the model answers without tool calls, or a guard or the delegation limits stop the run. */
@@ -241,116 +278,27 @@ export async function runAgentLoop(
   config: AgentLoopConfig,
   plugins: LoopPlugins = {},
 ): Promise<LoopEnd> {
-  const tools = toolActivities(config.sandbox);
+  const tools = new ToolCalls(state, config);
   // 429, 5xx and network errors are retried per the model's retry policy; 400/401/404 come back as a result.
   const callModel = modelActivity(config.model, HEARTBEAT_TIMEOUT);
-  // What the model activity said about the MCP tools the current response calls (read-only, timeout).
-  let mcpCalls: Record<string, McpCallInfo> = {};
-  // What each `tool_search` call of the current response found: promoted once its result is recorded.
-  const promotedBy = new Map<ToolCall, string[]>();
-  const searchTool = async (call: ToolCall, filter: McpToolFilter): Promise<ToolMessage> => {
-    try {
-      const found = await runToolSearch(call, filter, callLine(call.name, call.args));
-      promotedBy.set(call, found.promoted);
-      const { promoted: _promoted, ...result } = found;
-      return { role: 'tool', ...result };
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      return interruptedToolMessage(call, err, true);
-    }
-  };
-  const runTool = async (call: ToolCall): Promise<ToolMessage> => {
-    if (config.mcpTools?.deferred && call.name === TOOL_SEARCH_TOOL_NAME)
-      return searchTool(call, config.mcpTools);
-    const execute = isIdempotentCall(call) ? tools.idempotent : tools.once;
-    const mcp = config.mcpTools !== undefined && isMcpToolName(call.name) ? config.mcpTools : undefined;
-    const mcpInfo = mcp && mcpCalls[call.name];
-    try {
-      const summary = callLine(call.name, call.args);
-      const result = mcp
-        ? await runMcpToolCall(call, mcp, mcpInfo, {
-            heartbeatTimeout: HEARTBEAT_TIMEOUT,
-            summary,
-            promoted: state.promoted_tools,
-          })
-        : await execute(
-            {
-              call,
-              workspace: config.workspace,
-              allowed_tools: config.allowedTools,
-              sandbox: config.sandbox,
-            },
-            summary,
-          );
-      return {
-        role: 'tool',
-        tool_call_id: result.tool_call_id,
-        name: result.name,
-        content: result.content,
-        is_error: result.is_error,
-      };
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      return interruptedToolMessage(call, err, mcp ? mcpInfo?.read_only === true : isIdempotentCall(call));
-    }
-  };
-
   // Only specs built here (the task tool) travel and are stored by key: built-in tools go by name.
-  const toolsKey = config.toolSpecs.length > 0 ? sha256Hex(JSON.stringify(config.toolSpecs)) : undefined;
-  let toolsStored = false;
+  const specs = {
+    key: config.toolSpecs.length > 0 ? sha256Hex(JSON.stringify(config.toolSpecs)) : undefined,
+    stored: false,
+  };
   let lastCall: string | undefined;
   for (;;) {
     // Only awaited when due: the model call is scheduled in the same activation as before (replay).
     if (needsCompaction(state, config.summarization)) await compact(state, config);
-    const { transcript } = state;
-    // One leading system message reaches the provider: the agent's prompt, then these (activities/transcripts.ts).
-    const context = [
-      state.date_context,
-      state.summary && summaryBlock(state.summary),
-      plugins.systemContext?.(),
-    ]
-      .filter((part): part is string => Boolean(part))
-      .join('\n\n');
-    showLiveState({
-      agent: config.agentName,
-      turns: state.turns,
-      ...(state.usage && { tokens: state.usage }),
-      doing: `waiting for ${config.model.name} (turn ${state.turns + 1})`,
-      ...(lastCall !== undefined && { lastCall }),
-      ...(state.promoted_tools && { promoted: state.promoted_tools }),
-    });
+    const request = modelRequest(state, config, plugins, specs);
+    showWaiting(state, config, lastCall);
     const response = await callModel(
-      {
-        model: config.model,
-        agent_name: config.agentName,
-        messages: transcript.tail,
-        ...(transcript.stored && { transcript_ref: transcript.stored }),
-        ...(transcript.fork_from && { fork_from: transcript.fork_from }),
-        ...(context && { system_context: context }),
-        builtin_tools: config.builtinTools,
-        ...(config.mcpTools && { mcp_tools: config.mcpTools }),
-        ...(config.mcpTools?.deferred && { mcp_promoted: state.promoted_tools ?? [] }),
-        // The specs go by key once an earlier call of this execution stored them.
-        tools: toolsStored ? [] : config.toolSpecs,
-        ...(toolsKey !== undefined && { tools_key: toolsKey }),
-        turn_index: state.turns,
-      },
+      request,
       `${config.model.name} · ${config.agentName} turn ${state.turns + 1}`,
     );
-    if (toolsKey !== undefined && response.tools_stored === toolsKey) toolsStored = true;
-    mcpCalls = response.mcp_calls ?? {};
-    state.turns += 1;
-    state.model_name = response.model_name;
-    // What was sent is stored now: the next call sends the reference and only what comes after it.
-    if (response.transcript_ref) state.transcript = storedUpTo(response.transcript_ref);
-    if (response.usage) {
-      state.usage = addUsage(state.usage ?? ZERO_USAGE, response.usage);
-      state.last_prompt_tokens = response.usage.input_tokens;
-    }
-    if (state.measure_compaction_floor) {
-      state.compaction_floor = estimatedPromptTokens(state);
-      state.measure_compaction_floor = undefined;
-    }
+    if (specs.key !== undefined && response.tools_stored === specs.key) specs.stored = true;
+    tools.heard(response.mcp_calls);
+    recordResponse(state, response);
     if (response.error_fallback) return { kind: 'error_fallback', error: response.error_fallback };
 
     const verdict = runGuards(config.guards, state.guard_states, {
@@ -360,15 +308,14 @@ export async function runAgentLoop(
     });
     state.guard_states = verdict.states;
     plugins.onTurn?.(state);
-
-    let message: AssistantMessage = { role: 'assistant', content: response.content };
-    if (response.tool_calls.length > 0) message.tool_calls = response.tool_calls;
     const finishReason = response.finish_reason;
     if (verdict.stop) {
       // The guard's cap: this turn's tool calls are dropped and the run ends with the text so far.
       record(state, config, { role: 'assistant', content: response.content });
       return { kind: 'guard_stopped', stopReason: verdict.stop, finishReason };
     }
+    let message: AssistantMessage = { role: 'assistant', content: response.content };
+    if (response.tool_calls.length > 0) message.tool_calls = response.tool_calls;
     let capped = false;
     if (plugins.applyDelegationLimits) ({ message, capped } = plugins.applyDelegationLimits(message));
     record(state, config, message);
@@ -377,49 +324,14 @@ export async function runAgentLoop(
       return capped ? { kind: 'delegation_capped', finishReason } : { kind: 'answered', finishReason };
     }
 
-    lastCall = callLine(calls[calls.length - 1].name, calls[calls.length - 1].args);
-    showLiveState({
-      agent: config.agentName,
-      turns: state.turns,
-      ...(state.usage && { tokens: state.usage }),
-      doing:
-        calls.length === 1
-          ? `running ${callLine(calls[0].name, calls[0].args)}`
-          : `running ${calls.length} tool calls: ${[...new Set(calls.map((call) => call.name))].join(', ')}`,
-      lastCall,
-      ...(state.promoted_tools && { promoted: state.promoted_tools }),
-    });
-    const claimer = plugins.claimedCalls;
-    const isClaimed = calls.map((call) => claimer?.claims(call) ?? false);
-    const claimed = calls.filter((_, i) => isClaimed[i]);
-    const claimedResults = claimer && claimed.length > 0 ? claimer.run(claimed) : Promise.resolve([]);
-    const [toolResults, delegated] = await Promise.all([
-      Promise.all(calls.filter((_, i) => !isClaimed[i]).map(runTool)),
-      claimedResults,
-    ]);
-    // Results follow the calls by position, not by id: a model may give two calls the same id.
-    let nextTool = 0;
-    let nextDelegated = 0;
-    calls.forEach((call, i) => {
-      const result = isClaimed[i] ? delegated[nextDelegated++] : toolResults[nextTool++];
-      if (!result) throw new Error(`no result for tool call ${call.id} (${call.name})`);
+    lastCall = showRunning(state, config, calls);
+    const settled = await tools.start(calls, plugins.claimedCalls);
+    for (const { result, promoted } of tools.inCallOrder(calls, settled)) {
       // Promotions in the calls' order, from the search's recorded result: a replay promotes the same.
-      const promoted = promotedBy.get(call);
       if (promoted && promoted.length > 0) state.promoted_tools = promote(state.promoted_tools, promoted);
       record(state, config, result, promoted);
-    });
-    promotedBy.clear();
-    if (verdict.notes.length > 0) {
-      // An operator sees what the model is told (a token budget at its warn threshold, a loop building up).
-      verdict.warnedBy.forEach((guard, i) =>
-        log.info(`${guard} warning: ${verdict.notes[i]}`, {
-          run_id: config.runId,
-          agent: config.agentName,
-          ...(state.usage && { total_tokens: state.usage.total_tokens }),
-        }),
-      );
-      state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
     }
+    tellGuardNotes(state, config, verdict);
     if (capped) return { kind: 'delegation_capped', finishReason };
     if (plugins.shouldContinueAsNew?.()) return { kind: 'continue_as_new' };
   }

@@ -12,7 +12,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type * as activities from '../activities';
+import type { ProjectActivities } from '../activities';
 import { graphRecursionLimit, type GraphAgentSettings, type GraphRunResult } from '../contracts/graph';
 import type { SubagentInput } from '../contracts/subagent';
 import type { AgentLoopState } from './agent-loop';
@@ -46,7 +46,7 @@ async function runGraphAgent(
     retry: modelRetryPolicy(agent.model.retry),
     summary: `graph: ${agent.name}`,
   };
-  const { runGraphSubagent } = proxyActivities<typeof activities>(options);
+  const { runGraphSubagent } = proxyActivities<ProjectActivities>(options);
   const deadlineMs = clockEnd(clockStartMs ?? workflowInfo().startTime.getTime(), agent.timeout_seconds);
   const scope = new CancellationScope();
   const clockScope = new CancellationScope();

@@ -7,7 +7,7 @@
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { LocalActivityOptions } from '@temporalio/common';
-import type * as activities from '../activities';
+import type { ProjectActivities } from '../activities';
 import { DEFAULT_MCP_TOOL_TIMEOUT_SECONDS, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
 import type { ToolCall } from '../contracts/messages';
 import type { ToolSearchResult } from '../contracts/tool-search';
@@ -32,7 +32,7 @@ export function runMcpToolCall(
     heartbeatTimeout: options.heartbeatTimeout,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: attempts },
   };
-  const { executeMcpToolCall } = proxyActivities<typeof activities>(activityOptions);
+  const { executeMcpToolCall } = proxyActivities<ProjectActivities>(activityOptions);
   return executeMcpToolCall.executeWithOptions({ ...activityOptions, summary: options.summary }, [
     {
       call,
@@ -55,6 +55,6 @@ export function runToolSearch(
   filter: McpToolFilter,
   summary: string,
 ): Promise<ToolSearchResult> {
-  const { searchMcpTools } = proxyLocalActivities<typeof activities>(TOOL_SEARCH_OPTIONS);
+  const { searchMcpTools } = proxyLocalActivities<ProjectActivities>(TOOL_SEARCH_OPTIONS);
   return searchMcpTools.executeWithOptions({ ...TOOL_SEARCH_OPTIONS, summary }, [{ call, filter }]);
 }

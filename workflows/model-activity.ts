@@ -12,7 +12,7 @@ import {
   TimeoutFailure,
   type RetryPolicy,
 } from '@temporalio/workflow';
-import type * as activities from '../activities';
+import type { ProjectActivities } from '../activities';
 import {
   DEFAULT_MODEL_RETRY,
   type ModelCallInput,
@@ -44,7 +44,7 @@ export function modelActivity(model: ModelSettings, heartbeatTimeout: Duration):
     }),
     retry: modelRetryPolicy(retry),
   };
-  const { callModel } = proxyActivities<typeof activities>(options);
+  const { callModel } = proxyActivities<ProjectActivities>(options);
   return async (input, summary) => {
     try {
       // The summary is the call's metadata for the Web UI: replay does not compare it.

@@ -16,14 +16,14 @@ import { HumanMessage, type AIMessage, type BaseMessage } from '@langchain/core/
 import type { LLMResult } from '@langchain/core/outputs';
 import type { GraphProgress, GraphRunInput, GraphRunResult } from '../../contracts/graph';
 import { addUsage, ZERO_USAGE } from '../../contracts/messages';
-import { payloadStore } from '../../payloads/store';
-// eslint-disable-next-line no-restricted-imports -- issue 28: the graph activity applies the workflows' pure guard.
-import { tokenBudgetGuard } from '../../workflows/guards/token-budget-guard';
+import type { TokenBudgetSettings } from '../../contracts/subagent';
+import { checkTokenBudget, type TokenBudgetState } from '../../contracts/token-budget';
+import type { BlobStore } from '../../payloads/store';
 import { keepHeartbeatDetails, whileHeartbeating } from '../activity-context';
 import { GraphModelFallback, ProjectChatModel } from './chat-model';
 import { StoredCheckpointSaver } from './checkpointer';
 import { graphStepMessages } from './graph-messages';
-import { GraphModuleError, loadGraph, withCheckpointer } from './load-graph';
+import { GraphModuleError, loadGraph, withCheckpointer, type CompiledGraph } from './load-graph';
 
 /** Sums the provider-reported usage of every model call the graph makes (its nodes' calls included). */
 class UsageCollector extends BaseCallbackHandler {
@@ -97,7 +97,45 @@ class StopGraph extends Error {
   }
 }
 
-export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunResult> {
+/** The token budget, asked after every model call of the graph: a one-time note, then the stop. */
+class GraphBudget {
+  private state: TokenBudgetState;
+  private note: string | undefined;
+  /** The budget is spent: the graph stops at the end of the super-step it is in. */
+  spent = false;
+
+  constructor(
+    private readonly budget: TokenBudgetSettings,
+    private readonly progress: GraphProgress,
+  ) {
+    this.state = { warned: progress.budget_warned === true };
+  }
+
+  check(): void {
+    if (this.progress.usage === undefined) return;
+    const { state, verdict } = checkTokenBudget(this.budget, this.state, this.progress.usage.total_tokens);
+    this.state = state;
+    this.progress.budget_warned = state.warned;
+    if (verdict.note !== undefined) this.note = verdict.note;
+    if (verdict.stop !== undefined) this.spent = true;
+  }
+
+  /** The note for the next model call, once. */
+  takeNote(): string | undefined {
+    const note = this.note;
+    this.note = undefined;
+    return note;
+  }
+}
+
+/** The graph activity of a worker, whose checkpoints go to `store` (encrypted at rest when it holds keys). */
+export function createGraphActivities(deps: { store: BlobStore }) {
+  return {
+    runGraphSubagent: (input: GraphRunInput): Promise<GraphRunResult> => runGraphSubagent(deps.store, input),
+  };
+}
+
+async function runGraphSubagent(store: BlobStore, input: GraphRunInput): Promise<GraphRunResult> {
   const previous = previousProgress();
   const progress: GraphProgress = { super_steps: 0, model_calls: 0, ...previous };
   const beat = (): void => {
@@ -108,51 +146,18 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
     }
   };
   keepHeartbeatDetails(() => progress);
-  const saver = new StoredCheckpointSaver(payloadStore(), (head) => {
+  const saver = new StoredCheckpointSaver(store, (head) => {
     progress.head = head;
     beat();
   });
   const thread = { configurable: { thread_id: input.thread_id } };
-  // The agent loop's own token guard, asked after every model call: a one-time warning, then the stop.
-  const budgetGuard = tokenBudgetGuard(input.token_budget);
-  let budgetState = { warned: progress.budget_warned === true };
-  let budgetNote: string | undefined;
-  let budgetSpent = false;
-  const checkBudget = (): void => {
-    if (progress.usage === undefined) return;
-    const { state, verdict } = budgetGuard.check(budgetState, {
-      turn: progress.model_calls,
-      usage: progress.usage,
-      response: { content: '', tool_calls: [] },
-    });
-    budgetState = state;
-    progress.budget_warned = state.warned;
-    if (verdict.note !== undefined) budgetNote = verdict.note;
-    if (verdict.stop !== undefined) budgetSpent = true;
-  };
-  const deadline =
-    input.deadline_ms === undefined
-      ? undefined
-      : AbortSignal.timeout(Math.max(0, input.deadline_ms - Date.now()));
+  // The agent loop's own token rule, asked after every model call.
+  const budget = new GraphBudget(input.token_budget, progress);
 
-  let graph;
+  let graph: CompiledGraph;
   try {
     if (previous?.head !== undefined) await whileHeartbeating(() => saver.restore(previous.head as string));
-    const compiled = await loadGraph(input.graph, {
-      model: new ProjectChatModel({
-        model: input.model,
-        agentName: input.agent_name,
-        takeNote: () => {
-          const note = budgetNote;
-          budgetNote = undefined;
-          return note;
-        },
-      }),
-      systemPrompt: input.system_prompt,
-      agentName: input.agent_name,
-      workspace: input.workspace,
-    });
-    graph = withCheckpointer(compiled, saver);
+    graph = await loadCompiledGraph(input, saver, budget);
   } catch (err) {
     if (!(err instanceof GraphModuleError)) throw err;
     return { end: 'failed', error: err.message, model_calls: 0, super_steps: 0, messages: [] };
@@ -181,8 +186,12 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
   };
   const latest = await saver.getTuple(thread);
   // An earlier attempt may have spent the budget in the step it did not finish.
-  checkBudget();
-  if (budgetSpent) return await finished('token_capped');
+  budget.check();
+  if (budget.spent) return await finished('token_capped');
+  const deadline =
+    input.deadline_ms === undefined
+      ? undefined
+      : AbortSignal.timeout(Math.max(0, input.deadline_ms - Date.now()));
   const end = await whileHeartbeating(
     async (signal) => {
       const stream = await graph.stream(
@@ -197,7 +206,7 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
           streamMode: ['updates', 'values'],
           callbacks: [
             new UsageCollector(progress, () => {
-              checkBudget();
+              budget.check();
               beat();
             }),
             new TurnGate(input.recursion_limit),
@@ -214,24 +223,46 @@ export async function runGraphSubagent(input: GraphRunInput): Promise<GraphRunRe
         const snapshot = await graph.getState(thread);
         progress.super_steps = Math.max(0, snapshot.metadata?.step ?? 0);
         beat();
-        if (budgetSpent) throw new StopGraph('token_capped');
+        if (budget.spent) throw new StopGraph('token_capped');
       }
       return 'answered' as const;
     },
     { signal: deadline },
-  ).catch((err: unknown): GraphRunEnding => {
-    if (err instanceof StopGraph) return err.stopReason;
-    if (deadline?.aborted && err === deadline.reason) return 'timed_out';
-    if (err instanceof Error && err.name === 'GraphRecursionError') return 'turn_capped';
-    if (err instanceof GraphModelFallback) return { end: 'failed', error_fallback: err.fallback };
-    // A cancel, and a provider error time can fix (the attempt is retried and resumes), go to Temporal.
-    if (err instanceof ApplicationFailure || Context.current().cancellationSignal.aborted) throw err;
-    return {
-      end: 'failed',
-      error: `graph ${input.agent_name} failed: ${(err as Error).message}`,
-    };
-  });
+  ).catch((err: unknown) => graphEnding(input, deadline, err));
   return await finished(end);
+}
+
+/** The agent's graph, with the project's chat model and the store's checkpointer. */
+async function loadCompiledGraph(
+  input: GraphRunInput,
+  saver: StoredCheckpointSaver,
+  budget: GraphBudget,
+): Promise<CompiledGraph> {
+  const compiled = await loadGraph(input.graph, {
+    model: new ProjectChatModel({
+      model: input.model,
+      agentName: input.agent_name,
+      takeNote: () => budget.takeNote(),
+    }),
+    systemPrompt: input.system_prompt,
+    agentName: input.agent_name,
+    workspace: input.workspace,
+  });
+  return withCheckpointer(compiled, saver);
+}
+
+/** How a run that threw ended: a stop of ours, the deadline, a model's fallback, or a failure of the graph. */
+function graphEnding(input: GraphRunInput, deadline: AbortSignal | undefined, err: unknown): GraphRunEnding {
+  if (err instanceof StopGraph) return err.stopReason;
+  if (deadline?.aborted && err === deadline.reason) return 'timed_out';
+  if (err instanceof Error && err.name === 'GraphRecursionError') return 'turn_capped';
+  if (err instanceof GraphModelFallback) return { end: 'failed', error_fallback: err.fallback };
+  // A cancel, and a provider error time can fix (the attempt is retried and resumes), go to Temporal.
+  if (err instanceof ApplicationFailure || Context.current().cancellationSignal.aborted) throw err;
+  return {
+    end: 'failed',
+    error: `graph ${input.agent_name} failed: ${(err as Error).message}`,
+  };
 }
 
 /** How a run ended: the end alone, or a failure with its reason. */

@@ -4,8 +4,7 @@
  * `retryMs` in the background. A server that is down never stops the worker: its tools are missing until it
  * comes back, and a call to it becomes an error tool message.
  *
- * The activities of the process read the catalog installed here (`installMcpCatalog`): one per process, as
- * one process runs one project worker.
+ * The worker hands its catalog to the activities it registers (createProjectActivities).
  */
 import type { McpServersConfig } from '../../contracts/config/mcp';
 import { mcpFilterAllows, splitMcpToolName, type McpToolFilter } from '../../contracts/mcp';
@@ -104,15 +103,4 @@ export class McpCatalog {
     await Promise.all(down.map((server) => server.connect()));
     for (const server of down) if (server.state === 'connected') this.say(describeMcpServer(server));
   }
-}
-
-let installed: McpCatalog | undefined;
-
-/** The catalog this process's activities use (a worker installs its own when it is created). */
-export function installMcpCatalog(catalog: McpCatalog | undefined): void {
-  installed = catalog;
-}
-
-export function installedMcpCatalog(): McpCatalog | undefined {
-  return installed;
 }

@@ -10,7 +10,7 @@ import { mcpFilterAllows, splitMcpToolName, type McpToolCallInput } from '../../
 import { notPromotedText } from '../../contracts/tool-search';
 import type { ToolCallResult } from '../../contracts/tools';
 import { currentAttempt, whileHeartbeating } from '../activity-context';
-import { installedMcpCatalog } from './catalog';
+import type { McpCatalog } from './catalog';
 import { mcpResultText } from './result-text';
 import { McpUnavailableError, reasonOf } from './server-connection';
 
@@ -31,7 +31,11 @@ function argumentsOf(raw: string): Record<string, unknown> | string {
   return value as Record<string, unknown>;
 }
 
-export async function executeMcpToolCall(input: McpToolCallInput): Promise<ToolCallResult> {
+/** `catalog`: the worker's MCP servers (none when its config lists none). */
+export async function executeMcpToolCall(
+  catalog: McpCatalog | undefined,
+  input: McpToolCallInput,
+): Promise<ToolCallResult> {
   const { call, filter } = input;
   const reply = (content: string, isError: boolean): ToolCallResult => ({
     tool_call_id: call.id,
@@ -39,7 +43,6 @@ export async function executeMcpToolCall(input: McpToolCallInput): Promise<ToolC
     content,
     is_error: isError,
   });
-  const catalog = installedMcpCatalog();
   const split = splitMcpToolName(call.name);
   const known = catalog?.tools(filter).map((tool) => tool.name) ?? [];
   const available = `Available MCP tools: ${known.join(', ') || 'none'}.`;

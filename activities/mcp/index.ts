@@ -1,3 +1,15 @@
-export { executeMcpToolCall } from './execute-mcp-tool-call';
-export { McpCatalog, describeMcpServer, installMcpCatalog, installedMcpCatalog } from './catalog';
+import type { McpToolCallInput } from '../../contracts/mcp';
+import type { McpCatalog } from './catalog';
+import { executeMcpToolCall } from './execute-mcp-tool-call';
+import { searchMcpTools, type ToolSearchInput } from './tool-search';
+
+export { McpCatalog, describeMcpServer } from './catalog';
 export { mcpCallInfo, mcpToolSpecs } from './model-tools';
+
+/** The MCP activities of a worker, on its catalog (none when its config lists no server). */
+export function createMcpActivities(deps: { mcpCatalog?: McpCatalog }) {
+  return {
+    executeMcpToolCall: (input: McpToolCallInput) => executeMcpToolCall(deps.mcpCatalog, input),
+    searchMcpTools: (input: ToolSearchInput) => searchMcpTools(deps.mcpCatalog, input),
+  };
+}

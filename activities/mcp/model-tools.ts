@@ -7,12 +7,12 @@ import type { McpCallInfo, McpToolFilter } from '../../contracts/mcp';
 import type { ToolCall, ToolSpec } from '../../contracts/messages';
 import { TOOL_SEARCH_SPEC } from '../../contracts/tool-specs';
 import { deferredToolsSection } from '../../contracts/tool-search';
-import { installedMcpCatalog } from './catalog';
+import type { McpCatalog } from './catalog';
 
-/** The specs of the MCP tools `filter` allows among those the worker's servers listed. */
-export function mcpToolSpecs(filter: McpToolFilter | undefined): ToolSpec[] {
+/** The specs of the MCP tools `filter` allows among those the worker's servers listed (`catalog`). */
+export function mcpToolSpecs(catalog: McpCatalog | undefined, filter: McpToolFilter | undefined): ToolSpec[] {
   if (filter === undefined) return [];
-  return (installedMcpCatalog()?.tools(filter) ?? []).map(({ name, description, parameters }) => ({
+  return (catalog?.tools(filter) ?? []).map(({ name, description, parameters }) => ({
     name,
     description,
     parameters,
@@ -25,10 +25,11 @@ export function mcpToolSpecs(filter: McpToolFilter | undefined): ToolSpec[] {
  * the filter: neither `tool_search` nor the section (as DeerFlow's empty setup).
  */
 export function mcpToolsForModel(
+  catalog: McpCatalog | undefined,
   filter: McpToolFilter | undefined,
   promoted: readonly string[] = [],
 ): { specs: ToolSpec[]; section?: string } {
-  const specs = mcpToolSpecs(filter);
+  const specs = mcpToolSpecs(catalog, filter);
   if (!filter?.deferred || specs.length === 0) return { specs };
   return {
     specs: [...specs.filter((spec) => promoted.includes(spec.name)), TOOL_SEARCH_SPEC],
@@ -38,10 +39,10 @@ export function mcpToolsForModel(
 
 /** For each call of a shown MCP tool: its read-only flag and its server's timeout. Undefined when none. */
 export function mcpCallInfo(
+  catalog: McpCatalog | undefined,
   filter: McpToolFilter | undefined,
   calls: readonly ToolCall[],
 ): Record<string, McpCallInfo> | undefined {
-  const catalog = installedMcpCatalog();
   if (filter === undefined || catalog === undefined) return undefined;
   const shown = new Map(catalog.tools(filter).map((tool) => [tool.name, tool]));
   const info: Record<string, McpCallInfo> = {};

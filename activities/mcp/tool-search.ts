@@ -7,7 +7,7 @@ import type { McpToolFilter } from '../../contracts/mcp';
 import type { ToolCall } from '../../contracts/messages';
 import { toolSearchArgsSchema } from '../../contracts/tool-specs';
 import { noToolsFoundText, searchTools, type ToolSearchResult } from '../../contracts/tool-search';
-import { installedMcpCatalog } from './catalog';
+import type { McpCatalog } from './catalog';
 
 export interface ToolSearchInput {
   call: ToolCall;
@@ -15,7 +15,11 @@ export interface ToolSearchInput {
   filter: McpToolFilter;
 }
 
-export async function searchMcpTools(input: ToolSearchInput): Promise<ToolSearchResult> {
+/** `catalog`: the worker's MCP servers (none when its config lists none). */
+export async function searchMcpTools(
+  catalog: McpCatalog | undefined,
+  input: ToolSearchInput,
+): Promise<ToolSearchResult> {
   const { call, filter } = input;
   const reply = (content: string, promoted: string[], isError = false): ToolSearchResult => ({
     tool_call_id: call.id,
@@ -34,7 +38,7 @@ export async function searchMcpTools(input: ToolSearchInput): Promise<ToolSearch
       true,
     );
   }
-  const matched = searchTools(installedMcpCatalog()?.tools(filter) ?? [], query);
+  const matched = searchTools(catalog?.tools(filter) ?? [], query);
   if (matched.length === 0) return reply(noToolsFoundText(query), []);
   const schemas = matched.map(({ name, description, parameters }) => ({ name, description, parameters }));
   return reply(

@@ -7,7 +7,7 @@
  * `error_fallback` with the provider's own message, so the run ends `failed` with it, never `completed`.
  * A 429/503's `Retry-After` sets the next retry's delay, capped at the retry policy's max interval.
  *
- * This module exports the activity function only, so it can be registered and proxied as is; the script
+ * The activity is built with its worker's transcripts and MCP catalog (createModelActivities); the script
  * format, its loader and the failure type live in model-script.ts, scripted.ts and errors.ts.
  */
 import {
@@ -17,13 +17,8 @@ import {
   type ModelCallResult,
 } from '../../contracts/model';
 import { answerCap, AnswerTooLargeError, ProviderError, retryableModelFailure } from './errors';
-import {
-  fullTranscript,
-  storeSentTranscript,
-  storeToolSpecs,
-  toolSpecsOf,
-  withSystemContext,
-} from '../transcripts';
+import { withSystemContext, type Transcripts } from '../transcripts';
+import type { McpCatalog } from '../mcp/catalog';
 import { whileHeartbeating } from '../activity-context';
 import { builtinToolSpecs } from '../../contracts/tool-specs';
 import { mcpCallInfo, mcpToolsForModel } from '../mcp/model-tools';
@@ -32,12 +27,24 @@ import { warmUpOpenAIProvider } from './openai-warm-up';
 import { recordModelCall } from './metrics';
 import { callScriptedModel, scriptedModelName } from './scripted';
 
-export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
+/** What the model activity needs of its worker: its transcripts, and its MCP servers (if any). */
+export interface ModelActivityDeps {
+  transcripts: Transcripts;
+  mcpCatalog?: McpCatalog;
+}
+
+/** The model activity of a worker. */
+export function createModelActivities(deps: ModelActivityDeps) {
+  return { callModel: (input: ModelCallInput) => callModel(deps, input) };
+}
+
+async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promise<ModelCallResult> {
+  const { transcripts, mcpCatalog } = deps;
   // Reading a long chain from an object store takes time: heartbeat through it (a 3 s heartbeat timeout).
   const [transcript, sentTools] = await whileHeartbeating(() =>
-    Promise.all([fullTranscript(input), toolSpecsOf(input)]),
+    Promise.all([transcripts.full(input), transcripts.toolSpecsOf(input)]),
   );
-  const mcp = mcpToolsForModel(input.mcp_tools, input.mcp_promoted);
+  const mcp = mcpToolsForModel(mcpCatalog, input.mcp_tools, input.mcp_promoted);
   const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools, ...mcp.specs];
   // The deferred tools' section first: it stays the same every turn, while the summary and ledger change.
   const context = [mcp.section, input.system_context].filter(Boolean).join('\n\n');
@@ -50,9 +57,9 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   });
   if (result.error_fallback) return result;
   const [transcriptRef, toolsStored] = await whileHeartbeating(() =>
-    Promise.all([storeSentTranscript(input, transcript), storeToolSpecs(input)]),
+    Promise.all([transcripts.storeSent(input, transcript), transcripts.storeToolSpecs(input)]),
   );
-  const mcpCalls = mcpCallInfo(input.mcp_tools, result.tool_calls);
+  const mcpCalls = mcpCallInfo(mcpCatalog, input.mcp_tools, result.tool_calls);
   return {
     ...result,
     transcript_ref: transcriptRef,

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_MODEL_RETRY, MODEL_PROVIDERS, type ModelRetrySettings, type ModelSettings } from '../model';
+import { modelCallFields } from '../input-schemas';
 import { withoutUndefined } from '../records';
 import {
   apiKeyReference,
@@ -55,11 +56,7 @@ const modelEntry = section('models[]', {
   model: text.optional(),
   base_url: httpUrl.optional(),
   api_key: apiKeyReference.optional(),
-  temperature: temperature.optional(),
-  max_tokens: wholeNumber(1).optional(),
-  request_timeout_seconds: seconds.optional(),
-  max_answer_bytes: wholeNumber(1).optional(),
-  script_file: text.optional(),
+  ...modelCallFields({ seconds, temperature, text }),
   retry: modelRetry.optional(),
 }).transform((entry, ctx): ModelSettings => {
   let provider = entry.provider;

@@ -115,7 +115,7 @@ export async function withProjectWorker<T>(
     server?: { address: string; namespace: string };
     /** Worker options over the project's (e.g. a small workflow cache). */
     tuning?: ProjectWorkerOptions['tuning'];
-  } = {},
+  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts'> = {},
 ): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: worker.server?.address ?? testAddress() });
@@ -129,6 +129,8 @@ export async function withProjectWorker<T>(
       ...(worker.runAdmission && { runAdmission: worker.runAdmission }),
       ...(worker.tuning && { tuning: worker.tuning }),
       ...(worker.say && { say: worker.say }),
+      ...(worker.mcpCatalog && { mcpCatalog: worker.mcpCatalog }),
+      ...(worker.transcripts && { transcripts: worker.transcripts }),
     });
     return await projectWorker.runUntil(body());
   } finally {

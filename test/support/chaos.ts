@@ -61,6 +61,8 @@ export interface ChaosOptions {
 export interface ChaosRun {
   workflowId: string;
   workspace: string;
+  /** When its lane started it, in ms after the first worker started. */
+  startedAtMs: number;
   durationMs: number;
   result?: LeadRunResult;
   error?: string;
@@ -211,6 +213,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const run: ChaosRun = {
           workflowId: `${options.workers.taskQueue}-lead-${index}`,
           workspace,
+          startedAtMs: Date.now() - started,
           durationMs: 0,
         };
         runs.push(run);
@@ -252,13 +255,68 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
+const EventType = temporal.api.enums.v1.EventType;
+
+function eventName(event: HistoryEvent): string {
+  return (EventType[event.eventType ?? 0] ?? String(event.eventType)).replace(/^EVENT_TYPE_/, '');
+}
+
+function eventMs(event: HistoryEvent | undefined): number {
+  const time = event?.eventTime;
+  return time ? Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6) : 0;
+}
+
+/** A run the deadline caught: when it started, how far it got, what it last did and waits on. */
+async function whereItStands(
+  client: Client,
+  id: string,
+  events: HistoryEvent[],
+  run: ChaosRun,
+): Promise<string> {
+  const last = events.slice(-6).map(eventName).join(' → ');
+  const quietS = ((Date.now() - eventMs(events.at(-1))) / 1000).toFixed(0);
+  let pending = '';
+  try {
+    const raw = (await client.workflow.getHandle(id).describe()).raw;
+    const activities = (raw.pendingActivities ?? []).map(
+      (a) => `${a.activityType?.name} attempt ${a.attempt} (${a.lastFailure?.message ?? 'no failure'})`,
+    );
+    const children = (raw.pendingChildren ?? []).map((c) => c.workflowId ?? '?');
+    pending = `; pending: ${[...activities, ...children].join(', ') || 'nothing'}`;
+  } catch (err) {
+    pending = `; describe failed: ${err instanceof Error ? err.message : String(err)}`;
+  }
+  return (
+    `started at +${(run.startedAtMs / 1000).toFixed(0)} s; ${events.length} events, ` +
+    `the last ${quietS} s ago: ${last}${pending}`
+  );
+}
+
+/** Both admission pools as they stand (for a report whose runs did not all end). */
+async function admissionStates(client: Client, taskQueue: string): Promise<string[]> {
+  const pools = [
+    ['subagents', admissionWorkflowId(taskQueue)],
+    ['runs', admissionWorkflowId(taskQueue, 'runs')],
+  ] as const;
+  return Promise.all(
+    pools.map(async ([pool, workflowId]) => {
+      try {
+        const state = await client.workflow.getHandle(workflowId).query(admissionStateQuery);
+        return `admission (${pool}): ${state.running.length} running, ${state.queued.length} queued`;
+      } catch (err) {
+        return `admission (${pool}): not answering (${err instanceof Error ? err.message : String(err)})`;
+      }
+    }),
+  );
+}
+
 /** No slot outlives the runs: once every run has ended, nothing is held or queued at admission. */
 async function checkAdmission(
   client: Client,
   taskQueue: string,
   runs: readonly ChaosRun[],
 ): Promise<string[]> {
-  if (runs.some((run) => run.result === undefined)) return [];
+  if (runs.some((run) => run.result === undefined)) return admissionStates(client, taskQueue);
   const state = await client.workflow.getHandle(admissionWorkflowId(taskQueue)).query(admissionStateQuery);
   const problems: string[] = [];
   if (state.running.length > 0) {
@@ -376,15 +434,18 @@ async function checkRun(client: Client, run: ChaosRun): Promise<RunCheck> {
   const id = run.workflowId;
   const recoveries: Recoveries = noRecoveries();
   const violations: string[] = [];
+  const leadEvents = await historyChain(client, id);
   if (run.result?.status !== 'completed') {
-    violations.push(`${id}: ended ${run.result ? `${run.result.status}: ${run.result.error}` : run.error}`);
+    const ended = run.result ? `${run.result.status}: ${run.result.error}` : run.error;
+    // Where an unfinished run stood: slow (events still coming) and stalled (none for long) read differently.
+    const where = run.result ? '' : `; ${await whereItStands(client, id, leadEvents, run)}`;
+    violations.push(`${id}: ended ${ended}${where}`);
   }
   const ledger = run.result?.ledger.map((entry) => entry.status) ?? [];
   if (ledger.length !== CHAOS_PARTS.length || ledger.some((status) => status !== 'completed')) {
     violations.push(`${id}: ledger is [${ledger.join(', ')}], not ${CHAOS_PARTS.length} × completed`);
   }
 
-  const leadEvents = await historyChain(client, id);
   countRecoveries(leadEvents, recoveries);
   const starts = childStarts(leadEvents);
   const expectedChildren = CHAOS_PARTS.map((part) => `${id}/task/${part}`);

@@ -46,8 +46,11 @@ it('keeps every promise while workers are SIGKILLed at random: 20 runs × 3 suba
     });
     const failed = report.appends.filter((a) => a.reported === 'failed');
     const r = report.recoveries;
+    const finished = report.runs.filter((run) => run.result !== undefined);
+    const slowest = Math.max(0, ...finished.map((run) => run.durationMs)) / 1000;
     process.stderr.write(
-      `chaos (seed ${seed}): ${report.runs.length} runs, ${report.kills} kills in ` +
+      `chaos (seed ${seed}): ${report.runs.length} runs (${finished.length} finished, the slowest in ` +
+        `${slowest.toFixed(0)} s), ${report.kills} kills in ` +
         `${(report.wallMs / 1000).toFixed(0)} s; retried activities ${r.retried_activities}, ` +
         `workflow task timeouts ${r.workflow_task_timeouts}, sticky timeouts ${r.sticky_timeouts}; ` +
         `${failed.length} of ${report.appends.length} appends interrupted ` +

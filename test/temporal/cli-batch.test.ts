@@ -1,5 +1,5 @@
 /**
- * `subagents batch …` as a user runs it, on the real dev server: the README's worked example (the items file
+ * `subagents batch …` as a user runs it, on the real dev server: the worked example of docs/batches.md (the items file
  * and scripted model in cli/demo/batch) started with --wait, then status and results; and the refusals of a
  * bad items file, each one clear line per problem, exit 2, nothing started and no workspace made.
  */

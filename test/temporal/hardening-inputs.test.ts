@@ -9,6 +9,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { RunIdTakenError, SubagentsClient } from '../../client/api';
 import { INVALID_INPUT_FAILURE_TYPE, InvalidInputError } from '../../contracts/inputs';
@@ -16,7 +18,13 @@ import type { LeadRunInput } from '../../contracts/lead';
 import type { SubagentInput } from '../../contracts/subagent';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
-import { testNamespace, uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
+import {
+  testNamespace,
+  testWorkflowBundle,
+  uniqueTaskQueue,
+  useTestClient,
+  withProjectWorker,
+} from '../harness/temporal';
 import { leadInput, subagentInput, tempDir, writeScript } from '../support/subagent-input';
 
 const testClient = useTestClient();
@@ -58,6 +66,30 @@ async function refusal(handle: WorkflowHandle): Promise<ApplicationFailure> {
   expect(failure.type).toBe(INVALID_INPUT_FAILURE_TYPE);
   expect(failure.nonRetryable).toBe(true);
   return failure;
+}
+
+/**
+ * A refused run's history is its first workflow task and the failure, nothing else; replayed (a query on the
+ * closed run, a worker that lost it from its cache) it fails again the same way instead of running the loop,
+ * whose first command would not match the recorded failure.
+ */
+async function replaysAsRefused(handle: WorkflowHandle): Promise<void> {
+  const { EventType } = temporal.api.enums.v1;
+  const history = await handle.fetchHistory();
+  expect(history.events?.map((event) => event.eventType)).toEqual([
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED,
+    EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+  ]);
+  await expect(
+    Worker.runReplayHistory(
+      { workflowBundle: { codePath: testWorkflowBundle() } },
+      history,
+      handle.workflowId,
+    ),
+  ).resolves.toBeUndefined();
 }
 
 describe('bad inputs at the client API', () => {
@@ -131,7 +163,7 @@ describe('bad inputs at the client API', () => {
 });
 
 describe('bad inputs at workflow start', () => {
-  it('fails a lead run at once with the reason, without retrying its task', async () => {
+  it('fails a lead run at once with the reason, without retrying its task, and replays as that failure', async () => {
     const { input } = setUp(answers('never'));
     const taskQueue = uniqueTaskQueue('bad-lead');
     const failure = await withProjectWorker(taskQueue, async () => {
@@ -147,7 +179,9 @@ describe('bad inputs at workflow start', () => {
           },
         ],
       });
-      return refusal(handle);
+      const refused = await refusal(handle);
+      await replaysAsRefused(handle);
+      return refused;
     });
     expect(failure.message).toMatch(/lead run input is refused, 3 problems/);
     expect(failure.message).toMatch(/prompt: is missing/);
@@ -155,7 +189,7 @@ describe('bad inputs at workflow start', () => {
     expect(failure.message).toMatch(/limits\.max_concurrent: 0 is out of range/);
   });
 
-  it('fails a subagent at once with the reason', async () => {
+  it('fails a subagent at once with the reason, and replays as that failure', async () => {
     const dir = tempDir('bad-subagent');
     const input: SubagentInput = subagentInput({
       workspace: '/etc',
@@ -168,7 +202,9 @@ describe('bad inputs at workflow start', () => {
         workflowId: `${taskQueue}/task/call_1`,
         args: [{ ...input, agent: { ...input.agent, max_turns: -1 } }],
       });
-      return refusal(handle);
+      const refused = await refusal(handle);
+      await replaysAsRefused(handle);
+      return refused;
     });
     expect(failure.message).toMatch(/subagent input is refused, 2 problems/);
     expect(failure.message).toMatch(/agent\.max_turns: -1 is out of range/);

@@ -24,6 +24,9 @@ const CHILD_PROMPT = 'CHILD TASK: add two numbers with the local server.';
 
 const mcpServers = { local: { command: process.execPath, args: [serverScript, '--stdio'] } };
 let mcp: WorkerMcp | undefined;
+/** The project worker, calling this file's MCP servers. */
+const withMcpWorker = <T>(taskQueue: string, body: () => Promise<T>): Promise<T> =>
+  withProjectWorker(taskQueue, body, { ...(mcp && { mcpCatalog: mcp.catalog }) });
 let fake: FakeOpenAI | undefined;
 
 beforeAll(async () => {
@@ -98,7 +101,7 @@ it('sends MCP tools by name until tool_search promotes them, per task run, and r
 
   const taskQueue = uniqueTaskQueue('mcp-tool-search');
   const workflowId = `${taskQueue}-lead`;
-  const { result, childSteps } = await withProjectWorker(taskQueue, async () => {
+  const { result, childSteps } = await withMcpWorker(taskQueue, async () => {
     const result = await testClient().workflow.execute(leadRunWorkflow, {
       taskQueue,
       workflowId,

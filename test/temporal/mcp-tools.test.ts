@@ -32,6 +32,9 @@ const pidFile = join(dir, 'stdio-server.pid');
 
 let httpServer: ChildProcess | undefined;
 let mcp: WorkerMcp | undefined;
+/** The project worker, calling this file's MCP servers. */
+const withMcpWorker = <T>(taskQueue: string, body: () => Promise<T>): Promise<T> =>
+  withProjectWorker(taskQueue, body, { ...(mcp && { mcpCatalog: mcp.catalog }) });
 const workerLines: string[] = [];
 let mcpConfig: Record<string, unknown> = {};
 
@@ -211,7 +214,7 @@ it('runs MCP tools over stdio and HTTP for the lead and its subagents, refuses d
   });
 
   const taskQueue = uniqueTaskQueue('mcp-tools');
-  const { result, texts } = await withProjectWorker(taskQueue, async () => {
+  const { result, texts } = await withMcpWorker(taskQueue, async () => {
     const handle = await testClient().workflow.start(leadRunWorkflow, {
       taskQueue,
       workflowId: `${taskQueue}-lead`,
@@ -273,7 +276,7 @@ it('turns a server killed mid-call into an error message; the run goes on and th
   };
   const input = subagentInput({ workspace, scriptFile: writeScript(scriptDir, script), config: mcpConfig });
   const taskQueue = uniqueTaskQueue('mcp-killed');
-  const result = await withProjectWorker(taskQueue, async () => {
+  const result = await withMcpWorker(taskQueue, async () => {
     const handle = await testClient().workflow.start(subagentWorkflow, {
       taskQueue,
       workflowId: `${taskQueue}-subagent`,
@@ -319,7 +322,7 @@ it('retries a read-only tool while its server is down, and runs any other tool a
   httpServer?.kill('SIGKILL');
   if (httpServer) await once(httpServer, 'exit');
   const taskQueue = uniqueTaskQueue('mcp-restarted');
-  const { result, attempts } = await withProjectWorker(taskQueue, async () => {
+  const { result, attempts } = await withMcpWorker(taskQueue, async () => {
     const handle = await testClient().workflow.start(subagentWorkflow, {
       taskQueue,
       workflowId: `${taskQueue}-subagent`,

@@ -6,12 +6,12 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { clearTranscriptCache } from '../../activities/transcripts';
+import { Transcripts } from '../../activities/transcripts';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { SubagentsClient } from '../../client/api';
 import { defaultPayloadSettings } from '../../contracts/config/payloads';
 import { leadStatusQuery } from '../../contracts/lead';
-import { configurePayloads, PAYLOAD_DIR_ENV } from '../../payloads/store';
+import { configurePayloads, PAYLOAD_DIR_ENV, payloadStore } from '../../payloads/store';
 import type { leadRunWorkflow } from '../../workflows';
 import { leadInput, scriptedWorkspace, tempDir } from '../support/subagent-input';
 import {
@@ -31,6 +31,8 @@ const suiteDir = process.env[PAYLOAD_DIR_ENV];
 process.env[PAYLOAD_DIR_ENV] = dir;
 configurePayloads(defaultPayloadSettings());
 const testClient = useTestClient();
+// The worker's transcripts, kept here so a test can make the worker read the store instead of recalling.
+const transcripts = new Transcripts(payloadStore());
 afterAll(() => {
   if (suiteDir === undefined) delete process.env[PAYLOAD_DIR_ENV];
   else process.env[PAYLOAD_DIR_ENV] = suiteDir;
@@ -107,37 +109,41 @@ function setUp(label: string, prompt: string) {
 it('retries a model call on a tampered transcript segment, names it in status, and finishes once it is restored', async () => {
   const taskQueue = uniqueTaskQueue('segment-fault');
   const input = setUp('segment-fault', 'Summarise the Marker logs.');
-  await withProjectWorker(taskQueue, async () => {
-    const handle = await startLeadRun(testClient(), input, taskQueue);
-    await waitForQuestion(handle);
-    // The first call's segment holds the prompt; the worker must read it back, not recall it.
-    const altered = tamper('Marker');
-    clearTranscriptCache();
-    await new SubagentsClient(testClient(), testNamespace()).getRun(handle.workflowId).answer('The first.');
-    await waitFor('a retried model call', async () => {
-      const { raw } = await handle.describe();
-      return (raw.pendingActivities ?? []).some(
-        (a) => (a.attempt ?? 0) >= 2 && /does not match its hash/.test(a.lastFailure?.message ?? ''),
+  await withProjectWorker(
+    taskQueue,
+    async () => {
+      const handle = await startLeadRun(testClient(), input, taskQueue);
+      await waitForQuestion(handle);
+      // The first call's segment holds the prompt; the worker must read it back, not recall it.
+      const altered = tamper('Marker');
+      transcripts.clearCache();
+      await new SubagentsClient(testClient(), testNamespace()).getRun(handle.workflowId).answer('The first.');
+      await waitFor('a retried model call', async () => {
+        const { raw } = await handle.describe();
+        return (raw.pendingActivities ?? []).some(
+          (a) => (a.attempt ?? 0) >= 2 && /does not match its hash/.test(a.lastFailure?.message ?? ''),
+        );
+      });
+      expect((await handle.describe()).status.name).toBe('RUNNING');
+      const shown = await suiteCli(['status', handle.workflowId]);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toMatch(
+        new RegExp(
+          `^waiting on the payload store: transcript segment (${altered.keys.join('|')}) in local directory .* ` +
+            'does not match its hash \\(tampered or corrupted\\)',
+          'm',
+        ),
       );
-    });
-    expect((await handle.describe()).status.name).toBe('RUNNING');
-    const shown = await suiteCli(['status', handle.workflowId]);
-    expect(shown.code).toBe(0);
-    expect(shown.stdout).toMatch(
-      new RegExp(
-        `^waiting on the payload store: transcript segment (${altered.keys.join('|')}) in local directory .* ` +
-          'does not match its hash \\(tampered or corrupted\\)',
-        'm',
-      ),
-    );
-    const json = await suiteCli(['status', handle.workflowId, '--json']);
-    expect(JSON.parse(json.stdout)).toMatchObject({
-      payload_store_fault: expect.stringMatching(/^transcript segment [0-9a-f]{64} /),
-    });
-    altered.restore();
-    const result = await handle.result();
-    expect(result).toMatchObject({ status: 'completed', final_output: 'Done.' });
-  });
+      const json = await suiteCli(['status', handle.workflowId, '--json']);
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        payload_store_fault: expect.stringMatching(/^transcript segment [0-9a-f]{64} /),
+      });
+      altered.restore();
+      const result = await handle.result();
+      expect(result).toMatchObject({ status: 'completed', final_output: 'Done.' });
+    },
+    { transcripts },
+  );
 });
 
 it('names a claim-check blob that does not match its hash in status, and the run finishes once it is restored', async () => {
@@ -163,10 +169,10 @@ it('names a claim-check blob that does not match its hash in status, and the run
       );
       expect(shown.stderr).not.toMatch(/unexpected error|no worker/);
       altered.restore();
-      clearTranscriptCache();
+      transcripts.clearCache();
       await new SubagentsClient(testClient(), testNamespace()).getRun(handle.workflowId).answer('The first.');
       expect(await handle.result()).toMatchObject({ status: 'completed', final_output: 'Done.' });
     },
-    { tuning },
+    { tuning, transcripts },
   );
 });

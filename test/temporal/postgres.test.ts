@@ -1,12 +1,12 @@
 /**
  * The project on a Temporal server backed by PostgreSQL (devserver/temporal-postgres.ts: a throwaway PostgreSQL
- * cluster and deploy/temporal-postgres, built with Go on first use), not the suite's SQLite dev server: a
- * lead run that delegates three subagents completes though the server and PostgreSQL are stopped and
- * started again while the subagents run, and what a finished run left (its result, its history, its
- * delegations found by the project's search attributes) is still there after another restart.
+ * cluster and Temporal's own server from deploy/temporal-postgres, built with Go on first use), not the suite's
+ * SQLite dev server: a lead run that delegates three subagents completes though the server and PostgreSQL are
+ * stopped and started again while the subagents run, and what a finished run left (its result, its history,
+ * its delegations found by the project's search attributes) is still there after another restart.
  *
  * Skipped, with the reason on stderr, only where the pieces are absent (no PostgreSQL server binaries, no Go
- * and no built binary); SUBAGENTS_REQUIRE_POSTGRES=1 turns that skip into a failure (CI).
+ * and no built binaries); SUBAGENTS_REQUIRE_POSTGRES=1 turns that skip into a failure (CI).
  */
 import { Client, Connection, ServiceError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
@@ -30,7 +30,7 @@ const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeTy
 
 const describeIfAvailable = missing && !required ? describe.skip : describe;
 
-/** The first start may build the server with Go: ~2.5 to 12 minutes on two busy cores (see its README). */
+/** The first start may build the server with Go: minutes on two busy cores (see its README). */
 const FIRST_START_TIMEOUT_MS = 40 * 60_000;
 
 interface ServerClient {

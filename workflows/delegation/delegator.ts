@@ -19,7 +19,7 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type * as activities from '../../activities';
+import type { ProjectActivities } from '../../activities';
 import {
   BATCH_TASK_TOOL_NAME,
   isBatchToolName,
@@ -113,7 +113,7 @@ export interface DelegatorOptions {
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
-const { readCancelledResult } = proxyLocalActivities<typeof activities>({
+const { readCancelledResult } = proxyLocalActivities<ProjectActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });

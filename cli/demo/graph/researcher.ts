@@ -1,5 +1,5 @@
 /**
- * An example graph agent (README, "LangGraph graphs as subagents"): a two-node researcher, `plan` → `answer`,
+ * An example graph agent (docs/tools-and-agents.md, "LangGraph graphs as subagents"): a two-node researcher, `plan` → `answer`,
  * on whatever model the agent is configured with (the factory is handed it), so it runs offline on the
  * scripted model and for real on `openai`. A run is checkpointed after each node: a worker that dies between
  * them costs nothing already done.

@@ -7,9 +7,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { runGraphSubagent } from '../../../activities/graph/run-graph';
 import type { GraphProgress, GraphRunInput, GraphRunResult } from '../../../contracts/graph';
+import { testActivities } from '../../support/activities';
 import { tempDir, writeScript } from '../../support/subagent-input';
+
+const { runGraphSubagent } = testActivities();
 
 function attempt(attemptNumber: number, heartbeatDetails?: GraphProgress) {
   const env = new MockActivityEnvironment(

@@ -60,7 +60,7 @@ it('lists a server that was down at start once it is up and the worker gets SIGH
       expect.stringMatching(/^MCP server later \(http\): 5 tools: later__add, later__check_secret, /),
     ]);
     // What the model is shown: the server's JSON schema, under the tool's full name.
-    expect(mcpToolSpecs({ allow: ['later__add'], deny: [] })).toEqual([
+    expect(mcpToolSpecs(mcp?.catalog, { allow: ['later__add'], deny: [] })).toEqual([
       {
         name: 'later__add',
         description: 'Adds two numbers.',
@@ -72,7 +72,9 @@ it('lists a server that was down at start once it is up and the worker gets SIGH
       },
     ]);
     expect(
-      mcpCallInfo({ allow: ['later__*'], deny: [] }, [{ id: '1', name: 'later__add', args: '{}' }]),
+      mcpCallInfo(mcp?.catalog, { allow: ['later__*'], deny: [] }, [
+        { id: '1', name: 'later__add', args: '{}' },
+      ]),
     ).toEqual({
       later__add: { read_only: true, timeout_seconds: 60 },
     });

@@ -7,8 +7,10 @@ import { DefaultLogger } from '@temporalio/worker';
 import { stringify } from 'yaml';
 import type { ChatMessage, ToolSpec } from '../../../../contracts/messages';
 import type { ModelCallInput, ModelCallResult, ModelSettings } from '../../../../contracts/model';
-import { callModel } from '../../../../activities/model';
 import type { ModelScriptFileInput } from '../../../../activities/model/model-script';
+import { testActivities } from '../../../support/activities';
+
+const { callModel } = testActivities();
 
 /**
  * An activity context like the worker's, at the given attempt, with the heartbeat timeout the workflows

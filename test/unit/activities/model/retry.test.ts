@@ -4,14 +4,16 @@
  * provider's message.
  */
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure } from '@temporalio/common';
-import { callModel } from '../../../../activities/model';
 import { ProviderError, retryAfterMs, retryableModelFailure } from '../../../../activities/model/errors';
 import { classifyOpenAIError } from '../../../../activities/model/openai';
+import { testActivities } from '../../../support/activities';
 import { ConfigError, parseConfig } from '../../../../contracts/config';
 import { DEFAULT_MODEL_RETRY, type ModelRetrySettings } from '../../../../contracts/model';
 import { modelRetryPolicy, withProviderCause } from '../../../../workflows/model-activity';
 import { FakeOpenAI } from '../../../support/fake-openai';
 import { modelInput, retryableFailureOf } from './fixtures';
+
+const { callModel } = testActivities();
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 

@@ -1,0 +1,515 @@
+/**
+ * The workflow inputs' wire shapes, each defined once, as a schema: a lead run's (`LeadRunInput`), a
+ * subagent's (`SubagentInput`) and the settings they carry (model, budgets, guards, sandbox, delegation
+ * limits). The TypeScript types are inferred from the schemas; the files of each concept re-export theirs
+ * (contracts/model.ts `ModelSettings`, contracts/lead.ts `LeadRunInput`, …).
+ *
+ * Builders, not schemas: the worker shares this module between its workflows deep-frozen (worker/worker.ts,
+ * PRELOADED_MODULES) and zod cannot use a frozen schema, and most workflows never check an input, so
+ * contracts/inputs.ts builds them on first use and keeps them. Pure: no Node APIs.
+ */
+import { z } from 'zod';
+import { listOf, mappingOf, oneOf, valueTypes, wholeNumber } from './config/value-types';
+import type { LeadCarry } from './lead';
+import { MAX_CONCURRENT_CEILING, MAX_TOTAL_PER_RUN_CEILING, SUBAGENT_PROVIDERS } from './lead';
+import type { LedgerEntry } from './ledger';
+import type { LoopCarry } from './loop-carry';
+import type { ChatMessage } from './messages';
+import { MODEL_PROVIDERS } from './model';
+import { SANDBOX_KINDS } from './tools';
+import { systemFolderProblem } from './workspace-folders';
+
+type ValueTypes = ReturnType<typeof valueTypes>;
+
+interface RawIssue {
+  readonly input?: unknown;
+}
+
+/** Keys it does not know pass (older and newer shapes); a missing or non-mapping value is named. */
+function object<S extends z.ZodRawShape>(shape: S, noun = 'a mapping') {
+  return z.object(shape, {
+    error: (issue: RawIssue) => (issue.input === undefined ? `is missing (${noun})` : `is not ${noun}`),
+  });
+}
+
+/**
+ * A shape the workflow writes itself (a carry, a carried ledger), checked in part only: its type is its
+ * interface, which stays its one definition, and the schema checks what a starter could get wrong.
+ */
+const checkedInPart = <T>(schema: z.ZodType): z.ZodType<T> => schema as z.ZodType<T>;
+
+/**
+ * Typed, not checked: keys the input check never looked at, so an input of any run recorded before keeps
+ * passing as it did (a check that refuses what was accepted needs its own `patched()` gate).
+ */
+const unchecked = <T>() => z.custom<T>();
+
+/** An absolute path that is not a system folder. */
+function workspacePath({ text }: ValueTypes) {
+  return text
+    .refine((path) => path.startsWith('/'), {
+      error: 'is not an absolute path (the workspace must be absolute, e.g. /home/me/project)',
+    })
+    .superRefine((path, ctx) => {
+      if (!path.startsWith('/')) return;
+      const message = systemFolderProblem(path);
+      if (message !== undefined) ctx.addIssue({ code: 'custom', input: path, message });
+    });
+}
+
+/**
+ * How one model call goes, as a config's `models[]` entry says it and a workflow input carries it: the same
+ * keys with the same checks.
+ */
+export function modelCallFields({
+  seconds,
+  temperature,
+  text,
+}: Pick<ValueTypes, 'seconds' | 'temperature' | 'text'>) {
+  return {
+    temperature: temperature.optional(),
+    max_tokens: wholeNumber(1).optional(),
+    request_timeout_seconds: seconds.optional(),
+    /**
+     * The largest answer (content and tool calls, UTF-8 bytes) one model call may return; absent →
+     * DEFAULT_MAX_ANSWER_BYTES. A stream is read no further past it, and the run ends `failed`: not retried.
+     */
+    max_answer_bytes: wholeNumber(1).optional(),
+    /** scripted: path of a YAML/JSON script file (see activities/model/scripted.ts). */
+    script_file: text.optional(),
+  };
+}
+
+/** A model as the activity needs it: resolved from the config's `models:` list (or a CLI flag). */
+function modelSchemas(types: ValueTypes) {
+  const { httpUrl, seconds, text } = types;
+  /**
+   * The retry policy of the model activity for transient provider errors (HTTP 408, 409, 429, 5xx, network,
+   * `request_timeout_seconds`). Errors retrying cannot fix (400, 401, 404…) never retry.
+   */
+  const retry = object({
+    /** Wait before the first retry. */
+    initial_interval_seconds: seconds,
+    /** Each wait is the previous one times this (≥ 1). */
+    backoff_coefficient: z.number().min(1, { error: 'is out of range (≥ 1)' }),
+    /** The longest wait between two attempts; also caps what a provider's `Retry-After` may ask for. */
+    max_interval_seconds: seconds,
+    /** Attempts in all, the first included; absent → no cap (the agent's wall-clock budget ends the wait). */
+    max_attempts: wholeNumber(1).optional(),
+    /**
+     * Give up this many seconds after the first attempt was scheduled (the activity's schedule-to-close
+     * timeout); the run then fails with the provider's last message. Absent → no limit of its own.
+     */
+    max_retry_seconds: seconds.optional(),
+  });
+  const settings = object({
+    /** The name the config gives it (`models[].name`); reported as `model_name` when the provider names none. */
+    name: text,
+    provider: oneOf(MODEL_PROVIDERS),
+    /** The provider's model id (`gpt-4o-mini`, `deepseek-chat`, …). */
+    model: text,
+    /** OpenAI-compatible endpoint; falls back to OPENAI_BASE_URL. */
+    base_url: httpUrl.optional(),
+    /** Name of the environment variable that holds the key (default OPENAI_API_KEY): keys never travel in history. */
+    api_key_env: text.optional(),
+    ...modelCallFields(types),
+    /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
+    retry: retry.optional(),
+  });
+  return { retry, settings };
+}
+
+/** The guards' settings: the token budget and loop detection. */
+function guardSchemas({ bool, fraction, positiveNumber }: ValueTypes) {
+  const tokenBudget = object({
+    enabled: bool,
+    max_tokens: wholeNumber(1),
+    /** Fraction of max_tokens at which a one-time budget note is added to the next model call. */
+    warn_threshold: fraction,
+    /** Fraction of max_tokens at which the turn's tool calls are stripped and the run finishes (1.0). */
+    hard_threshold: positiveNumber,
+  });
+  const toolFrequencyOverride = object({ warn: wholeNumber(1), hard_limit: wholeNumber(1) });
+  const loopDetection = object({
+    enabled: bool,
+    /** Identical tool-call sets within the window before a warning is added. */
+    warn_threshold: wholeNumber(1),
+    /** Identical tool-call sets within the window before the run is stopped. */
+    hard_limit: wholeNumber(1),
+    window_size: wholeNumber(1),
+    /** Calls of one tool name (any arguments) before a warning, and before the stop. */
+    tool_freq_warn: wholeNumber(1),
+    tool_freq_hard_limit: wholeNumber(1),
+    tool_freq_overrides: mappingOf(toolFrequencyOverride, 'per-tool thresholds'),
+  });
+  return { tokenBudget, toolFrequencyOverride, loopDetection };
+}
+
+/** Where and how an agent's tools run: its sandbox, and which MCP tools it may use. */
+function toolSchemas({ bool, seconds, toolName }: ValueTypes) {
+  const sandbox = object({
+    /** Run bash on the host (inside the workspace) when no sandbox can start. Off by default, as in the seeds. */
+    allow_host_bash: bool,
+    /**
+     * The sandbox to use; absent means `auto`. Optional because histories recorded before this key existed
+     * carry sandbox settings without it.
+     */
+    kind: oneOf(SANDBOX_KINDS).optional(),
+    /** Wall-clock limit of one bash command. */
+    bash_timeout_seconds: seconds,
+    /** Characters of combined output kept from one command (the rest is cut, and the cut is said). */
+    output_cap_chars: wholeNumber(1),
+    /**
+     * Resource limits of one command (see SandboxLimits). Optional, with defaults applied where they are
+     * read, because histories recorded before these keys existed carry sandbox settings without them.
+     */
+    max_processes: unchecked<number>().optional(),
+    max_memory_mb: unchecked<number>().optional(),
+    max_file_size_mb: unchecked<number>().optional(),
+    max_cpu_seconds: unchecked<number>().optional(),
+  });
+  /**
+   * Which MCP tools an agent may see and run (contracts/mcp.ts): data, so it travels in workflow inputs, and
+   * what a run's activities apply, so it is checked.
+   */
+  const mcpFilter = object({
+    allow: listOf(toolName, 'tool names'),
+    deny: listOf(toolName, 'tool names'),
+    /**
+     * `tool_search.enabled`: the tools go to the model by name only until `tool_search` promotes them
+     * (contracts/tool-search.ts). Absent on runs started before it existed, which replay as they ran.
+     */
+    deferred: z.literal(true).optional(),
+  });
+  return { sandbox, mcpFilter };
+}
+
+/** An agent with every default applied (what a subagent workflow runs with), and the settings it needs. */
+function agentSchemas(types: ValueTypes) {
+  const { seconds, text, toolName } = types;
+  const model = modelSchemas(types);
+  const guards = guardSchemas(types);
+  const tools = toolSchemas(types);
+  /** A graph agent as a subagent runs it (contracts/graph.ts). */
+  const graph = object({
+    /** The module's path: absolute once the config is loaded from a file. */
+    module: text,
+    /** The export: a compiled graph, or a factory `(context) => compiled graph`. */
+    export: text,
+    nodes_per_turn: wholeNumber(1),
+    one_time_nodes: wholeNumber(0),
+  });
+  const agent = object({
+    name: text,
+    description: text,
+    system_prompt: text,
+    /** Tools the agent may see and run, after allow/deny (never `task` for a subagent unless nesting is on). */
+    tools: listOf(toolName, 'tool names'),
+    max_turns: wholeNumber(1),
+    timeout_seconds: seconds,
+    token_budget: guards.tokenBudget,
+    model: model.settings,
+    /** The MCP tools it may see and run (its allow/deny entries that name them); absent: none. */
+    mcp: tools.mcpFilter.optional(),
+    /** Set for an agent that is a LangGraph graph: the subagent runs it instead of the agent loop. */
+    graph: graph.optional(),
+  });
+  return { model, guards, tools, graph, agent };
+}
+
+/** What a run carries besides its agents: compaction, questions, a stored transcript. */
+function runSchemas({ seconds, text }: ValueTypes, model: ReturnType<typeof modelSchemas>) {
+  /** Summarization as a run uses it (absent when `summarization.enabled` is false). */
+  const summarization = object({
+    /** Estimated prompt tokens at which the transcript is compacted before the next model call. */
+    trigger_tokens: wholeNumber(1),
+    /** Most recent messages kept as they are (a tool result is never kept without its call). */
+    keep_messages: wholeNumber(1),
+    summary_prompt: text.optional(),
+    /** The model that writes summaries; absent → the agent's own. */
+    model: model.settings.optional(),
+  });
+  /** A run's clarification settings (config `clarification:`), carried in the workflow inputs. */
+  const clarification = object({
+    /** How long one question waits for its answer; then the model is told none came. */
+    timeout_seconds: seconds,
+    /** Questions this agent asked in earlier executions (continue-as-new), so ids go on from there. */
+    questions_asked: wholeNumber(0).optional(),
+  });
+  /** A stored transcript prefix: the key of its last segment, and how much it holds. */
+  const transcriptRef = object({
+    /** sha256 (hex) of the segment's bytes in the payload store. */
+    key: text,
+    /** Messages in the prefix. */
+    count: wholeNumber(0),
+    /** Characters of message content in the prefix (a cheap size estimate: tokens ≈ chars / 4). */
+    chars: wholeNumber(0),
+  });
+  const mapping = mappingOf(z.unknown(), 'values');
+  /** Written by the workflow itself when it continues as new: its shape only (older carries differ). */
+  const carry = object({
+    turns: wholeNumber(0).optional(),
+    continued: wholeNumber(0).optional(),
+    guard_states: mapping.optional(),
+    transcript: mapping.optional(),
+  });
+  return {
+    summarization,
+    clarification,
+    transcriptRef,
+    forkMessages: checkedInPart<ChatMessage[]>(listOf(mapping, 'messages')),
+    leadCarry: checkedInPart<LeadCarry>(carry),
+    loopCarry: checkedInPart<LoopCarry>(carry),
+  };
+}
+
+/** How much a run may delegate: its limits, its batches, and its ledger so far. */
+function delegationSchemas({ seconds, text }: ValueTypes) {
+  // The config's ranges, with its messages: an API caller is held to what a config file is. A workflow
+  // takes a larger per-response limit from a run started before the ceiling (it continues as new with it).
+  const limitsUpTo = (maxConcurrent: number | undefined) =>
+    object({
+      /**
+       * `task` calls one response may contain, 1–4 (`MAX_CONCURRENT_CEILING`); config keeps it at or below
+       * `subagent_runtime.max_running`.
+       */
+      max_concurrent: wholeNumber(1, maxConcurrent),
+      /** Delegations one run may make in total (1–50). */
+      max_total_per_run: wholeNumber(1, MAX_TOTAL_PER_RUN_CEILING),
+      /** Deepest delegation allowed: a child's depth is its parent's plus one; 0 allows none. */
+      max_depth: wholeNumber(0),
+      provider: oneOf(SUBAGENT_PROVIDERS),
+      /**
+       * Admission slots rotate between fairness keys: runs that share one (a tenant) share one turn. Absent:
+       * the lead run's id, so each run has its own. Nested delegations use their lead's.
+       */
+      fairness_key: text.optional(),
+      /**
+       * The run's `subagent_runtime.queue_timeout_seconds`: a child's hard backstop covers a wait that long
+       * for a slot on top of its own timeout (absent: the default, 300).
+       */
+      queue_timeout_seconds: seconds.optional(),
+    });
+  const batchLimits = object({
+    /** Items whose subagent executes at once (each holds an admission slot). */
+    max_running_items: wholeNumber(1),
+    /** Items started or waiting for a slot (running ≤ live). */
+    max_live_items: wholeNumber(1),
+    /** Attempts an item may spend (a run that failed, or failed its criteria); admission refusals spend none. */
+    max_attempts: wholeNumber(1),
+    /** Before attempt n+1: this many seconds × 2^(n−1); also the wait before asking again after a refusal. */
+    retry_backoff_seconds: seconds,
+  });
+  /** What a lead run may do with batches (present in its input only when the config enables them). */
+  const batchTool = object({
+    /** The ceiling for a batch the lead starts: the model may ask for less, never more. */
+    limits: batchLimits,
+    max_items: wholeNumber(1),
+  });
+  const ledgerEntry = object({ id: z.string(), run_id: z.string() });
+  return {
+    limitsUpTo,
+    limits: limitsUpTo(MAX_CONCURRENT_CEILING),
+    batchLimits,
+    batchTool,
+    ledger: checkedInPart<LedgerEntry[]>(listOf(ledgerEntry, 'ledger entries')),
+  };
+}
+
+type AgentSchemas = ReturnType<typeof agentSchemas>;
+type RunSchemas = ReturnType<typeof runSchemas>;
+type DelegationSchemas = ReturnType<typeof delegationSchemas>;
+
+/** A lead run's fields: what the client API accepts, its per-response limit aside. */
+function leadRunFields(
+  types: ValueTypes,
+  agents: AgentSchemas,
+  run: RunSchemas,
+  delegation: DelegationSchemas,
+) {
+  const { seconds, text, toolName } = types;
+  return {
+    /** The user's request. */
+    prompt: text,
+    /** Defaults to the workflow id (DESIGN §1: one execution per run, workflow id = run id). */
+    run_id: text.optional(),
+    model: agents.model.settings,
+    /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
+    tools: listOf(toolName, 'tool names'),
+    /** The MCP tools the lead may see and run (every one the config's servers offer); absent: none. */
+    mcp: agents.tools.mcpFilter.optional(),
+    /** The agents `task` may start, every override applied, in the order the tool lists them. */
+    agents: listOf(agents.agent, 'agents'),
+    workspace: workspacePath(types),
+    sandbox: agents.tools.sandbox,
+    loop_detection: agents.guards.loopDetection,
+    /** The lead's own token budget; each child carries its agent's. */
+    token_budget: agents.guards.tokenBudget,
+    /** The lead's own turn budget. */
+    max_turns: wholeNumber(1),
+    /** The lead's own wall clock (graceful: the run ends `timed_out` with its partial answer); absent → none. */
+    timeout_seconds: seconds.optional(),
+    /** Compaction settings for the lead and every subagent; absent → off. */
+    summarization: run.summarization.optional(),
+    limits: delegation.limits,
+    /**
+     * Durable batches: present when the config enables them (`subagents.batch.enabled`), then the lead is
+     * offered `batch_task` and the tools that follow a batch. The limits are the ceiling for its batches.
+     */
+    batch: delegation.batchTool.optional(),
+    /**
+     * `ask_clarification`: present when the config enables it (`clarification.enabled`); then the lead is
+     * offered the tool, and subagents whose tools allow it. Runs started before it existed carry none: no new
+     * tool.
+     */
+    clarification: run.clarification.optional(),
+    /** 0 for a top-level lead; a lead started by a delegating child has the child's depth. */
+    depth: wholeNumber(0),
+    /**
+     * Entries carried in: from a continue-as-new of this run (same run_id), or from an earlier run of the same
+     * conversation (another run_id: shown to the model, not counted toward this run's total).
+     */
+    ledger: delegation.ledger.optional(),
+    /** Set by the run itself when it continues as new: where the previous execution left off. */
+    carry: run.leadCarry.optional(),
+    /** ISO 8601: when the run got its slot (`lead_runtime`); set when it continues as new, so it keeps it. */
+    admitted_at: text.optional(),
+    /**
+     * Set by every starter of this project: the run asks for its slot as its first step. Absent (an input
+     * from before it existed), the run's own history says whether it does (the `lead-admission` patch, which
+     * costs a marker and a search attribute update in every run that checks it).
+     */
+    asks_slot: z.literal(true).optional(),
+    /**
+     * Set by every starter of this project: the workflow's Temporal status says how it ended
+     * (contracts/closing.ts). Absent (an input from before it existed), its own history says whether it does
+     * (the `honest-close` patch, which costs a marker in every workflow that checks it).
+     */
+    honest_close: z.literal(true).optional(),
+  };
+}
+
+function subagentInputSchema(
+  types: ValueTypes,
+  agents: AgentSchemas,
+  run: RunSchemas,
+  delegation: DelegationSchemas,
+) {
+  const { text } = types;
+  return object(
+    {
+      /** The lead run's id (its workflow id). */
+      run_id: text,
+      /** The tool_call_id of the `task` call that started this subagent. */
+      task_id: text,
+      description: text,
+      prompt: text,
+      subagent_type: text,
+      agent: agents.agent,
+      loop_detection: agents.guards.loopDetection,
+      workspace: workspacePath(types),
+      sandbox: agents.tools.sandbox,
+      /** Delegation depth: a child's depth is its parent's plus one (the lead is 0). */
+      depth: wholeNumber(0),
+      /** `fork` provider: the lead's completed turns the child starts from (those after `fork_from`). */
+      fork_messages: run.forkMessages.optional(),
+      /** `fork` provider: the lead's stored transcript prefix, whose completed turns come first. */
+      fork_from: run.transcriptRef.optional(),
+      /**
+       * Present when the agent may delegate in turn (its tools include `task`): what it may start, and the
+       * limits.
+       */
+      delegation: object({
+        agents: listOf(agents.agent, 'agents'),
+        limits: delegation.limits,
+        /** This subagent's own delegations so far (set when it continues as new). */
+        ledger: delegation.ledger.optional(),
+      }).optional(),
+      /** Compaction settings (the same switch as the lead's); absent → off. */
+      summarization: run.summarization.optional(),
+      /**
+       * The run's `ask_clarification` settings, when the config enables it: the subagent is offered the tool
+       * if its agent's tools allow it, and hands the settings on to what it delegates.
+       */
+      clarification: run.clarification.optional(),
+      /** Its turn at admission: the lead's `fairness_key`, else the lead run's id (absent: the run id). */
+      fairness_key: text.optional(),
+      /**
+       * Its first progress report to the parent waits until it has run this long (at a turn's end): a child
+       * done sooner reports only its result. Absent (children started before this existed): after its first
+       * turn.
+       */
+      first_report_after_ms: wholeNumber(0).optional(),
+      /**
+       * Set when it continues as new holding its slot: when its wall clock started (the server's start, or the
+       * grant when it waited in the queue).
+       */
+      admitted_at: text.optional(),
+      /**
+       * Set by the parent: the subagent asks for its slot as its first step. Absent (an input from before it
+       * existed), its own history says whether it does (the `subagent-admission` patch, which costs a marker
+       * and a search attribute update in every child that checks it).
+       */
+      asks_slot: z.literal(true).optional(),
+      /**
+       * Set by every starter of this project: the workflow's Temporal status says how it ended
+       * (contracts/closing.ts). Absent (an input from before it existed), its own history says whether it does
+       * (the `honest-close` patch, which costs a marker in every workflow that checks it).
+       */
+      honest_close: z.literal(true).optional(),
+      /** Set by the subagent itself when it continues as new: where the previous execution left off. */
+      carry: run.loopCarry.optional(),
+    },
+    'a subagent input',
+  );
+}
+
+/** Every input schema, built anew (contracts/inputs.ts builds them once, on first use). */
+export function buildInputSchemas() {
+  const types = valueTypes();
+  const agents = agentSchemas(types);
+  const run = runSchemas(types, agents.model);
+  const delegation = delegationSchemas(types);
+  const leadRun = leadRunFields(types, agents, run, delegation);
+  return {
+    /** What the client API accepts. */
+    leadRun: object(leadRun, 'a lead run input'),
+    /** What a lead run accepts at its start: its own continued executions included. */
+    startedLeadRun: object({ ...leadRun, limits: delegation.limitsUpTo(undefined) }, 'a lead run input'),
+    subagent: subagentInputSchema(types, agents, run, delegation),
+  };
+}
+
+type InputSchemas = ReturnType<typeof buildInputSchemas>;
+
+/** How the model activity retries transient provider errors; absent → DEFAULT_MODEL_RETRY. */
+export type ModelRetrySettings = z.output<AgentSchemas['model']['retry']>;
+/** A model as the activity needs it: resolved from the config's `models:` list (or a CLI flag). */
+export type ModelSettings = z.output<AgentSchemas['model']['settings']>;
+export type TokenBudgetSettings = z.output<AgentSchemas['guards']['tokenBudget']>;
+export type ToolFrequencyOverride = z.output<AgentSchemas['guards']['toolFrequencyOverride']>;
+export type LoopDetectionSettings = z.output<AgentSchemas['guards']['loopDetection']>;
+/** Where and how `bash` runs, and the limits of one command. */
+export type SandboxSettings = z.output<AgentSchemas['tools']['sandbox']>;
+/** Which MCP tools an agent may see and run (contracts/mcp.ts). */
+export type McpToolFilter = z.output<AgentSchemas['tools']['mcpFilter']>;
+/** A graph agent as a subagent runs it (part of `ResolvedAgent`, contracts/graph.ts). */
+export type GraphAgentSettings = z.output<AgentSchemas['graph']>;
+/** An agent with every default applied: what a subagent workflow runs with. */
+export type ResolvedAgent = z.output<AgentSchemas['agent']>;
+/** Summarization as a run uses it (absent when `summarization.enabled` is false). */
+export type SummarizationRuntime = z.output<RunSchemas['summarization']>;
+/** A run's clarification settings (config `clarification:`), carried in the workflow inputs. */
+export type ClarificationSettings = z.output<RunSchemas['clarification']>;
+/** A stored transcript prefix: the key of its last segment, and how much it holds. */
+export type TranscriptRef = z.output<RunSchemas['transcriptRef']>;
+/** The delegation limits of one lead run, as config resolves them. */
+export type DelegationLimitSettings = z.output<DelegationSchemas['limits']>;
+/** How a batch runs its items: at once, in flight, attempts and the wait between them. */
+export type BatchLimits = z.output<DelegationSchemas['batchLimits']>;
+/** What a lead run may do with batches (present in its input only when the config enables them). */
+export type BatchToolSettings = z.output<DelegationSchemas['batchTool']>;
+/** What `leadRunWorkflow` starts with (contracts/lead.ts). */
+export type LeadRunInput = z.output<InputSchemas['leadRun']>;
+/** What `subagentWorkflow` starts with (contracts/subagent.ts). */
+export type SubagentInput = z.output<InputSchemas['subagent']>;
