@@ -34,7 +34,7 @@ import {
   type AdmissionState,
 } from '../contracts/admission';
 import type { LeadRunInput } from '../contracts/lead';
-import { ADMISSION_RESEND_MS } from '../workflows/subagent-admission';
+import { ADMISSION_RESEND_MS } from '../workflows/admission-client';
 import { projectDataConverter } from '../payloads/data-converter';
 import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows, createProjectWorker } from '../worker/worker';

@@ -14,15 +14,10 @@ import {
   BATCH_STATUS_PAGE_MAX,
   batchStatusQuery,
   type BatchInput,
-  type BatchItem,
   type BatchItemView,
-  type BatchLimits,
   type BatchResult,
   type BatchStatus,
 } from '../contracts/batch';
-import type { Config } from '../contracts/config';
-import { resolveAgent, resolveSummarization } from '../contracts/config/agents';
-import { configBatchLimits } from '../contracts/config/lead-input';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
@@ -43,38 +38,8 @@ export function newBatchId(now = new Date()): string {
     .replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
 }
 
-export interface BatchRequest {
-  description: string;
-  /** An agent the config knows (`general-purpose`, `bash`, or one of its own). */
-  subagent_type: string;
-  items: BatchItem[];
-  workspace: string;
-  limits?: Partial<BatchLimits>;
-  /** The lead run it belongs to (default: the batch's own id, set by the workflow). */
-  run_id?: string;
-  fairness_key?: string;
-}
-
-/** The batch's workflow input, its agent and settings resolved from the config as a `task` child's are. */
-export function buildBatchInput(config: Config, request: BatchRequest): BatchInput {
-  const agent = resolveAgent(config, request.subagent_type);
-  const summarization = resolveSummarization(config);
-  return {
-    ...(request.run_id !== undefined && { run_id: request.run_id }),
-    description: request.description,
-    subagent_type: agent.name,
-    agent,
-    items: request.items,
-    limits: { ...configBatchLimits(config), ...request.limits },
-    loop_detection: config.loop_detection,
-    workspace: request.workspace,
-    sandbox: config.sandbox,
-    ...(summarization && { summarization }),
-    depth: 1,
-    ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
-    honest_close: true,
-  };
-}
+// Built in contracts/ beside the lead's input; the library's callers keep asking for it here.
+export { buildBatchInput, type BatchRequest } from '../contracts/config/batch-input';
 
 export type { BatchItemResult } from '../activities/batch-reader';
 

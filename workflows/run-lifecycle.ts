@@ -24,7 +24,7 @@ import { loopCarry, type AgentLoopState } from './agent-loop';
 import type { AgentRunEnd } from './agent-run';
 import type { Clarifications } from './clarification';
 import { closeWith, reportOutcome, reportState, type Closing } from './outcome';
-import { admit, releaseSlot, type QueuedAt } from './subagent-admission';
+import { admit, releaseSlot, type QueuedAt } from './admission-client';
 
 /** The longest slot label: the admission workflow's state and the Web UI show it on one line. */
 export const SLOT_LABEL_MAX_CHARS = 120;

@@ -13,7 +13,12 @@ import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { admissionWorkflowId } from '../../contracts/admission';
-import { batchItemWorkflowId, type BatchItem, type BatchLimits } from '../../contracts/batch';
+import {
+  batchItemWorkflowId,
+  batchStatusQuery,
+  type BatchItem,
+  type BatchLimits,
+} from '../../contracts/batch';
 import { parseConfig } from '../../contracts/config';
 import { buildBatchInput } from '../../client/batches';
 import { workflowResult } from '../../client/results';
@@ -35,7 +40,7 @@ interface Scenario {
   script: ModelScriptFileInput;
   config?: Record<string, unknown>;
   agent?: string;
-  /** Cancel the run once this many delegations are in progress. */
+  /** Cancel the run once this many delegations (a batch: items) are in progress. */
   cancelWhenRunning?: number;
   /**
    * The server suggests continue-as-new past this many events (recorded on a server of its own, with the
@@ -46,6 +51,25 @@ interface Scenario {
 
 const ls = { name: 'ls', args: { path: '.' } };
 const usage = { input_tokens: 400, output_tokens: 20 };
+
+/** A batch of `count` items `part-<i>`, two running and four live, one attempt each, each answer `delayMs` late. */
+function partsBatch(count: number, delayMs: number): Pick<Scenario, 'batch' | 'script'> {
+  return {
+    batch: {
+      items: Array.from({ length: count }, (_, i) => ({ key: `part-${i}`, prompt: `Check part ${i}.` })),
+      limits: { max_running_items: 2, max_live_items: 4, max_attempts: 1, retry_backoff_seconds: 0.2 },
+    },
+    script: {
+      scripts: [
+        {
+          agent: 'general-purpose',
+          repeat_last: true,
+          turns: [{ content: 'Checked.', usage, delay_ms: delayMs }],
+        },
+      ],
+    },
+  };
+}
 
 const task = (id: string, subagentType = 'general-purpose') => ({
   name: 'task',
@@ -399,6 +423,12 @@ export const SCENARIOS: Record<string, Scenario> = {
       ],
     },
   },
+  // A batch of eight items past a low history bound: each execution drains (slots asked for or granted go back,
+  // the attempts running finish) and continues as new, carrying its items' records (`.first-run.json`).
+  'batch-continued': { workflow: 'batchWorkflow', ...partsBatch(8, 200), continueAsNewAfterEvents: 60 },
+  // A batch cancelled while two of its items run: they end cancelled, the slots waiting go back, the rest never
+  // run, and the batch ends Canceled.
+  'batch-cancelled': { workflow: 'batchWorkflow', ...partsBatch(6, 3000), cancelWhenRunning: 2 },
   'subagent-retried-429': {
     workflow: 'subagentWorkflow',
     script: {
@@ -499,7 +529,11 @@ async function main(): Promise<void> {
         });
         if (scenario.cancelWhenRunning !== undefined) {
           const running = scenario.cancelWhenRunning;
-          while ((await handle.query(leadStatusQuery)).counts.in_progress < running) await setTimeout(100);
+          const inProgress = async () =>
+            batch
+              ? (await handle.query(batchStatusQuery)).counts.running
+              : (await handle.query(leadStatusQuery)).counts.in_progress;
+          while ((await inProgress()) < running) await setTimeout(100);
           await handle.cancel();
         }
         // However it closed: a cancelled run ends Canceled, its result in its memo.

@@ -4,39 +4,25 @@
  * the ledger, else `d<n>`: delegation-ids.ts), so a replay or a retry can never start it twice.
  * Limits are applied before any child starts; the ledger and the event log live in workflow state.
  * The lead uses it, and so does a subagent whose agent may delegate in turn (nested, up to `max_depth`).
+ * The batch tools, when enabled, are its `BatchDelegations` (batch-delegations.ts), in the same ledger.
  */
 import {
   ActivityFailure,
-  ChildWorkflowCancellationType,
   ChildWorkflowFailure,
   CancellationScope,
   CancelledFailure,
-  condition,
-  getExternalWorkflowHandle,
   isCancellation,
   log,
-  ParentClosePolicy,
   patched,
-  proxyActivities,
   proxyLocalActivities,
   startChild,
-  TerminatedFailure,
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ProjectActivities } from '../../activities';
-import type { BatchToolActivities } from '../../activities/batch-tools';
 import {
   BATCH_TASK_TOOL_NAME,
-  BATCH_STATUS_TOOL_NAME,
-  CANCEL_BATCH_TOOL_NAME,
   isBatchToolName,
-  leadBatchWorkflowId,
-  READ_BATCH_RESULT_TOOL_NAME,
-  type BatchInput,
-  type BatchItem,
-  type BatchPageAnswer,
-  type BatchResult,
   type BatchToolName,
   type BatchToolSettings,
 } from '../../contracts/batch';
@@ -47,19 +33,13 @@ import {
   depthRefusalText,
   refusedTaskMessage,
 } from '../../contracts/delegation-result';
-import {
-  admissionWorkflowId,
-  DEFAULT_QUEUE_TIMEOUT_SECONDS,
-  releaseSlotSignal,
-  type SubagentAdmissionUpdate,
-} from '../../contracts/admission';
+import { DEFAULT_QUEUE_TIMEOUT_SECONDS, type SubagentAdmissionUpdate } from '../../contracts/admission';
 import type { ClarificationSettings } from '../../contracts/clarification';
 import type { NewTaskEvent, TaskEvent } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
 import {
-  toolMessageFor,
   type AssistantMessage,
   type ToolCall,
   type ToolMessage,
@@ -81,23 +61,19 @@ import type { Transcript } from '../../contracts/transcript';
 import type { LoopPlugins } from '../agent-loop';
 // Type only: the child is started by its workflow type name, so this module and the subagent's don't cycle.
 import type { subagentWorkflow } from '../subagent';
-import type { batchWorkflow } from '../batch';
-import { decidedBatchItemsProblems } from '../batch-validation';
-import { buildBatchToolSpecs, parseBatchRefArgs, parseBatchTaskArgs } from './batch-tools';
+import { releaseForClosedChild } from '../admission-client';
 import { recordDelegationEnd } from '../metrics';
+import { BatchDelegations, failureText } from './batch-delegations';
 import { assignDelegationIds } from './delegation-ids';
 import { appendEvent, terminalEvent } from './events';
 import {
   applyAdmission,
-  applyBatchEnd,
   applyProgress,
   applyResult,
   countForRun,
   isTerminal,
   renderLedgerForPrompt,
-  startBatchEntry,
   startEntry,
-  type BatchEnd,
 } from './ledger';
 import { applyDelegationLimits, delegationDepthAllows } from './limits';
 import { buildTaskToolSpec, parseTaskArgs } from './task-tool';
@@ -136,37 +112,23 @@ export interface DelegatorOptions {
   clarification?: ClarificationSettings;
 }
 
-// Reading a workspace items file: a regular activity (it may be large), retried on a worker's fault.
-const { loadBatchItemsFile } = proxyActivities<BatchToolActivities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { maximumAttempts: 3 },
-});
-
-// A batch's status or a page of its answers, read through the worker's client: quick, local.
-const { describeBatchPage, readBatchResultsPage } = proxyLocalActivities<BatchToolActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3, initialInterval: '1 second' },
-});
-
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
 const { readCancelledResult } = proxyLocalActivities<ProjectActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
 
-/** While a `batch_status` call waits, a batch this run no longer watches (continued as new) is asked this often. */
-const BATCH_WAIT_POLL_MS = 60_000;
-
 export class Delegator {
   ledger: LedgerEntry[];
   events: TaskEvent[];
   private readonly running = new Set<Promise<ToolMessage>>();
-  /** Batches this execution started and hears the end of (their child result). */
-  private readonly watched = new Set<string>();
+  /** The batch tools' side of delegation; it writes to this delegator's ledger and events. */
+  private readonly batches: BatchDelegations;
 
   constructor(private readonly options: DelegatorOptions) {
     this.ledger = options.ledger ?? [];
     this.events = options.events ?? [];
+    this.batches = new BatchDelegations(options, this);
   }
 
   /**
@@ -175,7 +137,7 @@ export class Delegator {
    */
   toolSpecs(): ToolSpec[] {
     if (!this.canDelegate) return [];
-    const { agents, limits, batch } = this.options;
+    const { agents, limits } = this.options;
     const shown = agents.map(({ name, description }) => ({ name, description }));
     const task = buildTaskToolSpec({
       provider: limits.provider,
@@ -183,7 +145,7 @@ export class Delegator {
       maxConcurrent: limits.max_concurrent,
       maxTotalPerRun: limits.max_total_per_run,
     });
-    return batch ? [task, ...buildBatchToolSpecs(shown, batch)] : [task];
+    return [task, ...this.batches.toolSpecs(shown)];
   }
 
   /** Whether the `task` tool is offered at all (some agent can be started). */
@@ -212,8 +174,9 @@ export class Delegator {
             calls.map((call) => {
               if (call.name === TASK_TOOL_NAME)
                 return this.track(this.delegate(call, ids[starts.indexOf(call)]));
-              if (call.name === BATCH_TASK_TOOL_NAME) return this.startBatch(call, ids[starts.indexOf(call)]);
-              return this.followBatch(call, call.name as BatchToolName);
+              if (call.name === BATCH_TASK_TOOL_NAME)
+                return this.batches.start(call, ids[starts.indexOf(call)]);
+              return this.batches.follow(call, call.name as BatchToolName);
             }),
           );
         },
@@ -275,6 +238,14 @@ export class Delegator {
     return entry !== undefined && isTerminal(entry.status);
   }
 
+  /**
+   * Cancels the batches of this run still running (the run itself was cancelled): a batch outlives its run's
+   * answer, not a cancel of the run.
+   */
+  async cancelBatches(): Promise<void> {
+    await this.batches.cancelOpen();
+  }
+
   /** Waits for every delegation still in flight (after a cancel, so that no entry stays `in_progress`). */
   async settle(): Promise<void> {
     await Promise.allSettled([...this.running]);
@@ -305,227 +276,6 @@ export class Delegator {
       fork_messages: forkMessages(transcript.tail),
       ...(source && { fork_from: source }),
     };
-  }
-
-  /**
-   * Runs one `batch_task` call: its items (inline, or read from a workspace file) checked, then a
-   * `batchWorkflow` started as `<owner id>/batch/<id>` and left to run (its parent may close before it ends:
-   * ABANDON). The call answers as soon as the batch has started; the batch's end updates its ledger entry.
-   */
-  private async startBatch(call: ToolCall, id: string): Promise<ToolMessage> {
-    const { agents, limits, depth, runId } = this.options;
-    const settings = this.options.batch!;
-    const refuse = (text: string) => toolMessageFor(call, text, true);
-    const parsed = parseBatchTaskArgs(
-      call.args,
-      agents.map((agent) => agent.name),
-      settings,
-    );
-    if (!parsed.ok) return refuse(parsed.error);
-    if (!delegationDepthAllows(depth, limits.max_depth)) return refuse(depthRefusalText(limits.max_depth));
-    const args = parsed.args;
-    const agent = agents.find((candidate) => candidate.name === args.subagent_type)!;
-    let items: BatchItem[];
-    if (args.items_file !== undefined) {
-      const loaded = await loadBatchItemsFile({
-        workspace: this.options.workspace,
-        path: args.items_file,
-        max_items: settings.max_items,
-      });
-      if ('problems' in loaded) return refuse(batchRefusal(loaded.problems));
-      items = loaded.items;
-    } else {
-      items = args.items ?? [];
-      const problems = decidedBatchItemsProblems(items);
-      if (problems.length === 0 && items.length > settings.max_items) {
-        problems.push(`items: ${items.length} items, above the ${settings.max_items} a batch may hold`);
-      }
-      if (problems.length > 0) return refuse(batchRefusal(problems));
-    }
-    const workflowId = leadBatchWorkflowId(workflowInfo().workflowId, id);
-    const input: BatchInput = {
-      run_id: runId,
-      description: args.description,
-      subagent_type: agent.name,
-      agent,
-      items,
-      limits: args.limits,
-      loop_detection: this.options.loopDetection,
-      workspace: this.options.workspace,
-      sandbox: this.options.sandbox,
-      ...(this.options.summarization && { summarization: this.options.summarization }),
-      depth: depth + 1,
-      fairness_key: limits.fairness_key ?? runId,
-      honest_close: true,
-    };
-    this.ledger = startBatchEntry(
-      this.ledger,
-      { id, runId, description: args.description, subagentType: agent.name, workflowId, items: items.length },
-      now(),
-    );
-    try {
-      // Not bound to the agent's cancellation scopes: the batch outlives this call and this run's answer; a
-      // cancel of the run reaches it through `cancelBatches`.
-      const child = await CancellationScope.nonCancellable(() =>
-        startChild<typeof batchWorkflow>('batchWorkflow', {
-          workflowId,
-          args: [input],
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          cancellationType: ChildWorkflowCancellationType.ABANDON,
-          staticSummary: summaryLine(`batch: ${agent.name}: ${args.description} (${items.length} items)`),
-          typedSearchAttributes: runSearchAttributes(runId, 'batch', depth),
-        }),
-      );
-      this.watched.add(id);
-      void child.result().then(
-        (result) => this.endBatch(id, batchEnd(result)),
-        // A cancelled batch ends Canceled (its counts in its memo, out of a workflow's reach).
-        (err: unknown) =>
-          this.endBatch(
-            id,
-            isCancellation(err)
-              ? { status: 'cancelled', counts: { total: items.length }, error: 'Batch cancelled' }
-              : { status: 'failed', counts: { total: items.length }, error: failureText(err) },
-          ),
-      );
-    } catch (err) {
-      const error =
-        err instanceof WorkflowExecutionAlreadyStartedError
-          ? `a batch with the id ${id} already exists in this run`
-          : failureText(err);
-      this.endBatch(id, { status: 'failed', counts: { total: items.length }, error });
-      return refuse(`Batch refused: ${error}.`);
-    }
-    this.events = appendEvent(this.events, {
-      type: 'batch_started',
-      task_id: id,
-      at: now(),
-      description: args.description,
-      subagent_type: agent.name,
-      workflow_id: workflowId,
-      items: items.length,
-    });
-    const { max_running_items: running, max_attempts: attempts } = args.limits;
-    const lowered = args.lowered.length > 0 ? ` Lowered: ${args.lowered.join('; ')}.` : '';
-    return toolMessageFor(
-      call,
-      `Batch started: batch_id ${id}, ${items.length} ${agent.name} items, at most ${running} running at once, ` +
-        `up to ${attempts} attempts an item (workflow ${workflowId}).${lowered} It runs on its own and does not ` +
-        `count toward the delegation limit. Follow it with ${BATCH_STATUS_TOOL_NAME} (wait_seconds waits for its ` +
-        `end), read the answers with ${READ_BATCH_RESULT_TOOL_NAME}, stop it with ${CANCEL_BATCH_TOOL_NAME}. It ` +
-        'keeps running if you answer before it ends.',
-      false,
-    );
-  }
-
-  /** `batch_status`, `read_batch_result`, `cancel_batch`: on a batch this run (or its conversation) started. */
-  private async followBatch(call: ToolCall, tool: BatchToolName): Promise<ToolMessage> {
-    const parsed = parseBatchRefArgs(tool, call.args);
-    if (!parsed.ok) return toolMessageFor(call, parsed.error, true);
-    const args = parsed.args;
-    const entry = this.ledger.find(
-      (candidate) =>
-        candidate.kind === 'batch' &&
-        (candidate.id === args.batch_id || candidate.workflow_id === args.batch_id),
-    );
-    if (!entry) {
-      const known = this.ledger
-        .filter((candidate) => candidate.kind === 'batch')
-        .map((candidate) => candidate.id);
-      return toolMessageFor(
-        call,
-        `No batch ${JSON.stringify(args.batch_id)} in this run (batches: ${known.join(', ') || 'none'}).`,
-        true,
-      );
-    }
-    const request = {
-      workflow_id: entry.workflow_id,
-      batch_id: entry.id,
-      offset: args.offset,
-      limit: args.limit,
-    };
-    if (tool === CANCEL_BATCH_TOOL_NAME) {
-      if (isTerminal(this.entryStatus(entry.id))) {
-        return toolMessageFor(call, `Batch ${entry.id} has already ended (${entry.status}).`, false);
-      }
-      await getExternalWorkflowHandle(entry.workflow_id).cancel();
-      return toolMessageFor(
-        call,
-        `Cancellation requested for batch ${entry.id}: running items are cancelled, finished ones keep their ` +
-          `answers, the rest never run. ${BATCH_STATUS_TOOL_NAME} shows the final counts.`,
-        false,
-      );
-    }
-    if (tool === BATCH_STATUS_TOOL_NAME && args.wait_seconds > 0)
-      await this.waitForBatch(entry.id, args.wait_seconds);
-    const page =
-      tool === READ_BATCH_RESULT_TOOL_NAME
-        ? await readBatchResultsPage({ ...request, max_chars: args.max_chars })
-        : await describeBatchPage(request);
-    this.notePage(entry.id, page);
-    return toolMessageFor(call, page.text, false);
-  }
-
-  /** Waits durably until the batch ends or `seconds` pass; a batch not watched here is asked now and then. */
-  private async waitForBatch(id: string, seconds: number): Promise<void> {
-    const deadline = Date.now() + seconds * 1000;
-    const ended = () => isTerminal(this.entryStatus(id));
-    while (!ended()) {
-      const left = deadline - Date.now();
-      if (left <= 0) return;
-      const watched = this.watched.has(id);
-      await condition(ended, watched ? left : Math.min(left, BATCH_WAIT_POLL_MS), {
-        summary: `batch_status: waiting for batch ${id}`,
-      });
-      if (!ended() && !watched) {
-        const entry = this.ledger.find((candidate) => candidate.id === id)!;
-        this.notePage(
-          id,
-          await describeBatchPage({ workflow_id: entry.workflow_id, batch_id: id, offset: 0, limit: 0 }),
-        );
-      }
-    }
-  }
-
-  private entryStatus(id: string) {
-    return this.ledger.find((entry) => entry.id === id)?.status ?? 'failed';
-  }
-
-  /** A page that shows the batch ended records its end (a run that continued as new hears it this way). */
-  private notePage(id: string, page: BatchPageAnswer): void {
-    if (page.status === 'running') return;
-    const { completed, failed, cancelled } = page.counts;
-    this.endBatch(id, { status: page.status, counts: { total: page.total, completed, failed, cancelled } });
-  }
-
-  private endBatch(id: string, end: BatchEnd): void {
-    if (isTerminal(this.entryStatus(id))) return;
-    this.ledger = applyBatchEnd(this.ledger, id, end, now());
-    this.events = appendEvent(this.events, {
-      type: 'batch_finished',
-      task_id: id,
-      at: now(),
-      status: end.status,
-      counts: end.counts,
-      ...(end.error !== undefined && { error: end.error }),
-    });
-  }
-
-  /**
-   * Cancels the batches of this run still running (the run itself was cancelled): a batch outlives its run's
-   * answer, not a cancel of the run.
-   */
-  async cancelBatches(): Promise<void> {
-    const open = this.ledger.filter(
-      (entry) => entry.kind === 'batch' && entry.run_id === this.options.runId && !isTerminal(entry.status),
-    );
-    await Promise.all(
-      open.map((entry) =>
-        getExternalWorkflowHandle(entry.workflow_id)
-          .cancel()
-          .catch(() => undefined),
-      ),
-    );
   }
 
   /** Runs one `task` call as the delegation `id` (the model's call id, or one the workflow chose). */
@@ -614,26 +364,6 @@ export class Delegator {
 }
 
 /**
- * A child terminated (from the UI) or cut by its hard backstop ran none of its own code at the end: its slot is
- * given back here at once rather than by the admission workflow's sweep. Awaited: the server drops the signals
- * of a workflow that has closed, and this one may be about to.
- */
-async function releaseForClosedChild(err: unknown, slot: string): Promise<void> {
-  const closed =
-    err instanceof ChildWorkflowFailure &&
-    (err.cause instanceof TerminatedFailure || err.cause instanceof TimeoutFailure);
-  if (!closed || !patched(CLOSED_CHILD_RELEASE_PATCH)) return;
-  await CancellationScope.nonCancellable(() =>
-    getExternalWorkflowHandle(admissionWorkflowId(workflowInfo().taskQueue))
-      .signal(releaseSlotSignal, { slot })
-      .catch(() => undefined),
-  );
-}
-
-/** Histories recorded before admission sent no release for a terminated child. */
-const CLOSED_CHILD_RELEASE_PATCH = 'admission-release-closed-child';
-
-/**
  * The result a child that ended Canceled recorded in its memo (its partial text, its usage): Temporal hands the
  * parent no details with a cancellation. Read by a local activity, so its answer is in history and a replay
  * reads it there. Not cancellable: the child was often cancelled with this workflow, and its result belongs in
@@ -674,18 +404,4 @@ function failedDelegation(err: unknown, timeoutSeconds: number): SubagentResult 
 function now(): string {
   // The workflow clock: deterministic on replay.
   return new Date().toISOString();
-}
-
-function batchRefusal(problems: readonly string[]): string {
-  return [`Batch refused, nothing started:`, ...problems.map((problem) => `- ${problem}`)].join('\n');
-}
-
-function batchEnd(result: BatchResult): BatchEnd {
-  const { completed, failed, cancelled } = result.counts;
-  return { status: result.status, counts: { total: result.total, completed, failed, cancelled } };
-}
-
-function failureText(err: unknown): string {
-  if (err instanceof ChildWorkflowFailure && err.cause) return err.cause.message;
-  return err instanceof Error ? err.message : String(err);
 }

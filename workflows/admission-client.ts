@@ -1,22 +1,31 @@
 /**
- * A subagent's first step (and a lead run's, from its own pool): an execution slot from its task queue's
- * admission workflow. The request is a signal sent by a local activity (within the workflow's first task, so it
- * costs no task of its own); the answer comes by signal. A queued request waits as workflow state (no worker
- * slot, no thread) and tells the parent, if any, it is queued, then admitted. The slot goes back when the
- * subagent or the run ends (`releaseSlot`).
+ * The one client of the task queue's admission workflow in the workflow floor: a subagent's first step (and a
+ * lead run's, from its own pool) waits here for its execution slot (`admit`); a batch asks for its items' slots
+ * itself (`acquireSlot`, the answers by signal to its own handler); every owner gives a slot back with
+ * `releaseSlot`, and a parent whose child closed without running its own code with `releaseForClosedChild`.
+ * A request is a signal sent by a local activity (within the workflow's task, so it costs no task of its own);
+ * the answer comes by signal. A queued request waits as workflow state (no worker slot, no thread) and tells the
+ * parent, if any, it is queued, then admitted.
  */
 import { recordAdmissionWait } from './metrics';
 import {
   CancellationScope,
+  ChildWorkflowFailure,
   condition,
   getExternalWorkflowHandle,
+  patched,
   proxyLocalActivities,
   setHandler,
+  TerminatedFailure,
+  TimeoutFailure,
   workflowInfo,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import type { AdmissionActivities } from '../activities/admission';
 import {
   admissionAnswerSignal,
+  admissionWorkflowId,
+  releaseSlotSignal,
   subagentAdmissionSignal,
   type AdmissionAnswer,
   type AdmissionPool,
@@ -24,13 +33,28 @@ import {
   type SubagentAdmissionUpdate,
 } from '../contracts/admission';
 
-/** A queued request that heard nothing for this long asks again (the admission workflow may have been reset). */
+/**
+ * A queued request that heard nothing for this long asks again (the admission workflow may have been reset):
+ * a subagent's, a lead's and a batch item's alike.
+ */
 export const ADMISSION_RESEND_MS = 60_000;
 
-const { acquireSlot, releaseSlot: releaseSlotActivity } = proxyLocalActivities<AdmissionActivities>({
+/** Asking and giving back are quick signals from this worker: a short timeout, a few quick retries. */
+const ADMISSION_LOCAL_ACTIVITY_OPTIONS: LocalActivityOptions = {
   startToCloseTimeout: '20 seconds',
   retry: { maximumAttempts: 5, initialInterval: '200 milliseconds' },
-});
+};
+
+const { acquireSlot: acquireSlotActivity, releaseSlot: releaseSlotActivity } =
+  proxyLocalActivities<AdmissionActivities>(ADMISSION_LOCAL_ACTIVITY_OPTIONS);
+
+/**
+ * Sends a slot request (again, with `again`: idempotent) and returns once it is sent; the answer comes by
+ * `admissionAnswerSignal` to the owner's handler. For an owner that follows many requests itself (a batch).
+ */
+export function acquireSlot(request: SlotRequest): Promise<void> {
+  return acquireSlotActivity(request);
+}
 
 /** `queued`: the request had to wait for its slot. */
 export type Admission = { admitted: true; queued: boolean } | { admitted: false; error: string };
@@ -131,3 +155,23 @@ export async function releaseSlot(slot: string, pool?: AdmissionPool): Promise<v
     pool === undefined || pool === 'subagents' ? releaseSlotActivity(slot) : releaseSlotActivity(slot, pool);
   await CancellationScope.nonCancellable(() => release().catch(() => undefined));
 }
+
+/**
+ * A child terminated (from the UI) or cut by its hard backstop ran none of its own code at the end: its slot is
+ * given back here at once rather than by the admission workflow's sweep. Awaited: the server drops the signals
+ * of a workflow that has closed, and this one may be about to.
+ */
+export async function releaseForClosedChild(err: unknown, slot: string): Promise<void> {
+  const closed =
+    err instanceof ChildWorkflowFailure &&
+    (err.cause instanceof TerminatedFailure || err.cause instanceof TimeoutFailure);
+  if (!closed || !patched(CLOSED_CHILD_RELEASE_PATCH)) return;
+  await CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(admissionWorkflowId(workflowInfo().taskQueue))
+      .signal(releaseSlotSignal, { slot })
+      .catch(() => undefined),
+  );
+}
+
+/** Histories recorded before admission sent no release for a terminated child. */
+const CLOSED_CHILD_RELEASE_PATCH = 'admission-release-closed-child';

@@ -1,0 +1,38 @@
+/** A batch's input, from the config as a user writes it: beside the lead's (lead-input.ts), the same one place. */
+import { resolveAgent, resolveSummarization } from './agents';
+import type { Config } from './index';
+import type { BatchInput, BatchItem, BatchLimits } from '../batch';
+import { configBatchLimits } from './lead-input';
+
+export interface BatchRequest {
+  description: string;
+  /** An agent the config knows (`general-purpose`, `bash`, or one of its own). */
+  subagent_type: string;
+  items: BatchItem[];
+  workspace: string;
+  limits?: Partial<BatchLimits>;
+  /** The lead run it belongs to (default: the batch's own id, set by the workflow). */
+  run_id?: string;
+  fairness_key?: string;
+}
+
+/** The batch's workflow input, its agent and settings resolved from the config as a `task` child's are. */
+export function buildBatchInput(config: Config, request: BatchRequest): BatchInput {
+  const agent = resolveAgent(config, request.subagent_type);
+  const summarization = resolveSummarization(config);
+  return {
+    ...(request.run_id !== undefined && { run_id: request.run_id }),
+    description: request.description,
+    subagent_type: agent.name,
+    agent,
+    items: request.items,
+    limits: { ...configBatchLimits(config), ...request.limits },
+    loop_detection: config.loop_detection,
+    workspace: request.workspace,
+    sandbox: config.sandbox,
+    ...(summarization && { summarization }),
+    depth: 1,
+    ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
+    honest_close: true,
+  };
+}
