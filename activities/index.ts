@@ -13,7 +13,7 @@ import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
 import { createModelActivities } from './model';
 import { createSummaryActivities } from './summarize';
-import { executeToolCall } from './tools';
+import { createToolActivities, machineProbes, type MachineProbes } from './tools';
 import { Transcripts } from './transcripts';
 
 export interface ProjectActivityDeps {
@@ -25,6 +25,11 @@ export interface ProjectActivityDeps {
   admission: { settings: PoolSettings; identity: string };
   /** The transcripts over `store` (default: a new one; a test keeps its own to clear what it remembers). */
   transcripts?: Transcripts;
+  /**
+   * What this machine can start for bash (default: new probes). The worker's process hands in the one it also
+   * reports the sandbox with, so the probes run once and what is shown is what runs.
+   */
+  probes?: MachineProbes;
 }
 
 /** The activities of one worker: the object it registers. */
@@ -33,7 +38,7 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
   return {
     ...createModelActivities({ transcripts, mcpCatalog: deps.mcpCatalog }),
     ...createSummaryActivities({ transcripts }),
-    executeToolCall,
+    ...createToolActivities({ probes: deps.probes ?? machineProbes() }),
     ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
     ...createGraphActivities({ store: deps.store }),
     readCancelledResult,

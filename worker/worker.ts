@@ -12,6 +12,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { createProjectActivities } from '../activities';
+import type { MachineProbes } from '../activities/tools';
 import type { McpCatalog } from '../activities/mcp';
 import { warmUpModelProviders } from '../activities/model';
 import type { Transcripts } from '../activities/transcripts';
@@ -49,6 +50,8 @@ export interface ProjectWorkerOptions {
   payloads?: PayloadSettings;
   /** The MCP servers' catalog the activities call (`startWorkerMcp`); none: no MCP tools. */
   mcpCatalog?: McpCatalog;
+  /** What this machine can start for bash (default: new probes); the process's own, when it reports the sandbox. */
+  probes?: MachineProbes;
   /** The activities' transcripts (default: the worker's own); a test keeps them to clear what they remember. */
   transcripts?: Transcripts;
   /** `subagent_runtime`: declared to the task queue's admission workflow (default: the config defaults). */
@@ -180,6 +183,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       admission: { settings, identity },
       ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
       ...(options.transcripts && { transcripts: options.transcripts }),
+      ...(options.probes && { probes: options.probes }),
     }),
     dataConverter,
     ...options.tracing?.workerOptions,
