@@ -11,7 +11,7 @@ import { readCancelledResult } from './cancelled-results';
 import { createGraphActivities } from './graph/run-graph';
 import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
-import { createModelActivities } from './model';
+import { createModelActivities, ModelProviders } from './model';
 import { createSummaryActivities } from './summarize';
 import { createToolActivities, machineProbes, type MachineProbes } from './tools';
 import { Transcripts } from './transcripts';
@@ -30,17 +30,20 @@ export interface ProjectActivityDeps {
    * reports the sandbox with, so the probes run once and what is shown is what runs.
    */
   probes?: MachineProbes;
+  /** The model providers and what they keep between calls (default: new ones; a worker that restarts keeps its). */
+  providers?: ModelProviders;
 }
 
 /** The activities of one worker: the object it registers. */
 export function createProjectActivities(deps: ProjectActivityDeps) {
   const transcripts = deps.transcripts ?? new Transcripts(deps.store);
+  const providers = deps.providers ?? new ModelProviders();
   return {
-    ...createModelActivities({ transcripts, mcpCatalog: deps.mcpCatalog }),
-    ...createSummaryActivities({ transcripts }),
+    ...createModelActivities({ transcripts, providers, mcpCatalog: deps.mcpCatalog }),
+    ...createSummaryActivities({ transcripts, providers }),
     ...createToolActivities({ probes: deps.probes ?? machineProbes() }),
     ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
-    ...createGraphActivities({ store: deps.store }),
+    ...createGraphActivities({ store: deps.store, providers }),
     readCancelledResult,
     ...createAdmissionActivities(deps.admission.settings, deps.admission.identity),
     ...createAcceptanceActivities(),

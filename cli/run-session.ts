@@ -9,6 +9,7 @@ import { temporal } from '@temporalio/proto';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../contracts/config';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
+import { ModelProviders } from '../activities/model';
 import { chooseSandbox, machineProbes, type MachineProbes, type SandboxInUse } from '../activities/tools';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/codec-server';
 import { settleCoreLogs } from '../worker/runtime';
@@ -389,6 +390,8 @@ async function withOwnWorker<T>(
   // After the bundle's progress line has ended: the MCP servers' lines follow it.
   const workflowBundleCode = await bundle;
   const mcp = await startWorkerMcp(config.mcp_servers, say);
+  // Kept across restarts, as the probes are: the warm-up and what the providers learnt are the process's.
+  const providers = new ModelProviders();
   const create = () =>
     createProjectWorker({
       connection,
@@ -400,6 +403,7 @@ async function withOwnWorker<T>(
       tuning: workerTuning(config.worker),
       say,
       probes,
+      providers,
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });
