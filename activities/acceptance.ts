@@ -22,7 +22,6 @@ import { groupThousands } from '../contracts/text';
 import { DEFAULT_SANDBOX } from '../contracts/tools';
 import { whileHeartbeating } from './activity-context';
 import { errorCode, fileError } from './tools/file-errors';
-import { detectBubblewrap } from './tools/sandbox';
 import { ToolError, type ToolContext } from './tools/tool-context';
 import { openInWorkspace, resolveInWorkspace } from './tools/workspace';
 
@@ -47,7 +46,6 @@ export async function workspaceContext(
       workspaceReal: await realpath(resolved),
       sandbox: DEFAULT_SANDBOX,
       signal,
-      probeSandbox: detectBubblewrap,
     };
   } catch (err) {
     if (errorCode(err) === 'ENOENT') return undefined;

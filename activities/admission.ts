@@ -27,7 +27,9 @@ const SWEEP_CONCURRENCY = 8;
 const DELIVERY_CONCURRENCY = 16;
 
 /** gRPC codes that say a signal can never reach this owner (a bad id, a workflow that refuses more signals). */
-const UNREACHABLE_OWNER_CODES = new Set([3 /* INVALID_ARGUMENT */, 9 /* FAILED_PRECONDITION */]);
+const UNREACHABLE_OWNER_CODES: ReadonlySet<number> = new Set([
+  3 /* INVALID_ARGUMENT */, 9 /* FAILED_PRECONDITION */,
+]);
 
 function unreachableOwner(err: unknown): boolean {
   if (err instanceof WorkflowNotFoundError) return true;

@@ -11,9 +11,9 @@ import { readCancelledResult } from './cancelled-results';
 import { createGraphActivities } from './graph/run-graph';
 import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
-import { createModelActivities } from './model';
+import { createModelActivities, ModelProviders } from './model';
 import { createSummaryActivities } from './summarize';
-import { executeToolCall } from './tools';
+import { createToolActivities, machineProbes, type MachineProbes } from './tools';
 import { Transcripts } from './transcripts';
 
 export interface ProjectActivityDeps {
@@ -25,17 +25,25 @@ export interface ProjectActivityDeps {
   admission: { settings: PoolSettings; identity: string };
   /** The transcripts over `store` (default: a new one; a test keeps its own to clear what it remembers). */
   transcripts?: Transcripts;
+  /**
+   * What this machine can start for bash (default: new probes). The worker's process hands in the one it also
+   * reports the sandbox with, so the probes run once and what is shown is what runs.
+   */
+  probes?: MachineProbes;
+  /** The model providers and what they keep between calls (default: new ones; a worker that restarts keeps its). */
+  providers?: ModelProviders;
 }
 
 /** The activities of one worker: the object it registers. */
 export function createProjectActivities(deps: ProjectActivityDeps) {
   const transcripts = deps.transcripts ?? new Transcripts(deps.store);
+  const providers = deps.providers ?? new ModelProviders();
   return {
-    ...createModelActivities({ transcripts, mcpCatalog: deps.mcpCatalog }),
-    ...createSummaryActivities({ transcripts }),
-    executeToolCall,
+    ...createModelActivities({ transcripts, providers, mcpCatalog: deps.mcpCatalog }),
+    ...createSummaryActivities({ transcripts, providers }),
+    ...createToolActivities({ probes: deps.probes ?? machineProbes() }),
     ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
-    ...createGraphActivities({ store: deps.store }),
+    ...createGraphActivities({ store: deps.store, providers }),
     readCancelledResult,
     ...createAdmissionActivities(deps.admission.settings, deps.admission.identity),
     ...createAcceptanceActivities(),

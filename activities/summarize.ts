@@ -10,7 +10,7 @@ import {
   type SummarizeResult,
 } from '../contracts/summarization';
 import { truncateHeadTail as clip } from '../contracts/text';
-import { callProvider } from './model';
+import type { ModelProviders } from './model';
 import { whileHeartbeating } from './activity-context';
 import type { Transcripts } from './transcripts';
 
@@ -28,14 +28,14 @@ export function keptFrom(messages: readonly ChatMessage[], firstAllowed: number,
 }
 
 /** The summarize activity of a worker, over its transcripts. */
-export function createSummaryActivities(deps: { transcripts: Transcripts }) {
+export function createSummaryActivities(deps: { transcripts: Transcripts; providers: ModelProviders }) {
   return {
-    summarizeTranscript: (input: SummarizeInput) => summarizeTranscript(deps.transcripts, input),
+    summarizeTranscript: (input: SummarizeInput) => summarizeTranscript(deps, input),
   };
 }
 
 async function summarizeTranscript(
-  transcripts: Transcripts,
+  { transcripts, providers }: { transcripts: Transcripts; providers: ModelProviders },
   input: SummarizeInput,
 ): Promise<SummarizeResult> {
   const all = await whileHeartbeating(() => transcripts.full(input));
@@ -47,7 +47,7 @@ async function summarizeTranscript(
     .filter((_, i) => i + (system ? 1 : 0) !== input.task_index);
   if (dropped.length === 0) return {};
 
-  const reply = await callProvider({
+  const reply = await providers.call({
     model: input.model,
     agent_name: input.agent_name,
     messages: [

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runBash } from '../activities/tools/bash';
-import { detectBubblewrap } from '../activities/tools/sandbox';
+import { machineProbes, type MachineProbes } from '../activities/tools/machine-probes';
 import { DEFAULT_SANDBOX, type SandboxKind } from '../contracts/tools';
 import { tempDir } from '../test/support/subagent-input';
 import { formatTable, percentile, type BenchResult } from './stats';
@@ -26,20 +26,19 @@ function result(name: string, samples: number[]): BenchResult {
   };
 }
 
-async function bashCalls(kind: SandboxKind, workspace: string): Promise<number[]> {
+async function bashCalls(kind: SandboxKind, workspace: string, probes: MachineProbes): Promise<number[]> {
   const ctx = {
     workspace,
     workspaceReal: workspace,
     sandbox: { ...DEFAULT_SANDBOX, kind, allow_host_bash: kind === 'host' },
     heartbeat: () => undefined,
-    probeSandbox: detectBubblewrap,
   };
-  const first = await runBash({ command: COMMAND }, ctx);
+  const first = await runBash({ command: COMMAND }, ctx, probes);
   if (first.content !== '2\n[exit code: 0]') throw new Error(`bash in ${kind}: ${first.content}`);
   const samples: number[] = [];
   for (let i = 0; i < CALLS; i++) {
     const started = performance.now();
-    await runBash({ command: COMMAND }, ctx);
+    await runBash({ command: COMMAND }, ctx, probes);
     samples.push(performance.now() - started);
   }
   return samples;
@@ -70,13 +69,14 @@ export async function benchBashSandboxes(): Promise<BenchResult[]> {
   mkdirSync(join(workspace, 'notes'), { recursive: true });
   writeFileSync(join(workspace, 'notes', 'incidents.md'), '- north: a\n- south: b\n- north: c\n');
   const results: BenchResult[] = [];
-  if ((await detectBubblewrap()).available) {
-    results.push(result('bash call, bubblewrap', await bashCalls('bubblewrap', workspace)));
+  const probes = machineProbes();
+  if ((await probes.bubblewrap()).available) {
+    results.push(result('bash call, bubblewrap', await bashCalls('bubblewrap', workspace, probes)));
   }
   results.push(
-    result('bash call, just-bash (a Node process per call)', await bashCalls('just-bash', workspace)),
+    result('bash call, just-bash (a Node process per call)', await bashCalls('just-bash', workspace, probes)),
   );
-  results.push(result('bash call, host bash', await bashCalls('host', workspace)));
+  results.push(result('bash call, host bash', await bashCalls('host', workspace, probes)));
   results.push(result('node -e 0 (a fresh Node process)', processStarts('0')));
   results.push(result('node -e "require(\'just-bash\')"', processStarts("require('just-bash')")));
   results.push(result('just-bash module load, in that process', moduleLoads()));

@@ -9,7 +9,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { executeToolCall } from '../activities/tools';
 import type { ChatMessage } from '../contracts/messages';
 import type { SubagentInput } from '../contracts/subagent';
 import type { TemporalServer } from '../devserver/temporal-server';
@@ -18,7 +17,7 @@ import { subagentInput, tempDir, writeScript } from '../test/support/subagent-in
 import { percentile, type BenchResult } from './stats';
 import { projectDataConverter } from '../payloads/data-converter';
 
-const { callModel } = testActivities();
+const { callModel, executeToolCall } = testActivities();
 
 const TURNS = 40;
 const RUNS = 3;

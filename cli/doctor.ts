@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { describeSandbox } from '../activities/tools';
+import { chooseSandbox, machineProbes } from '../activities/tools';
 import { ConfigError, defaultConfig, type Config } from '../contracts/config';
 import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from '../worker/config';
@@ -387,7 +387,7 @@ export async function workersCheck(context: DoctorContext): Promise<DoctorCheck>
 /** Where `bash` runs on this machine for the config's sandbox settings: the choice the bash tool makes. */
 export async function sandboxCheck({ config }: DoctorContext): Promise<DoctorCheck> {
   const settings = ('error' in config ? defaultConfig() : config.config).sandbox;
-  const sandbox = await describeSandbox(settings);
+  const sandbox = await chooseSandbox(settings, machineProbes());
   const status = sandbox.kind === 'none' ? 'missing' : sandbox.kind === 'bubblewrap' ? 'ok' : 'note';
   return {
     name: 'Sandbox',

@@ -9,7 +9,8 @@ import { temporal } from '@temporalio/proto';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../contracts/config';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
-import { describeSandbox, type SandboxInUse } from '../activities/tools';
+import { ModelProviders } from '../activities/model';
+import { chooseSandbox, machineProbes, type MachineProbes, type SandboxInUse } from '../activities/tools';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/codec-server';
 import { settleCoreLogs } from '../worker/runtime';
 import { startDevServer, type TemporalServer } from '../devserver/temporal-server';
@@ -299,15 +300,17 @@ async function ownWorkerSession(
   parts: { bundle: Promise<string>; uiUrl?: string },
 ): Promise<Session> {
   const connection = await connectWorker(settings);
+  // One set for the run's header and the worker: the header names the sandbox bash really runs in.
+  const probes = machineProbes();
   return {
     settings,
     uiUrl: parts.uiUrl,
-    sandbox: () => describeSandbox(config.sandbox),
+    sandbox: () => chooseSandbox(config.sandbox, probes),
     watchWorkers: () => () => undefined,
     detaches: false,
     leftBehind: (runId, cancelRequested) =>
       resumableLines({ ...settings, runId, configFile }, cancelRequested),
-    withWorker: (body) => withOwnWorker(config, settings, connection, parts.bundle, body),
+    withWorker: (body) => withOwnWorker(config, settings, connection, { bundle: parts.bundle, probes }, body),
     close: () => connection.close(),
   };
 }
@@ -353,18 +356,19 @@ async function embeddedSession(
   const settings = { ...given, address: server.address };
   const connection = await connectWorker(settings);
   const namespaceFlag = settings.namespace === DEFAULT_NAMESPACE ? '' : ` --namespace ${settings.namespace}`;
+  const probes = machineProbes();
   return {
     settings,
     uiUrl: server.uiUrl,
     ...(!serverRecorded && { reachFlags: `--address ${server.address}${namespaceFlag}` }),
-    sandbox: () => describeSandbox(config.sandbox),
+    sandbox: () => chooseSandbox(config.sandbox, probes),
     watchWorkers: () => () => undefined,
     detaches: false,
     leftBehind: (runId) => [
       `run ${runId} is lost with this command's dev server, which kept it in memory ` +
         '(a run on `subagents dev-server` outlives the command: its SQLite file keeps it)',
     ],
-    withWorker: (body) => withOwnWorker(config, settings, connection, bundle, body),
+    withWorker: (body) => withOwnWorker(config, settings, connection, { bundle, probes }, body),
     close: async () => {
       await connection.close();
       forgetServer();
@@ -379,13 +383,15 @@ async function withOwnWorker<T>(
   config: Config,
   settings: ConnectionSettings,
   connection: NativeConnection,
-  bundle: Promise<string>,
+  { bundle, probes }: { bundle: Promise<string>; probes: MachineProbes },
   body: () => Promise<T>,
 ): Promise<T> {
   const tracing = startTracing(config.tracing);
   // After the bundle's progress line has ended: the MCP servers' lines follow it.
   const workflowBundleCode = await bundle;
   const mcp = await startWorkerMcp(config.mcp_servers, say);
+  // Kept across restarts, as the probes are: the warm-up and what the providers learnt are the process's.
+  const providers = new ModelProviders();
   const create = () =>
     createProjectWorker({
       connection,
@@ -396,6 +402,8 @@ async function withOwnWorker<T>(
       runAdmission: config.lead_runtime,
       tuning: workerTuning(config.worker),
       say,
+      probes,
+      providers,
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });

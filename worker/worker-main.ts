@@ -13,7 +13,7 @@
  */
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
-import { describeSandbox, type SandboxInUse } from '../activities/tools';
+import { chooseSandbox, machineProbes, type SandboxInUse } from '../activities/tools';
 import { describeAdmission, type AdmissionSettings } from '../contracts/admission';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import type { SandboxSettings } from '../contracts/tools';
@@ -111,6 +111,8 @@ export function workerStartLines(
 export async function serveWorker(service: WorkerService): Promise<void> {
   const tracing = startTracing(service.tracing);
   const mcp = await startWorkerMcp(service.mcpServers, service.say);
+  // One set for the activities and the start line: the line names the sandbox bash really runs in.
+  const probes = machineProbes();
   try {
     const worker = await createProjectWorker({
       connection: service.connection,
@@ -121,10 +123,11 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       runAdmission: service.runAdmission,
       tuning: workerTuning(service.worker),
       say: service.say,
+      probes,
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });
-    const sandbox = await describeSandbox(service.sandbox);
+    const sandbox = await chooseSandbox(service.sandbox, probes);
     // The settings the worker's data converter was built with (createProjectWorker: this process's).
     const encryption = payloadSettings().encryption;
     const payloadKeys = {

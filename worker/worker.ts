@@ -12,8 +12,9 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { createProjectActivities } from '../activities';
+import type { MachineProbes } from '../activities/tools';
 import type { McpCatalog } from '../activities/mcp';
-import { warmUpModelProviders } from '../activities/model';
+import { ModelProviders } from '../activities/model';
 import type { Transcripts } from '../activities/transcripts';
 import {
   DEFAULT_ADMISSION_SETTINGS,
@@ -49,6 +50,10 @@ export interface ProjectWorkerOptions {
   payloads?: PayloadSettings;
   /** The MCP servers' catalog the activities call (`startWorkerMcp`); none: no MCP tools. */
   mcpCatalog?: McpCatalog;
+  /** What this machine can start for bash (default: new probes); the process's own, when it reports the sandbox. */
+  probes?: MachineProbes;
+  /** The model providers (default: new ones); one across restarts keeps the warm-up to once a process. */
+  providers?: ModelProviders;
   /** The activities' transcripts (default: the worker's own); a test keeps them to clear what they remember. */
   transcripts?: Transcripts;
   /** `subagent_runtime`: declared to the task queue's admission workflow (default: the config defaults). */
@@ -144,7 +149,8 @@ const admissions = new WeakMap<Worker, WorkerAdmission[]>();
 
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   // While the worker starts: a run's first model call then costs what the later ones do (never fails).
-  const warmUp = warmUpModelProviders();
+  const providers = options.providers ?? new ModelProviders();
+  const warmUp = providers.warmUp();
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   const dataConverter = projectDataConverter(options.payloads);
@@ -180,6 +186,8 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       admission: { settings, identity },
       ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
       ...(options.transcripts && { transcripts: options.transcripts }),
+      ...(options.probes && { probes: options.probes }),
+      providers,
     }),
     dataConverter,
     ...options.tracing?.workerOptions,

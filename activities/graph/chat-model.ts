@@ -17,7 +17,7 @@ import { AsyncLocalStorageProviderSingleton } from '@langchain/core/singletons';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
 import type { ChatMessage, ToolSpec } from '../../contracts/messages';
 import type { ModelErrorFallback, ModelSettings } from '../../contracts/model';
-import { callProvider } from '../model';
+import type { ModelProviders } from '../model';
 import { withSystemContext } from '../transcripts';
 
 /** A provider error retrying cannot fix (400, 401, a broken script): the subagent ends `failed` with it. */
@@ -33,6 +33,8 @@ export interface ProjectChatModelSettings {
   model: ModelSettings;
   /** The agent's name: the scripted provider's scripts key on it. */
   agentName: string;
+  /** The worker's model providers: every call goes through them. */
+  providers: ModelProviders;
   /** A one-time note for the next call's system message (the token budget's warning), taken when read. */
   takeNote?: () => string | undefined;
 }
@@ -77,7 +79,7 @@ export class ProjectChatModel extends BaseChatModel {
     // Outside the graph's callback context: the `openai` provider's own LangChain model would otherwise report
     // the same call to the graph's callbacks again (its usage counted twice).
     const result = await AsyncLocalStorageProviderSingleton.getInstance().run(undefined, () =>
-      callProvider(request),
+      this.settings.providers.call(request),
     );
     if (result.error_fallback) throw new GraphModelFallback(result.error_fallback);
     const toolCalls: LangChainToolCall[] = [];

@@ -20,6 +20,7 @@ import type { TokenBudgetSettings } from '../../contracts/subagent';
 import { checkTokenBudget, type TokenBudgetState } from '../../contracts/token-budget';
 import type { BlobStore } from '../../payloads/store';
 import { keepHeartbeatDetails, whileHeartbeating } from '../activity-context';
+import type { ModelProviders } from '../model';
 import { GraphModelFallback, ProjectChatModel } from './chat-model';
 import { StoredCheckpointSaver } from './checkpointer';
 import { graphStepMessages } from './graph-messages';
@@ -128,14 +129,23 @@ class GraphBudget {
   }
 }
 
+/** What a graph run needs of its worker: where its checkpoints go, and the model providers it calls. */
+export interface GraphActivityDeps {
+  store: BlobStore;
+  providers: ModelProviders;
+}
+
 /** The graph activity of a worker, whose checkpoints go to `store` (encrypted at rest when it holds keys). */
-export function createGraphActivities(deps: { store: BlobStore }) {
+export function createGraphActivities(deps: GraphActivityDeps) {
   return {
-    runGraphSubagent: (input: GraphRunInput): Promise<GraphRunResult> => runGraphSubagent(deps.store, input),
+    runGraphSubagent: (input: GraphRunInput): Promise<GraphRunResult> => runGraphSubagent(deps, input),
   };
 }
 
-async function runGraphSubagent(store: BlobStore, input: GraphRunInput): Promise<GraphRunResult> {
+async function runGraphSubagent(
+  { store, providers }: GraphActivityDeps,
+  input: GraphRunInput,
+): Promise<GraphRunResult> {
   const previous = previousProgress();
   const progress: GraphProgress = { super_steps: 0, model_calls: 0, ...previous };
   const beat = (): void => {
@@ -157,7 +167,7 @@ async function runGraphSubagent(store: BlobStore, input: GraphRunInput): Promise
   let graph: CompiledGraph;
   try {
     if (previous?.head !== undefined) await whileHeartbeating(() => saver.restore(previous.head as string));
-    graph = await loadCompiledGraph(input, saver, budget);
+    graph = await loadCompiledGraph(input, saver, budget, providers);
   } catch (err) {
     if (!(err instanceof GraphModuleError)) throw err;
     return { end: 'failed', error: err.message, model_calls: 0, super_steps: 0, messages: [] };
@@ -237,11 +247,13 @@ async function loadCompiledGraph(
   input: GraphRunInput,
   saver: StoredCheckpointSaver,
   budget: GraphBudget,
+  providers: ModelProviders,
 ): Promise<CompiledGraph> {
   const compiled = await loadGraph(input.graph, {
     model: new ProjectChatModel({
       model: input.model,
       agentName: input.agent_name,
+      providers,
       takeNote: () => budget.takeNote(),
     }),
     systemPrompt: input.system_prompt,

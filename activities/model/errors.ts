@@ -82,7 +82,7 @@ export function retryableModelFailure(
 }
 
 /** Statuses whose `Retry-After` is honoured (RFC 9110 §10.2.3: rate limited, unavailable). */
-const RETRY_AFTER_STATUSES = new Set([429, 503]);
+const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 const NUMBER = /^\d+(\.\d+)?$/;
 

@@ -22,14 +22,16 @@ import type { McpCatalog } from '../mcp/catalog';
 import { whileHeartbeating } from '../activity-context';
 import { builtinToolSpecs } from '../../contracts/tool-specs';
 import { mcpCallInfo, mcpToolsForModel } from '../mcp/model-tools';
-import { callOpenAIModel } from './openai';
+import { ModelScripts } from './model-script';
+import { callOpenAIModel, type NonStreamingEndpoints } from './openai';
 import { warmUpOpenAIProvider } from './openai-warm-up';
 import { recordModelCall } from './metrics';
 import { callScriptedModel, scriptedModelName } from './scripted';
 
-/** What the model activity needs of its worker: its transcripts, and its MCP servers (if any). */
+/** What the model activity needs of its worker: its transcripts, its providers, and its MCP servers (if any). */
 export interface ModelActivityDeps {
   transcripts: Transcripts;
+  providers: ModelProviders;
   mcpCatalog?: McpCatalog;
 }
 
@@ -39,7 +41,7 @@ export function createModelActivities(deps: ModelActivityDeps) {
 }
 
 async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promise<ModelCallResult> {
-  const { transcripts, mcpCatalog } = deps;
+  const { transcripts, providers, mcpCatalog } = deps;
   // Reading a long chain from an object store takes time: heartbeat through it (a 3 s heartbeat timeout).
   const [transcript, sentTools] = await whileHeartbeating(() =>
     Promise.all([transcripts.full(input), transcripts.toolSpecsOf(input)]),
@@ -48,7 +50,7 @@ async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promis
   const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools, ...mcp.specs];
   // The deferred tools' section first: it stays the same every turn, while the summary and ledger change.
   const context = [mcp.section, input.system_context].filter(Boolean).join('\n\n');
-  const result = await callProvider({
+  const result = await providers.call({
     model: input.model,
     agent_name: input.agent_name,
     messages: withSystemContext(transcript, context || undefined),
@@ -69,10 +71,50 @@ async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promis
 }
 
 /**
- * One call of the configured provider on a whole transcript (no references): model calls and summaries.
- * Each is measured (activities/model/metrics.ts): its latency, outcome and tokens.
+ * The model providers of one worker, with what they keep between calls: the script files parsed, the
+ * endpoints found not to stream, the `openai` provider's warm-up. Made once per worker (createProjectActivities)
+ * and shared by every activity that calls a model; a worker that restarts keeps them.
  */
-export async function callProvider(input: ModelCallInput): Promise<ModelCallResult> {
+export class ModelProviders {
+  readonly #scripts = new ModelScripts();
+  readonly #nonStreamingEndpoints: NonStreamingEndpoints = new Set();
+  #warmedUp: Promise<void> | undefined;
+
+  /**
+   * One call of the configured provider on a whole transcript (no references): model calls and summaries.
+   * Each is measured (activities/model/metrics.ts): its latency, outcome and tokens.
+   */
+  call(input: ModelCallInput): Promise<ModelCallResult> {
+    return callProvider(input, (call) => {
+      switch (call.model.provider) {
+        case 'scripted':
+          return callScriptedModel(this.#scripts, call);
+        case 'openai':
+          return callOpenAIModel(this.#nonStreamingEndpoints, call);
+        default:
+          throw new ProviderError(
+            `model ${call.model.name}: provider "${String(call.model.provider)}" is unknown (accepted: ${MODEL_PROVIDERS.join(', ')})`,
+            undefined,
+            false,
+          );
+      }
+    });
+  }
+
+  /**
+   * Pays, while a worker starts, the one-time cost a provider's first call in a process would add to a run
+   * (openai-warm-up.ts), once for these providers. Never fails.
+   */
+  warmUp(): Promise<void> {
+    this.#warmedUp ??= warmUpOpenAIProvider();
+    return this.#warmedUp;
+  }
+}
+
+async function callProvider(
+  input: ModelCallInput,
+  callConfiguredProvider: (input: ModelCallInput) => Promise<ModelCallResult>,
+): Promise<ModelCallResult> {
   const startedMs = performance.now();
   const seconds = () => (performance.now() - startedMs) / 1000;
   try {
@@ -105,27 +147,4 @@ function measured(input: ModelCallInput, result: ModelCallResult): ModelCallResu
   for (const call of result.tool_calls) bytes += Buffer.byteLength(call.name) + Buffer.byteLength(call.args);
   if (bytes > cap) throw new AnswerTooLargeError(input.model.name, bytes, cap);
   return result;
-}
-
-async function callConfiguredProvider(input: ModelCallInput): Promise<ModelCallResult> {
-  switch (input.model.provider) {
-    case 'scripted':
-      return await callScriptedModel(input);
-    case 'openai':
-      return await callOpenAIModel(input);
-    default:
-      throw new ProviderError(
-        `model ${input.model.name}: provider "${String(input.model.provider)}" is unknown (accepted: ${MODEL_PROVIDERS.join(', ')})`,
-        undefined,
-        false,
-      );
-  }
-}
-
-/**
- * Pays, while a worker starts, the one-time cost a provider's first call in a process would add to a run
- * (openai-warm-up.ts). Never fails.
- */
-export function warmUpModelProviders(): Promise<void> {
-  return warmUpOpenAIProvider();
 }

@@ -102,23 +102,32 @@ const ACCEPTED_KEYS: Record<string, string[]> = {
   error: Object.keys(scriptedErrorSchema.shape),
 };
 
-const cache = new Map<string, { mtimeMs: number; size: number; script: ModelScriptFile }>();
+/** Script files read and validated, each reused until it changes (path + mtime + size). */
+export class ModelScripts {
+  readonly #parsed = new Map<string, { mtimeMs: number; size: number; script: ModelScriptFile }>();
 
-/** Reads and validates a script file; parsed files are reused until the file changes (path + mtime + size). */
-export async function loadModelScript(file: string): Promise<ModelScriptFile> {
-  const path = resolve(file);
-  let stats;
-  let text;
-  try {
-    stats = await stat(path);
-    const cached = cache.get(path);
-    if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.script;
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new ModelScriptError(
-      `model script ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? err})`,
-    );
+  /** Reads and validates a script file, or returns it as parsed before when it has not changed since. */
+  async load(file: string): Promise<ModelScriptFile> {
+    const path = resolve(file);
+    let stats;
+    let text;
+    try {
+      stats = await stat(path);
+      const cached = this.#parsed.get(path);
+      if (cached && cached.mtimeMs === stats.mtimeMs && cached.size === stats.size) return cached.script;
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      throw new ModelScriptError(
+        `model script ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? err})`,
+      );
+    }
+    const script = parseModelScript(file, text);
+    this.#parsed.set(path, { mtimeMs: stats.mtimeMs, size: stats.size, script });
+    return script;
   }
+}
+
+function parseModelScript(file: string, text: string): ModelScriptFile {
   let raw: unknown;
   try {
     raw = parseYaml(text);
@@ -129,7 +138,6 @@ export async function loadModelScript(file: string): Promise<ModelScriptFile> {
   if (!parsed.success) {
     throw new ModelScriptError(`model script ${file}: ${parsed.error.issues.map(describeIssue).join('; ')}`);
   }
-  cache.set(path, { mtimeMs: stats.mtimeMs, size: stats.size, script: parsed.data });
   return parsed.data;
 }
 

@@ -59,15 +59,12 @@ const WARM_UP_CALL: Omit<ModelCallInput, 'model'> = {
 /** Gives up after this long; the process then pays the rest on its first real call. */
 const WARM_UP_TIMEOUT_SECONDS = 5;
 
-let warmedUp: Promise<void> | undefined;
-
 /**
- * Warms the `openai` provider once per process. Best effort: where it cannot (no loopback), the first call
- * pays as before.
+ * Warms the `openai` provider: one call through it to a canned server. Best effort, never fails: where it
+ * cannot (no loopback), the first call pays as before. Once a process is enough (ModelProviders keeps it).
  */
 export function warmUpOpenAIProvider(): Promise<void> {
-  warmedUp ??= callCannedServer().catch(() => undefined);
-  return warmedUp;
+  return callCannedServer().catch(() => undefined);
 }
 
 async function callCannedServer(): Promise<void> {
@@ -95,6 +92,8 @@ async function callCannedServer(): Promise<void> {
           request_timeout_seconds: WARM_UP_TIMEOUT_SECONDS,
         },
       },
+      // The canned server streams: nothing to remember about it.
+      new Set(),
     );
   } finally {
     server.closeAllConnections();

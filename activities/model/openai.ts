@@ -18,9 +18,11 @@ export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
 // Local servers (Ollama, vLLM, LM Studio) accept any key, but the OpenAI client refuses to send none.
 const PLACEHOLDER_API_KEY = 'no-key';
 
-// Endpoints (base URL + model) that answered a stream request without a stream: asked without streaming from
-// then on, so each later call costs one request, not two.
-const nonStreamingEndpoints = new Set<string>();
+/**
+ * Endpoints (base URL + model) that answered a stream request without a stream: asked without streaming from
+ * then on, so each later call costs one request, not two. One per worker (ModelProviders).
+ */
+export type NonStreamingEndpoints = Set<string>;
 
 type ChatRunnable = Pick<ChatOpenAI, 'stream' | 'invoke'>;
 
@@ -31,7 +33,10 @@ export interface OpenAIEndpoint {
   apiKey: string;
 }
 
-export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallResult> {
+export async function callOpenAIModel(
+  nonStreamingEndpoints: NonStreamingEndpoints,
+  input: ModelCallInput,
+): Promise<ModelCallResult> {
   const settings = input.model;
   const baseURL = settings.base_url || process.env.OPENAI_BASE_URL || undefined;
   const keyEnv = settings.api_key_env ?? DEFAULT_API_KEY_ENV;
@@ -43,13 +48,14 @@ export async function callOpenAIModel(input: ModelCallInput): Promise<ModelCallR
       false,
     );
   }
-  return completeChat({ baseURL, apiKey }, input);
+  return completeChat({ baseURL, apiKey }, input, nonStreamingEndpoints);
 }
 
 /** One Chat Completions request for `input` (its endpoint given apart), streamed where the endpoint can. */
 export async function completeChat(
   { baseURL, apiKey }: OpenAIEndpoint,
   input: ModelCallInput,
+  nonStreamingEndpoints: NonStreamingEndpoints,
 ): Promise<ModelCallResult> {
   const settings = input.model;
   const endpoint = baseURL ?? 'the OpenAI API';
@@ -139,7 +145,7 @@ function chunkBytes(chunk: AIMessageChunk): number {
   return bytes;
 }
 
-const NETWORK_ERROR_NAMES = new Set([
+const NETWORK_ERROR_NAMES: ReadonlySet<string> = new Set([
   'APIConnectionError',
   'APIConnectionTimeoutError',
   'TimeoutError',
@@ -148,7 +154,7 @@ const NETWORK_ERROR_NAMES = new Set([
   'BodyTimeoutError',
   'SocketError',
 ]);
-const NETWORK_ERROR_CODES = new Set([
+const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',

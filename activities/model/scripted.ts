@@ -9,10 +9,10 @@ import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
 import { currentAttempt, whileHeartbeating } from '../activity-context';
 import { ProviderError } from './errors';
 import {
-  loadModelScript,
   ModelScriptError,
   quoteToolResults,
   type ModelScript,
+  type ModelScripts,
   type ScriptedTurn,
 } from './model-script';
 
@@ -23,7 +23,10 @@ export function scriptedModelName(input: ModelCallInput): string {
   return `scripted/${input.model.model}`;
 }
 
-export async function callScriptedModel(input: ModelCallInput): Promise<ModelCallResult> {
+export async function callScriptedModel(
+  scripts: ModelScripts,
+  input: ModelCallInput,
+): Promise<ModelCallResult> {
   const modelName = scriptedModelName(input);
   const file = input.model.script_file;
   if (file === undefined) {
@@ -34,7 +37,7 @@ export async function callScriptedModel(input: ModelCallInput): Promise<ModelCal
       finish_reason: 'stop',
     };
   }
-  const script = await findScript(file, input);
+  const script = await findScript(scripts, file, input);
   // The agent's own count: a compacted transcript holds fewer assistant messages than turns taken.
   const turnIndex = input.turn_index ?? input.messages.filter((m) => m.role === 'assistant').length;
   const planned =
@@ -64,10 +67,10 @@ export async function callScriptedModel(input: ModelCallInput): Promise<ModelCal
   return answerOf({ ...turn, content }, turnIndex, modelName);
 }
 
-async function findScript(file: string, input: ModelCallInput): Promise<ModelScript> {
+async function findScript(loaded: ModelScripts, file: string, input: ModelCallInput): Promise<ModelScript> {
   let scripts: ModelScript[];
   try {
-    scripts = (await loadModelScript(file)).scripts;
+    scripts = (await loaded.load(file)).scripts;
   } catch (err) {
     // A broken script is a configuration mistake: the run fails with the reason instead of retrying.
     if (err instanceof ModelScriptError) throw new ProviderError(err.message, undefined, false);

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import type { BashArgs } from '../../contracts/tool-specs';
 import { sandboxLimits, type SandboxLimits } from '../../contracts/tools';
 import { OutputCollector } from './output';
-import { detectJustBash, explainJustBashOutput, justBashLaunch } from './just-bash';
+import { explainJustBashOutput, justBashLaunch } from './just-bash';
+import type { MachineProbes } from './machine-probes';
 import { inCgroup, makePidsCgroup } from './pids-cgroup';
 import { bubblewrapArgs, bubblewrapExecutable, limitedBashArgs, SANDBOX_ENV } from './sandbox';
 import { chooseSandbox, type SandboxInUse } from './sandbox-choice';
@@ -117,9 +118,9 @@ function launchIn(
 
 /**
  * The `bash` tool, in the sandbox the settings and the machine allow (sandbox-choice.ts): bubblewrap,
- * just-bash, or the host in the workspace when the config allows it.
+ * just-bash, or the host in the workspace when the config allows it; `probes` say what this machine can start.
  */
-export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOutput> {
+export async function runBash(args: BashArgs, ctx: ToolContext, probes: MachineProbes): Promise<ToolOutput> {
   const limit = ctx.sandbox.bash_timeout_seconds;
   const timeoutSeconds = args.timeout_seconds ?? limit;
   if (timeoutSeconds > limit) {
@@ -127,14 +128,14 @@ export async function runBash(args: BashArgs, ctx: ToolContext): Promise<ToolOut
   }
   ctx.signal?.throwIfAborted();
 
-  const sandbox = await chooseSandbox(ctx.sandbox, {
-    bubblewrap: ctx.probeSandbox,
-    justBash: detectJustBash,
-  });
+  const sandbox = await chooseSandbox(ctx.sandbox, probes);
   const limits = sandboxLimits(ctx.sandbox);
   let launch = launchIn(sandbox, args.command, ctx.workspaceReal, limits, timeoutSeconds);
   // just-bash starts no process to count, and its Node runtime's own threads would count against the limit.
-  const cgroup = sandbox.kind === 'just-bash' ? undefined : await makePidsCgroup(limits.max_processes);
+  const cgroup =
+    sandbox.kind === 'just-bash'
+      ? undefined
+      : await makePidsCgroup(probes.pidsCgroupParent(), limits.max_processes);
   if (cgroup) launch = { ...launch, ...inCgroup(cgroup, launch.file, launch.args) };
   let finished: Finished;
   try {

@@ -15,8 +15,8 @@ import type { BuiltinToolName, ToolCallInput, ToolCallResult } from '../../contr
 import { whileHeartbeating } from '../activity-context';
 import { runBash } from './bash';
 import { listDirectory } from './ls';
+import type { MachineProbes } from './machine-probes';
 import { readFile } from './read-file';
-import { detectBubblewrap } from './sandbox';
 import { strReplace } from './str-replace';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 import { writeFile } from './write-file';
@@ -33,13 +33,29 @@ function bind<T>(schema: z.ZodType<T>, implementation: (args: T, ctx: ToolContex
   };
 }
 
-const TOOLS: Readonly<Record<BuiltinToolName, (raw: unknown) => PreparedCall>> = {
-  bash: bind(bashArgsSchema, runBash),
-  ls: bind(lsArgsSchema, listDirectory),
-  read_file: bind(readFileArgsSchema, readFile),
-  write_file: bind(writeFileArgsSchema, writeFile),
-  str_replace: bind(strReplaceArgsSchema, strReplace),
-};
+type Tools = Readonly<Record<BuiltinToolName, (raw: unknown) => PreparedCall>>;
+
+/** The built-in tools, bash with the probes of the machine it runs on. */
+function builtinTools(probes: MachineProbes): Tools {
+  return {
+    bash: bind(bashArgsSchema, (args, ctx) => runBash(args, ctx, probes)),
+    ls: bind(lsArgsSchema, listDirectory),
+    read_file: bind(readFileArgsSchema, readFile),
+    write_file: bind(writeFileArgsSchema, writeFile),
+    str_replace: bind(strReplaceArgsSchema, strReplace),
+  };
+}
+
+export interface ToolActivityDeps {
+  /** What this machine can start for bash; one per process, shared with whatever reports the sandbox. */
+  probes: MachineProbes;
+}
+
+/** The built-in tool activity of a worker. */
+export function createToolActivities(deps: ToolActivityDeps) {
+  const tools = builtinTools(deps.probes);
+  return { executeToolCall: (input: ToolCallInput) => executeToolCall(tools, input) };
+}
 
 /** `path (string, required), start_line (integer, optional)`, read off the JSON schema the model was shown. */
 function acceptedArguments(spec: BuiltinToolSpec): string {
@@ -72,7 +88,6 @@ async function toolContext(input: ToolCallInput, signal: AbortSignal): Promise<T
     workspaceReal: await realpath(workspace),
     sandbox: input.sandbox,
     signal,
-    probeSandbox: detectBubblewrap,
   };
 }
 
@@ -81,7 +96,7 @@ async function toolContext(input: ToolCallInput, signal: AbortSignal): Promise<T
  * are not JSON or break the tool's schema, paths outside the workspace, missing files) come back as error
  * results it can read and correct; only infrastructure faults throw.
  */
-export async function executeToolCall(input: ToolCallInput): Promise<ToolCallResult> {
+async function executeToolCall(tools: Tools, input: ToolCallInput): Promise<ToolCallResult> {
   const { call } = input;
   const reply = (output: ToolOutput): ToolCallResult => ({
     tool_call_id: call.id,
@@ -107,7 +122,7 @@ export async function executeToolCall(input: ToolCallInput): Promise<ToolCallRes
       `Invalid arguments for ${call.name}: not valid JSON (${reason}).\n${acceptedArguments(spec)}`,
     );
   }
-  const prepared = TOOLS[call.name](raw);
+  const prepared = tools[call.name](raw);
   if ('issues' in prepared) {
     return refuse(
       `Invalid arguments for ${call.name}:\n${prepared.issues.map(describeIssue).join('\n')}\n${acceptedArguments(spec)}`,

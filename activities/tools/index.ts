@@ -1,3 +1,4 @@
-export { executeToolCall } from './execute-tool-call';
-export { detectBubblewrap, type SandboxProbe } from './sandbox';
-export { describeSandbox, type SandboxInUse } from './sandbox-choice';
+export { createToolActivities, type ToolActivityDeps } from './execute-tool-call';
+export { machineProbes, type MachineProbes } from './machine-probes';
+export type { SandboxProbe } from './sandbox';
+export { chooseSandbox, type SandboxInUse } from './sandbox-choice';

@@ -59,7 +59,11 @@ const PROBE_LIMITS: SandboxLimits = {
   max_cpu_seconds: 20,
 };
 
-function probeOnce(): Promise<SandboxProbe> {
+/**
+ * Whether just-bash can run a command on this machine, found out by running a trivial one. Run once a
+ * process: `MachineProbes` keeps the answer.
+ */
+export function probeJustBash(): Promise<SandboxProbe> {
   // `exit 0` reads and writes nothing: any existing folder will do as its workspace.
   const { file, args } = justBashLaunch(
     realpathSync(tmpdir()),
@@ -77,14 +81,6 @@ function probeOnce(): Promise<SandboxProbe> {
       resolve({ available: false, reason: `a trial command failed: ${detail}` });
     });
   });
-}
-
-let probe: Promise<SandboxProbe> | undefined;
-
-/** Whether just-bash can run a command on this machine, found out once by running a trivial one. */
-export function detectJustBash(): Promise<SandboxProbe> {
-  probe ??= probeOnce();
-  return probe;
 }
 
 const HEAP_EXHAUSTED = 'JavaScript heap out of memory';

@@ -49,7 +49,7 @@ function pidsParent(): string | undefined {
 
 /**
  * Whether a command can really be put in a pids cgroup under `dir`: made, limited, joined by a shell (v2 also
- * asks for write access to the common ancestor) and removed again. Synchronous, and done once.
+ * asks for write access to the common ancestor) and removed again. Synchronous.
  */
 function canUse(dir: string): boolean {
   const trial = path.join(dir, `durable-subagents-bash-probe-${randomUUID()}`);
@@ -74,15 +74,13 @@ function canUse(dir: string): boolean {
   }
 }
 
-let parent: string | null | undefined;
-
-/** Whether commands on this machine get a pids cgroup (found out once). */
-export function pidsCgroupAvailable(): boolean {
-  if (parent === undefined) {
-    const candidate = pidsParent();
-    parent = candidate !== undefined && canUse(candidate) ? candidate : null;
-  }
-  return parent !== null;
+/**
+ * The folder under which commands on this machine get a pids cgroup, tried out; undefined when there is none.
+ * Synchronous and slow-ish (a shell is started): `MachineProbes` asks once a process.
+ */
+export function findPidsCgroupParent(): string | undefined {
+  const candidate = pidsParent();
+  return candidate !== undefined && canUse(candidate) ? candidate : undefined;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -108,11 +106,14 @@ async function removeCgroup(dir: string): Promise<void> {
 }
 
 /**
- * Makes a pids cgroup limited to `maxProcesses`, or returns undefined when this machine offers none to the
- * worker (no pids controller, not writable): the rlimits still apply then.
+ * Makes a pids cgroup limited to `maxProcesses` under `parent` (findPidsCgroupParent), or returns undefined
+ * when this machine offers none to the worker (no pids controller, not writable): the rlimits still apply then.
  */
-export async function makePidsCgroup(maxProcesses: number): Promise<PidsCgroup | undefined> {
-  if (!pidsCgroupAvailable() || !parent) return undefined;
+export async function makePidsCgroup(
+  parent: string | undefined,
+  maxProcesses: number,
+): Promise<PidsCgroup | undefined> {
+  if (parent === undefined) return undefined;
   const dir = path.join(parent, `durable-subagents-bash-${randomUUID()}`);
   try {
     await mkdir(dir);

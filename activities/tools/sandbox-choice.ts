@@ -4,8 +4,7 @@
  * function, so what is shown is what runs.
  */
 import type { SandboxSettings } from '../../contracts/tools';
-import { detectJustBash } from './just-bash';
-import { detectBubblewrap, type SandboxProbe } from './sandbox';
+import type { SandboxProbe } from './sandbox';
 
 export interface SandboxInUse {
   /** Where bash commands run; `none`: nowhere, and every bash call fails saying why. */
@@ -70,9 +69,4 @@ export async function chooseSandbox(settings: SandboxSettings, probes: SandboxPr
   return settings.allow_host_bash
     ? { kind: 'host', description: `${HOST} (${reason})`, reason, fix: INSTALL_BUBBLEWRAP }
     : none(reason, `${INSTALL_BUBBLEWRAP}, or ${ALLOW_HOST}`);
-}
-
-/** The sandbox bash uses on this machine with these settings (the probes run once a process, then cached). */
-export function describeSandbox(settings: SandboxSettings): Promise<SandboxInUse> {
-  return chooseSandbox(settings, { bubblewrap: detectBubblewrap, justBash: detectJustBash });
 }

@@ -112,7 +112,11 @@ export function bubblewrapExecutable(): string | undefined {
 
 const PROBE_TIMEOUT_MS = 10_000;
 
-function probeOnce(): Promise<SandboxProbe> {
+/**
+ * Whether bubblewrap can start a sandbox on this machine, found out by running a trivial command. Run once a
+ * process: `MachineProbes` keeps the answer.
+ */
+export function probeBubblewrap(): Promise<SandboxProbe> {
   const bwrap = bubblewrapExecutable();
   if (bwrap === undefined) {
     return Promise.resolve({ available: false, reason: 'bwrap was not found on PATH' });
@@ -130,12 +134,4 @@ function probeOnce(): Promise<SandboxProbe> {
       });
     });
   });
-}
-
-let probe: Promise<SandboxProbe> | undefined;
-
-/** Whether bubblewrap can start a sandbox on this machine, found out once by running a trivial command. */
-export function detectBubblewrap(): Promise<SandboxProbe> {
-  probe ??= probeOnce();
-  return probe;
 }

@@ -1,5 +1,4 @@
 import type { SandboxSettings } from '../../contracts/tools';
-import type { SandboxProbe } from './sandbox';
 
 /** What one tool run produced, before it is addressed to its tool call. */
 export interface ToolOutput {
@@ -16,8 +15,6 @@ export interface ToolContext {
   sandbox: SandboxSettings;
   /** Aborted when the activity is cancelled; the activity heartbeats meanwhile (executeToolCall). */
   signal?: AbortSignal;
-  /** Whether bash can be sandboxed here (cached by the default implementation). */
-  probeSandbox: () => Promise<SandboxProbe>;
 }
 
 /** A mistake the model can fix (bad path, missing file, ambiguous edit): it becomes an error result, never a throw. */

@@ -22,7 +22,7 @@ export const lookups = { anchored: existsSync('/proc/self/fd') };
 const MAX_LINK_HOPS = 40;
 const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 /** Opening a link with O_NOFOLLOW fails with one of these (ENOTDIR with O_DIRECTORY, EEXIST with O_EXCL). */
-const LINK_CODES = new Set(['ELOOP', 'ENOTDIR', 'EEXIST']);
+const LINK_CODES: ReadonlySet<string> = new Set(['ELOOP', 'ENOTDIR', 'EEXIST']);
 
 /** The path relative to `root` as names, or undefined when `candidate` is not inside it. */
 function namesInside(root: string, candidate: string): string[] | undefined {

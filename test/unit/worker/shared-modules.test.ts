@@ -6,10 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import * as ts from 'typescript';
 import { defaultConfig } from '../../../contracts/config';
 import { buildLeadRunInput } from '../../../contracts/config/lead-input';
 import { PRELOADED_MODULES, WORKFLOWS_PATH } from '../../../worker/worker';
+import { moduleState } from '../../support/module-state';
 import { subagentInput } from '../../support/subagent-input';
 
 const distRoot = join(__dirname, '..', '..', '..');
@@ -42,29 +42,6 @@ const load = (path: string): unknown => require(path) as unknown;
 
 const sourceOf = (compiled: string): string => relative(distRoot, compiled).replace(/\.js$/, '.ts');
 
-/** Top-level `let`/`var` bindings and collections (mutable even when frozen) of one source file. */
-function moduleState(source: string): string[] {
-  const file = ts.createSourceFile(
-    source,
-    readFileSync(join(sourceRoot, source), 'utf8'),
-    ts.ScriptTarget.ES2022,
-  );
-  const state: string[] = [];
-  for (const statement of file.statements) {
-    if (!ts.isVariableStatement(statement)) continue;
-    const constant = (statement.declarationList.flags & ts.NodeFlags.Const) !== 0;
-    for (const declaration of statement.declarationList.declarations) {
-      const init = declaration.initializer;
-      const collection =
-        init !== undefined &&
-        ts.isNewExpression(init) &&
-        /^(Map|Set|WeakMap|WeakSet)$/.test(init.expression.getText(file));
-      if (!constant || collection) state.push(`${source}: ${declaration.name.getText(file)}`);
-    }
-  }
-  return state;
-}
-
 /** Paths to every zod schema reachable from a value's properties. */
 function zodSchemas(value: unknown, path: string, seen = new Set<unknown>()): string[] {
   if (value === null || typeof value !== 'object' || seen.has(value)) return [];
@@ -94,7 +71,7 @@ describe('the workflow modules a worker shares', () => {
   });
 
   it('keep no state at module level but the named pure cache', () => {
-    expect(modules.map(sourceOf).flatMap(moduleState)).toEqual(SHARED_STATE);
+    expect(modules.map(sourceOf).flatMap((source) => moduleState(sourceRoot, source))).toEqual(SHARED_STATE);
   });
 
   it('export no zod schema', () => {

@@ -1,11 +1,14 @@
 import { BaseLanguageModel } from '@langchain/core/language_models/base';
 import { CancelledFailure } from '@temporalio/common';
 // The providers themselves: transcript storage around them is tested in test/unit/transcripts.test.ts.
-import { callProvider, warmUpModelProviders } from '../../../../activities/model';
+import { ModelProviders } from '../../../../activities/model';
 import type { ChatMessage, ToolSpec } from '../../../../contracts/messages';
 import type { ModelSettings } from '../../../../contracts/model';
 import { FakeOpenAI, type FakeOpenAIOptions } from '../../../support/fake-openai';
 import { activityEnv, callModelIn, modelInput, retryableFailureOf } from './fixtures';
+
+/** One worker's providers: what they keep between calls (parsed scripts, non-streaming endpoints) holds here. */
+const providers = new ModelProviders();
 
 const READ_FILE: ToolSpec = {
   name: 'read_file',
@@ -47,7 +50,7 @@ describe('openai model: answers', () => {
         },
       ],
     });
-    const result = await callProvider(
+    const result = await providers.call(
       modelInput(openai(), ask('What does a.txt say?'), { tools: [READ_FILE] }),
     );
     expect(result).toEqual({
@@ -81,7 +84,7 @@ describe('openai model: answers', () => {
         },
       ],
     });
-    const result = await callProvider(modelInput(openai(), ask('read both'), { tools: [READ_FILE] }));
+    const result = await providers.call(modelInput(openai(), ask('read both'), { tools: [READ_FILE] }));
     expect(result.tool_calls).toEqual([
       { id: 'call_abc', name: 'read_file', args: '{"path":"a.txt"}' },
       { id: 'call_def', name: 'read_file', args: '{"path": "b.txt"' },
@@ -106,7 +109,7 @@ describe('openai model: answers', () => {
         is_error: true,
       },
     ];
-    await callProvider(modelInput(openai(), messages, { tools: [READ_FILE] }));
+    await providers.call(modelInput(openai(), messages, { tools: [READ_FILE] }));
     expect(fake.chatRequests[0].messages).toEqual([
       { role: 'system', content: 'You are a test.' },
       { role: 'user', content: 'read it' },
@@ -123,7 +126,7 @@ describe('openai model: answers', () => {
 
   it('leaves usage absent when the provider reports none, and passes finish_reason length through', async () => {
     await startFake({ replies: [{ content: 'It was a dark and', usage: null, finish_reason: 'length' }] });
-    const result = await callProvider(modelInput(openai(), ask('tell a story')));
+    const result = await providers.call(modelInput(openai(), ask('tell a story')));
     expect(result.content).toBe('It was a dark and');
     expect(result).not.toHaveProperty('usage');
     expect(result.finish_reason).toBe('length');
@@ -142,13 +145,13 @@ describe('openai model: answers', () => {
         { content: 'second call' },
       ],
     });
-    const first = await callProvider(modelInput(openai(), ask('go'), { tools: [READ_FILE] }));
+    const first = await providers.call(modelInput(openai(), ask('go'), { tools: [READ_FILE] }));
     expect(first.content).toBe('plain answer');
     expect(first.tool_calls).toEqual([{ id: 'call_fake_1_0', name: 'read_file', args: '{"path":"a.txt"}' }]);
     expect(first.usage).toEqual({ input_tokens: 9, output_tokens: 0, total_tokens: 9 });
     expect(fake.chatRequests.map((r) => r.stream ?? false)).toEqual([true, false]);
 
-    const second = await callProvider(modelInput(openai(), ask('again')));
+    const second = await providers.call(modelInput(openai(), ask('again')));
     expect(second.content).toBe('second call');
     expect(fake.chatRequests.map((r) => r.stream ?? false)).toEqual([true, false, false]);
   });
@@ -157,7 +160,7 @@ describe('openai model: answers', () => {
     await startFake({ api_key: 'sk-test-123' });
     process.env.MODEL_TEST_KEY = 'sk-test-123';
     try {
-      const result = await callProvider(modelInput(openai({ api_key_env: 'MODEL_TEST_KEY' }), ask('hi')));
+      const result = await providers.call(modelInput(openai({ api_key_env: 'MODEL_TEST_KEY' }), ask('hi')));
       expect(result.error_fallback).toBeUndefined();
       expect(fake.requests[0].authorization).toBe('Bearer sk-test-123');
     } finally {
@@ -179,7 +182,7 @@ describe('openai model: answers', () => {
     });
     const counted = jest.spyOn(BaseLanguageModel.prototype, 'getNumTokens');
     const begun = Date.now();
-    const result = await callProvider(modelInput(openai(), ask('count'), { tools: [READ_FILE] }));
+    const result = await providers.call(modelInput(openai(), ask('count'), { tools: [READ_FILE] }));
     expect(Date.now() - begun).toBeLessThan(1000);
     expect(result.content).toBe('one two three');
     expect(counted).not.toHaveBeenCalled();
@@ -194,7 +197,7 @@ describe('openai model: provider errors', () => {
     [404, 'The model `gpt-test` does not exist.'],
   ])('returns HTTP %i as error_fallback with the provider message', async (status, message) => {
     await startFake({ replies: [{ status, error_message: message }] });
-    const result = await callProvider(modelInput(openai(), ask('go')));
+    const result = await providers.call(modelInput(openai(), ask('go')));
     expect(result).toEqual({
       content: '',
       tool_calls: [],
@@ -205,7 +208,7 @@ describe('openai model: provider errors', () => {
 
   it('returns a rejected key (401) as error_fallback with the provider message', async () => {
     await startFake({ api_key: 'the-right-key' });
-    const result = await callProvider(modelInput(openai(), ask('go')));
+    const result = await providers.call(modelInput(openai(), ask('go')));
     expect(result.error_fallback).toEqual({ message: 'Incorrect API key provided.', status: 401 });
   });
 
@@ -217,7 +220,7 @@ describe('openai model: provider errors', () => {
     async (status, message) => {
       await startFake();
       fake.failNext(1, status, message);
-      const failure = await retryableFailureOf(callProvider(modelInput(openai(), ask('go'))));
+      const failure = await retryableFailureOf(providers.call(modelInput(openai(), ask('go'))));
       expect(failure.message).toContain(message);
       expect(failure.message).toContain(`HTTP ${status}`);
       expect(fake.chatRequests).toHaveLength(1);
@@ -227,13 +230,13 @@ describe('openai model: provider errors', () => {
   it('throws a refused connection as a retryable failure', async () => {
     await startFake();
     await fake.close();
-    const failure = await retryableFailureOf(callProvider(modelInput(openai(), ask('go'))));
+    const failure = await retryableFailureOf(providers.call(modelInput(openai(), ask('go'))));
     expect(failure.message).toContain(`cannot reach ${fake.url}`);
   });
 
   it('returns an answer without choices as a malformed-response error_fallback', async () => {
     await startFake({ streaming: false, replies: [{ raw_body: '{}' }, { raw_body: '{}' }] });
-    const result = await callProvider(modelInput(openai(), ask('go')));
+    const result = await providers.call(modelInput(openai(), ask('go')));
     expect(result.content).toBe('');
     expect(result.error_fallback?.message).toContain(`malformed response from ${fake.url}`);
     expect(result.error_fallback?.status).toBeUndefined();
@@ -247,7 +250,7 @@ describe('openai model: provider errors', () => {
     const saved = process.env.OPENAI_LOG;
     process.env.OPENAI_LOG = 'off';
     try {
-      const result = await callProvider(modelInput(openai(), ask('go')));
+      const result = await providers.call(modelInput(openai(), ask('go')));
       expect(result.error_fallback?.message).toContain('malformed response');
     } finally {
       if (saved === undefined) delete process.env.OPENAI_LOG;
@@ -259,7 +262,7 @@ describe('openai model: provider errors', () => {
     const saved = process.env.OPENAI_BASE_URL;
     delete process.env.OPENAI_BASE_URL;
     try {
-      const result = await callProvider(
+      const result = await providers.call(
         modelInput({ provider: 'openai', name: 'cloud', api_key_env: 'MODEL_TEST_UNSET_KEY' }, ask('go')),
       );
       expect(result.error_fallback?.message).toContain(
@@ -278,7 +281,7 @@ describe('openai model: warm-up at worker start', () => {
     process.env.OPENAI_BASE_URL = fake.url;
     process.env.OPENAI_API_KEY = 'sk-must-stay-home';
     try {
-      await expect(warmUpModelProviders()).resolves.toBeUndefined();
+      await expect(providers.warmUp()).resolves.toBeUndefined();
     } finally {
       for (const [name, value] of [
         ['OPENAI_BASE_URL', saved.url],
@@ -290,7 +293,7 @@ describe('openai model: warm-up at worker start', () => {
     }
     expect(fake.requests).toEqual([]);
     // And the provider still answers afterwards.
-    expect((await callProvider(modelInput(openai(), ask('go')))).content).toContain('go');
+    expect((await providers.call(modelInput(openai(), ask('go')))).content).toContain('go');
   });
 });
 
@@ -319,7 +322,7 @@ describe('openai model: waiting', () => {
     await startFake({ replies: [{ content: 'too late', delay_ms: 5000 }] });
     const begun = Date.now();
     const failure = await retryableFailureOf(
-      callProvider(modelInput(openai({ request_timeout_seconds: 0.3 }), ask('go'))),
+      providers.call(modelInput(openai({ request_timeout_seconds: 0.3 }), ask('go'))),
     );
     expect(failure.message).toContain('request_timeout_seconds');
     expect(Date.now() - begun).toBeLessThan(1000);

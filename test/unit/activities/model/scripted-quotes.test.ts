@@ -1,7 +1,10 @@
 /** The scripted model quoting what tools returned (`{{tool_result}}`), so a scripted answer cannot hide a broken tool. */
-import { callProvider } from '../../../../activities/model';
+import { ModelProviders } from '../../../../activities/model';
 import type { ChatMessage } from '../../../../contracts/messages';
 import { modelInput, tempDir, writeScript } from './fixtures';
+
+/** One worker's providers: what they keep between calls (parsed scripts, non-streaming endpoints) holds here. */
+const providers = new ModelProviders();
 
 const dir = tempDir();
 
@@ -49,7 +52,7 @@ function afterTools(count: string, list: string): ChatMessage[] {
 
 describe('scripted model: quoting tool results', () => {
   it('puts in the last tool result, or the one of a tool call id, exactly as returned', async () => {
-    const result = await callProvider(
+    const result = await providers.call(
       modelInput(scripted, afterTools('3 notes.md\n[exit code: 0]', 'notes.md\n$1 $& $$')),
     );
     expect(result.content).toBe(
@@ -59,7 +62,7 @@ describe('scripted model: quoting tool results', () => {
 
   it('so a broken tool shows in the answer', async () => {
     const broken = 'bash is unavailable: no sandbox could start (…)';
-    const result = await callProvider(modelInput(scripted, afterTools(broken, 'notes.md')));
+    const result = await providers.call(modelInput(scripted, afterTools(broken, 'notes.md')));
     expect(result.content).toContain(`Lines: ${broken}`);
   });
 
@@ -68,7 +71,7 @@ describe('scripted model: quoting tool results', () => {
       ...afterTools('3', 'notes.md'),
       { role: 'assistant', content: 'Files: …' },
     ];
-    const result = await callProvider(modelInput(scripted, messages));
+    const result = await providers.call(modelInput(scripted, messages));
     expect(result.content).toBe('');
     expect(result.error_fallback?.message).toBe(
       `model script ${file}: agent "lead", turn 3: {{tool_result:nope}}: no such tool result in the transcript ` +

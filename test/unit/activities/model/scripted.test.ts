@@ -1,10 +1,13 @@
 import { utimesSync, writeFileSync } from 'node:fs';
 import { CancelledFailure } from '@temporalio/common';
 // The providers themselves: transcript storage around them is tested in test/unit/transcripts.test.ts.
-import { callProvider } from '../../../../activities/model';
+import { ModelProviders } from '../../../../activities/model';
 import { SCRIPT_EXHAUSTED_TEXT } from '../../../../activities/model/scripted';
 import type { ChatMessage } from '../../../../contracts/messages';
 import { activityEnv, callModelIn, modelInput, retryableFailureOf, tempDir, writeScript } from './fixtures';
+
+/** One worker's providers: what they keep between calls (parsed scripts, non-streaming endpoints) holds here. */
+const providers = new ModelProviders();
 
 const dir = tempDir();
 
@@ -47,7 +50,7 @@ describe('scripted model: turns', () => {
   });
 
   it('picks the turn from the number of assistant messages already in the transcript', async () => {
-    const first = await callProvider(modelInput(scripted(file), ask('go')));
+    const first = await providers.call(modelInput(scripted(file), ask('go')));
     expect(first.content).toBe('reading');
     expect(first.tool_calls).toEqual([
       { id: 'call_0_0', name: 'read_file', args: '{"path":"a.txt"}' },
@@ -57,7 +60,7 @@ describe('scripted model: turns', () => {
     expect(first.finish_reason).toBe('tool_calls');
     expect(first.model_name).toBe('scripted/demo');
 
-    const second = await callProvider(modelInput(scripted(file), afterTurns('go', 1)));
+    const second = await providers.call(modelInput(scripted(file), afterTurns('go', 1)));
     expect(second).toEqual({
       content: 'done',
       tool_calls: [],
@@ -68,7 +71,7 @@ describe('scripted model: turns', () => {
   });
 
   it('answers the fixed final text without tools once the turns run out', async () => {
-    const result = await callProvider(modelInput(scripted(file), afterTurns('go', 2)));
+    const result = await providers.call(modelInput(scripted(file), afterTurns('go', 2)));
     expect(result.content).toBe(SCRIPT_EXHAUSTED_TEXT);
     expect(result.tool_calls).toEqual([]);
     expect(result.error_fallback).toBeUndefined();
@@ -87,7 +90,7 @@ describe('scripted model: turns', () => {
       },
       'loop.yaml',
     );
-    const fifth = await callProvider(modelInput(scripted(looping), afterTurns('go', 4)));
+    const fifth = await providers.call(modelInput(scripted(looping), afterTurns('go', 4)));
     expect(fifth.content).toBe('again');
     expect(fifth.tool_calls).toEqual([{ id: 'call_4_0', name: 'ls', args: '{"path":"."}' }]);
   });
@@ -98,7 +101,7 @@ describe('scripted model: turns', () => {
       { scripts: [{ turns: [{ content: 'cut off', finish_reason: 'length' }] }] },
       'length.yaml',
     );
-    const result = await callProvider(modelInput(scripted(capped), ask('go')));
+    const result = await providers.call(modelInput(scripted(capped), ask('go')));
     expect(result).not.toHaveProperty('usage');
     expect(result.finish_reason).toBe('length');
   });
@@ -119,7 +122,7 @@ describe('scripted model: matching scripts', () => {
 
   it('uses the first script whose agent and prompt_contains both fit', async () => {
     const run = (agent: string, text: string) =>
-      callProvider(modelInput(scripted(file), ask(text), { agent })).then((r) => r.content);
+      providers.call(modelInput(scripted(file), ask(text), { agent })).then((r) => r.content);
     expect(await run('lead', 'write the report')).toBe('lead report');
     expect(await run('lead', 'something else')).toBe('lead other');
     expect(await run('bash', 'write the report')).toBe('bash child');
@@ -131,12 +134,14 @@ describe('scripted model: matching scripts', () => {
       { role: 'assistant', content: 'ok' },
       { role: 'user', content: 'now the report' },
     ];
-    const result = await callProvider(modelInput(scripted(file), messages));
+    const result = await providers.call(modelInput(scripted(file), messages));
     expect(result.content).toBe('lead other');
   });
 
   it('fails the call, naming the agent, when no script matches', async () => {
-    const result = await callProvider(modelInput(scripted(file), ask('hello'), { agent: 'general-purpose' }));
+    const result = await providers.call(
+      modelInput(scripted(file), ask('hello'), { agent: 'general-purpose' }),
+    );
     expect(result.content).toBe('');
     expect(result.error_fallback?.message).toContain('no script matches agent "general-purpose"');
     expect(result.error_fallback?.message).toContain(file);
@@ -193,7 +198,7 @@ describe('scripted model: provider errors', () => {
   });
 
   it('returns an error turn with a non-retryable status as error_fallback with the message', async () => {
-    expect(await callProvider(input('broken'))).toEqual({
+    expect(await providers.call(input('broken'))).toEqual({
       content: '',
       tool_calls: [],
       model_name: 'scripted/demo',
@@ -202,8 +207,10 @@ describe('scripted model: provider errors', () => {
   });
 
   it('throws an error turn with a 5xx status, or none (a network error), as retryable', async () => {
-    expect((await retryableFailureOf(callProvider(input('down')))).message).toContain('internal error');
-    expect((await retryableFailureOf(callProvider(input('offline')))).message).toContain('connection reset');
+    expect((await retryableFailureOf(providers.call(input('down')))).message).toContain('internal error');
+    expect((await retryableFailureOf(providers.call(input('offline')))).message).toContain(
+      'connection reset',
+    );
   });
 });
 
@@ -211,20 +218,20 @@ describe('scripted model: no script file', () => {
   it('answers without tools with a text derived from the last user message', async () => {
     const messages: ChatMessage[] = [...ask('first question'), { role: 'assistant', content: 'hm' }];
     messages.push({ role: 'user', content: 'Summarise   the\nlogs' });
-    const result = await callProvider(modelInput(scripted(), messages));
+    const result = await providers.call(modelInput(scripted(), messages));
     expect(result).toEqual({
       content: 'Scripted answer to: Summarise the logs',
       tool_calls: [],
       model_name: 'scripted/demo',
       finish_reason: 'stop',
     });
-    expect(await callProvider(modelInput(scripted(), messages))).toEqual(result);
+    expect(await providers.call(modelInput(scripted(), messages))).toEqual(result);
   });
 });
 
 describe('scripted model: invalid script files', () => {
   const fallbackOf = async (file: string) => {
-    const result = await callProvider(modelInput(scripted(file), ask('go')));
+    const result = await providers.call(modelInput(scripted(file), ask('go')));
     expect(result.content).toBe('');
     return result.error_fallback?.message ?? '';
   };
@@ -260,11 +267,11 @@ describe('scripted model: invalid script files', () => {
 
   it('reads a changed file again', async () => {
     const file = writeScript(dir, { scripts: [{ turns: [{ content: 'old' }] }] }, 'changing.yaml');
-    expect((await callProvider(modelInput(scripted(file), ask('go')))).content).toBe('old');
+    expect((await providers.call(modelInput(scripted(file), ask('go')))).content).toBe('old');
     writeFileSync(file, 'scripts: [{ turns: [{ content: new text }] }]\n');
     const later = new Date(Date.now() + 5000);
     utimesSync(file, later, later);
-    expect((await callProvider(modelInput(scripted(file), ask('go')))).content).toBe('new text');
+    expect((await providers.call(modelInput(scripted(file), ask('go')))).content).toBe('new text');
   });
 });
 

@@ -2,8 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { runBash } from '../../../../activities/tools/bash';
-import { pidsCgroupAvailable } from '../../../../activities/tools/pids-cgroup';
-import { detectBubblewrap } from '../../../../activities/tools/sandbox';
+import { machineProbes } from '../../../../activities/tools/machine-probes';
 import { parseConfig } from '../../../../contracts/config';
 import { DEFAULT_SANDBOX, type SandboxKind, type SandboxSettings } from '../../../../contracts/tools';
 import { SHIPPED_SANDBOXES } from '../../../support/sandboxes';
@@ -23,6 +22,7 @@ const bubblewrap = SHIPPED_SANDBOXES.find((s) => s.kind === 'bubblewrap');
 const SANDBOX: SandboxKind = 'bubblewrap';
 const HOST: SandboxKind = 'host';
 // just-bash's limits are tested in just-bash.test.ts: it has no ulimit, no /dev/zero and starts no process.
+const probes = machineProbes();
 const WHERE: [string, SandboxKind][] = [
   ...(bubblewrap?.missing === undefined ? [['in bubblewrap', SANDBOX] as [string, SandboxKind]] : []),
   ['on the host', HOST],
@@ -35,8 +35,8 @@ async function bash(kind: SandboxKind, command: string, sandbox: Partial<Sandbox
       workspace: fx.workspace,
       workspaceReal: fx.workspace,
       sandbox: { ...DEFAULT_SANDBOX, allow_host_bash: true, kind, ...sandbox },
-      probeSandbox: detectBubblewrap,
     },
+    probes,
   );
 }
 
@@ -59,7 +59,7 @@ print('started', started)
 import { sandboxProblems } from '../../../support/config-problems';
 
 /** RLIMIT_NPROC does not bind root; a pids cgroup does. Elsewhere the process limit cannot hold. */
-const processLimitHolds = process.getuid?.() !== 0 || pidsCgroupAvailable();
+const processLimitHolds = process.getuid?.() !== 0 || probes.pidsCgroupParent() !== undefined;
 
 describe('bash resource limits', () => {
   it.each(WHERE)('apply their defaults when the settings name none (%s)', async (_where, kind) => {
@@ -106,7 +106,7 @@ describe('bash resource limits', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  (pidsCgroupAvailable() ? it : it.skip)(
+  (probes.pidsCgroupParent() !== undefined ? it : it.skip)(
     'leave no pids cgroup behind, nor anything that left the process group',
     async () => {
       const result = await bash(

@@ -5,7 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { runBash } from '../../../../activities/tools/bash';
 import { NOT_FOUND_HINT } from '../../../../activities/tools/just-bash-runner';
-import { detectBubblewrap, type SandboxProbe } from '../../../../activities/tools/sandbox';
+import { machineProbes, type MachineProbes } from '../../../../activities/tools/machine-probes';
+import type { SandboxProbe } from '../../../../activities/tools/sandbox';
 import type { ToolContext } from '../../../../activities/tools/tool-context';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../../contracts/tools';
 import { describeEachSandbox, SHIPPED_SANDBOXES } from '../../../support/sandboxes';
@@ -23,19 +24,23 @@ afterEach(async () => {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A context for calling the bash tool directly, with the bubblewrap probe chosen by the test. */
+const realProbes = machineProbes();
+
+/** A context and probes for calling the bash tool directly, with the bubblewrap probe chosen by the test. */
 function context(
   probe: SandboxProbe | 'real',
   sandbox: Partial<SandboxSettings> = {},
   extra: Partial<ToolContext> = {},
-): ToolContext {
-  return {
-    workspace: fx.workspace,
-    workspaceReal: fx.workspace,
-    sandbox: { ...DEFAULT_SANDBOX, ...sandbox },
-    probeSandbox: probe === 'real' ? detectBubblewrap : async () => probe,
-    ...extra,
-  };
+): [ToolContext, MachineProbes] {
+  return [
+    {
+      workspace: fx.workspace,
+      workspaceReal: fx.workspace,
+      sandbox: { ...DEFAULT_SANDBOX, ...sandbox },
+      ...extra,
+    },
+    probe === 'real' ? realProbes : { ...realProbes, bubblewrap: async () => probe },
+  ];
 }
 
 const NO_BUBBLEWRAP: SandboxProbe = { available: false, reason: 'bwrap was not found on PATH' };
@@ -181,13 +186,13 @@ describe('bash on the host', () => {
   const host = useHostPort();
 
   it('reaches a port the sandboxes cannot (so the network checks above can fail)', async () => {
-    const result = await runBash({ command: connectTo(host.port()) }, context(NO_BUBBLEWRAP, HOST));
+    const result = await runBash({ command: connectTo(host.port()) }, ...context(NO_BUBBLEWRAP, HOST));
     expect(result.content).toContain('connected\nhello from the host');
     expect(host.connections()).toBe(1);
   });
 
   it('runs in the workspace when sandbox.kind is host and allow_host_bash is true', async () => {
-    const result = await runBash({ command: 'pwd; echo x > ran.txt' }, context(NO_BUBBLEWRAP, HOST));
+    const result = await runBash({ command: 'pwd; echo x > ran.txt' }, ...context(NO_BUBBLEWRAP, HOST));
     expect(result).toEqual({ content: `${fx.workspace}\n[exit code: 0]`, is_error: false });
     expect(existsSync(path.join(fx.workspace, 'ran.txt'))).toBe(true);
   });
@@ -195,7 +200,7 @@ describe('bash on the host', () => {
   it('kills the whole process group on timeout', async () => {
     const result = await runBash(
       { command: '(sleep 2; echo late > late.txt) & sleep 30', timeout_seconds: 1 },
-      context(NO_BUBBLEWRAP, HOST),
+      ...context(NO_BUBBLEWRAP, HOST),
     );
     expect(result.content).toContain('timed out after 1 s');
     await sleep(2500);
@@ -207,7 +212,7 @@ describe('bash choosing its sandbox', () => {
   it('falls back on just-bash where bubblewrap cannot start, even when host bash is allowed', async () => {
     const result = await runBash(
       { command: 'echo hi > made.txt; no-such-program' },
-      context(NO_BUBBLEWRAP, { allow_host_bash: true }),
+      ...context(NO_BUBBLEWRAP, { allow_host_bash: true }),
     );
     expect(result.content).toBe(
       `bash: no-such-program: command not found\n${NOT_FOUND_HINT}[exit code: 127]`,
@@ -217,7 +222,7 @@ describe('bash choosing its sandbox', () => {
 
   it('refuses to run when sandbox.kind names a sandbox that cannot start, saying why and what to do', async () => {
     await expect(
-      runBash({ command: 'touch ran.txt' }, context(NO_BUBBLEWRAP, { kind: 'bubblewrap' })),
+      runBash({ command: 'touch ran.txt' }, ...context(NO_BUBBLEWRAP, { kind: 'bubblewrap' })),
     ).rejects.toThrow(
       'bash is unavailable: no sandbox could start (sandbox.kind is bubblewrap, and bubblewrap cannot start: ' +
         'bwrap was not found on PATH). To enable it, install bubblewrap (Debian/Ubuntu package "bubblewrap") ' +
@@ -228,7 +233,7 @@ describe('bash choosing its sandbox', () => {
 
   it('never runs on the host unless allow_host_bash is true, whatever sandbox.kind says', async () => {
     await expect(
-      runBash({ command: 'touch ran.txt' }, context(NO_BUBBLEWRAP, { kind: 'host' })),
+      runBash({ command: 'touch ran.txt' }, ...context(NO_BUBBLEWRAP, { kind: 'host' })),
     ).rejects.toThrow(
       'bash is unavailable: no sandbox could start (sandbox.kind is host, but sandbox.allow_host_bash is not ' +
         'true). To enable it, allow unsandboxed commands on the host with `sandbox: {allow_host_bash: true}` ' +
@@ -254,7 +259,7 @@ describe('bash as an activity', () => {
       async () => {
         const controller = new AbortController();
         const ctx = context('real', sandbox, { signal: controller.signal });
-        const running = runBash({ command: '(sleep 3; echo late > late.txt) & sleep 30' }, ctx);
+        const running = runBash({ command: '(sleep 3; echo late > late.txt) & sleep 30' }, ...ctx);
         await sleep(2200);
         controller.abort(new Error('activity cancelled'));
         await expect(running).rejects.toThrow('activity cancelled');

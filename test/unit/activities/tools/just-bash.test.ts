@@ -5,7 +5,7 @@
 import { existsSync, readlinkSync, statSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
-import { detectJustBash } from '../../../../activities/tools/just-bash';
+import { probeJustBash } from '../../../../activities/tools/just-bash';
 import type { SandboxSettings } from '../../../../contracts/tools';
 import { callTool, makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
@@ -37,7 +37,7 @@ const bash = async (command: string, settings: Partial<SandboxSettings> = {}): P
     .content;
 
 it('can start on this machine (it needs nothing but Node)', async () => {
-  expect(await detectJustBash()).toEqual({ available: true });
+  expect(await probeJustBash()).toEqual({ available: true });
 });
 
 describe('just-bash on the workspace files', () => {

@@ -1,5 +1,6 @@
 import type { SandboxProbe } from '../../../../activities/tools/sandbox';
-import { chooseSandbox, describeSandbox } from '../../../../activities/tools/sandbox-choice';
+import { machineProbes } from '../../../../activities/tools/machine-probes';
+import { chooseSandbox } from '../../../../activities/tools/sandbox-choice';
 import { parseConfig } from '../../../../contracts/config';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../../contracts/tools';
 import { SHIPPED_SANDBOXES } from '../../../support/sandboxes';
@@ -56,7 +57,7 @@ describe('the sandbox bash runs in', () => {
 
   it('on this machine, is what its probes find', async () => {
     const bubblewrap = SHIPPED_SANDBOXES.find((s) => s.kind === 'bubblewrap');
-    const inUse = await describeSandbox(DEFAULT_SANDBOX);
+    const inUse = await chooseSandbox(DEFAULT_SANDBOX, machineProbes());
     expect(inUse.kind).toBe(bubblewrap?.missing === undefined ? 'bubblewrap' : 'just-bash');
   });
 });

@@ -7,9 +7,8 @@ import * as path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { executeToolCall } from '../../../../activities/tools';
 import { BUILTIN_TOOL_NAMES, DEFAULT_SANDBOX, type ToolCallInput } from '../../../../contracts/tools';
-import { makeFixture, removeFixture, type Fixture } from './workspace-fixture';
+import { executeToolCall, makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
 let fx: Fixture;
 beforeEach(async () => {

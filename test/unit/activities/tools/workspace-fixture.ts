@@ -1,13 +1,16 @@
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { executeToolCall } from '../../../../activities/tools';
+import { createToolActivities, machineProbes } from '../../../../activities/tools';
 import {
   BUILTIN_TOOL_NAMES,
   DEFAULT_SANDBOX,
   type SandboxSettings,
   type ToolCallResult,
 } from '../../../../contracts/tools';
+
+/** The tool activity as a worker registers it, over this machine's probes (run once for the test file). */
+export const { executeToolCall } = createToolActivities({ probes: machineProbes() });
 
 /** A temporary root holding the workspace and, beside it, a folder the tools must never reach. */
 export interface Fixture {
