@@ -16,6 +16,7 @@ import { benchProviderHandout } from './provider-handout';
 import { benchRecovery } from './recovery';
 import { benchToolSearch } from './tool-search';
 import { benchTurnOverhead } from './turn-overhead';
+import { benchWorkerStart } from './worker-start';
 
 async function main(): Promise<void> {
   await withBenchServer(async (server) => {
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
     results.push(...(await benchProviderHandout(server)));
     results.push(...(await benchLongRun(server)));
     results.push(...(await benchRecovery(server)));
+    results.push(...(await benchWorkerStart(server)));
     results.push(...(await benchBashSandboxes()));
     results.push(...(await benchToolSearch(server)));
     results.push(...(await benchEncryption()));

@@ -17,7 +17,7 @@ import { startDevServer, type TemporalServer } from '../devserver/temporal-serve
 import { startWorkerMcp } from '../worker/mcp';
 import { startTracing } from '../worker/tracing';
 import {
-  bundleProjectWorkflows,
+  builtOrBundledWorkflows,
   createProjectWorker,
   runUntilWithRestarts,
   workerTuning,
@@ -282,9 +282,12 @@ async function takenWithin(
   return true;
 }
 
-/** The workflow bundle, started now (a failure surfaces where it is awaited). */
+/**
+ * The workflow bundle `npm run build` made, or, when it is missing or stale, one bundled from now (a failure
+ * surfaces where it is awaited).
+ */
 function startBundle(): Promise<string> {
-  const bundle = bundleProjectWorkflows();
+  const bundle = builtOrBundledWorkflows(say);
   bundle.catch(() => undefined);
   return bundle;
 }
@@ -322,7 +325,7 @@ async function embeddedSession(
   env: NodeJS.ProcessEnv,
   options: SessionOptions,
 ): Promise<Session> {
-  // Bundling the workflows takes as long as starting a server: do both at once.
+  // Bundling the workflows, when the build's bundle will not do, takes as long as starting a server: both at once.
   const bundle = startBundle();
   // The Web UI shows large payloads through this process's codec endpoint instead of as references.
   const codec: RunningCodecServer | undefined = await startEmbeddedCodecServer(config.payloads);

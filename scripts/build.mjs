@@ -1,9 +1,10 @@
 /**
- * `npm run build`: the TypeScript into dist/ (`tsc -p .`, incremental), then worker/prune-dist. Both are
- * skipped when nothing tsc reads has changed since the last good build: a digest of each source file, the
- * tsconfig and the installed packages, kept in dist/.build-inputs. An unchanged checkout then builds in a
- * fraction of a second, where even an incremental tsc takes seconds (tens of seconds on a busy machine) to
- * find nothing to do.
+ * `npm run build`: the TypeScript into dist/ (`tsc -p .`, incremental), then worker/prune-dist, then the
+ * workflow bundle the workers load (worker/build-workflow-bundle: skipped when the workflows' code is what it
+ * was bundled from). All are skipped when nothing tsc reads has changed since the last good build and the
+ * bundle is there: a digest of each source file, the tsconfig and the installed packages, kept in
+ * dist/.build-inputs. An unchanged checkout then builds in a fraction of a second, where even an incremental
+ * tsc takes seconds (tens of seconds on a busy machine) to find nothing to do.
  *
  * A build that works says so: the first one (no dist/ yet) at once, before it starts, with what it costs;
  * another past two seconds. Meanwhile its elapsed time (on a terminal one line redrawn in place, elsewhere a
@@ -26,6 +27,8 @@ const DIST = join(ROOT, 'dist');
 const BUILD_INFO = join(DIST, '.tsbuildinfo');
 /** No `.js` or `.json` name: prune-dist keeps it. */
 const INPUTS = join(DIST, '.build-inputs');
+/** worker/workflow-bundle.ts's BUILT_BUNDLE_PATH and its manifest. */
+const WORKFLOW_BUNDLE = [join(DIST, 'workflow-bundle.cjs'), join(DIST, 'workflow-bundle.manifest')];
 /** What tsc reads besides the tsconfig: sources, and the JSON modules they import. */
 const SOURCE = /\.(ts|tsx|mts|cts|json)$/;
 /** A build that is not the first shows nothing for this long. */
@@ -145,19 +148,22 @@ function compile() {
   });
 }
 
-async function main() {
-  const inputs = inputDigests();
-  const before = lastInputs();
-  const changed = before === undefined ? undefined : changedCount(before, inputs);
-  if (changed === 0) return 0;
+/** The workflow bundle, when the workflows' compiled code is not what the one in dist/ was made from. */
+function bundleWorkflows() {
+  const step = spawnSync(process.execPath, [join(DIST, 'worker', 'build-workflow-bundle.js')], {
+    stdio: 'inherit',
+  });
+  return step.status ?? 1;
+}
+
+/** `tsc`, then prune-dist; the exit code. */
+async function compileTypeScript(changed) {
   const first = !existsSync(BUILD_INFO);
   const why = first
     ? 'the first build: 15–30 s, a minute or two on a busy machine'
     : changed === undefined
       ? 'checking dist/ against the sources'
       : `${changed} ${changed === 1 ? 'file' : 'files'} changed since the last build`;
-  // tsc writes dist/ even when it finds errors: until a build succeeds, no record says dist/ is up to date.
-  rmSync(INPUTS, { force: true });
   const stop = showProgress(`Building TypeScript into dist/ (${why})`, first);
   const result = await compile();
   const { shown, ms } = stop();
@@ -169,8 +175,23 @@ async function main() {
   }
   const prune = spawnSync(process.execPath, [join(DIST, 'worker', 'prune-dist.js')], { stdio: 'inherit' });
   if (prune.status !== 0) return prune.status ?? 1;
-  writeFileSync(INPUTS, `${JSON.stringify(inputs)}\n`);
   if (shown) say(`Built TypeScript in ${elapsed(ms, true)}`);
+  return 0;
+}
+
+async function main() {
+  const inputs = inputDigests();
+  const before = lastInputs();
+  const changed = before === undefined ? undefined : changedCount(before, inputs);
+  const bundled = WORKFLOW_BUNDLE.every((path) => existsSync(path));
+  if (changed === 0 && bundled) return 0;
+  // tsc writes dist/ even when it finds errors: until a build succeeds, no record says dist/ is up to date.
+  rmSync(INPUTS, { force: true });
+  const code = changed === 0 ? 0 : await compileTypeScript(changed);
+  if (code !== 0) return code;
+  const bundle = bundleWorkflows();
+  if (bundle !== 0) return bundle;
+  writeFileSync(INPUTS, `${JSON.stringify(inputs)}\n`);
   return 0;
 }
 

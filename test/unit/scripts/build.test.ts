@@ -1,7 +1,9 @@
 /**
  * scripts/build.mjs (`npm run build`) on a project of two modules of its own, with the real tsc and
  * prune-dist: it says what the first build does before it starts, skips a build whose inputs have not changed,
- * builds a changed JSON module again, and takes no failed build's dist/ for an up-to-date one.
+ * builds a changed JSON module again, and takes no failed build's dist/ for an up-to-date one. The workflow
+ * bundle step is a stand-in here (worker/workflow-bundle.ts has its own tests): the build runs it after tsc,
+ * and again on its own when its bundle is gone.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -38,12 +40,22 @@ const TSCONFIG = {
 
 const GOOD_MODULE = "import data from './data.json';\nexport const count: number = data.count;\n";
 
+/** worker/build-workflow-bundle.ts's stand-in: the two files it leaves in dist/, and a count of its runs. */
+const BUNDLE_STEP = `import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+const dist = join(__dirname, '..');
+writeFileSync(join(dist, 'workflow-bundle.cjs'), 'bundle');
+writeFileSync(join(dist, 'workflow-bundle.manifest'), '{}');
+appendFileSync(join(dist, '..', 'bundle-runs'), 'run\\n');
+`;
+
 /** A project laid out as this one is: the build script, prune-dist, the packages, two modules. */
 function scratchProject(): string {
   const dir = tempDir('build-script');
   for (const folder of ['scripts', 'worker', 'src']) mkdirSync(join(dir, folder));
   copyFileSync(join(ROOT, 'scripts', 'build.mjs'), join(dir, 'scripts', 'build.mjs'));
   copyFileSync(join(ROOT, 'worker', 'prune-dist.ts'), join(dir, 'worker', 'prune-dist.ts'));
+  writeFileSync(join(dir, 'worker', 'build-workflow-bundle.ts'), BUNDLE_STEP);
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(TSCONFIG));
   writeFileSync(join(dir, 'src', 'data.json'), '{ "count": 1 }\n');
@@ -65,6 +77,10 @@ function build(dir: string) {
 describe('scripts/build.mjs', () => {
   const dir = scratchProject();
   const dist = (...path: string[]) => join(dir, 'dist', ...path);
+  const bundleRuns = () =>
+    existsSync(join(dir, 'bundle-runs'))
+      ? readFileSync(join(dir, 'bundle-runs'), 'utf8').split('\n').length - 1
+      : 0;
 
   it('says what the first build does before it starts, and how long it took', () => {
     const first = build(dir);
@@ -75,12 +91,25 @@ describe('scripts/build.mjs', () => {
       /^Built TypeScript in \d+(\.\d)? s$|^Built TypeScript in \d+ min/,
     );
     expect(readFileSync(dist('src', 'count.js'), 'utf8')).toContain('.default.count');
+    expect(bundleRuns()).toBe(1);
   });
 
   it('does nothing, and says nothing, when no input changed', () => {
     const before = statSync(dist('.tsbuildinfo')).mtimeMs;
     expect(build(dir)).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(statSync(dist('.tsbuildinfo')).mtimeMs).toBe(before);
+    expect(bundleRuns()).toBe(1);
+  });
+
+  it('makes the workflow bundle again when it is gone, without tsc', () => {
+    const before = statSync(dist('.tsbuildinfo')).mtimeMs;
+    rmSync(dist('workflow-bundle.cjs'));
+    expect(build(dir)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(statSync(dist('.tsbuildinfo')).mtimeMs).toBe(before);
+    expect(existsSync(dist('workflow-bundle.cjs'))).toBe(true);
+    expect(bundleRuns()).toBe(2);
+    expect(build(dir)).toEqual({ code: 0, stdout: '', stderr: '' });
+    expect(bundleRuns()).toBe(2);
   });
 
   it('builds again when a JSON module changed, and prunes the output of a deleted source', () => {
