@@ -1,0 +1,57 @@
+/** The floor of `bench/load.ts` from the benchmark's side: its bundle, its worker processes, its runs. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import type { floorParentWorkflow } from './workflows';
+
+/** The floor's workflows bundled on their own: nothing of the project's is in it. */
+export async function bundleFloorWorkflows(): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('./workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
+  return code;
+}
+
+export interface FloorWorkerOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  bundlePath: string;
+}
+
+/** Starts the floor's worker process (`bench/floor/worker-main.ts`); resolves once it says it polls. */
+export function spawnFloorWorker(options: FloorWorkerOptions): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [require.resolve('./worker-main')], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: options.address,
+      TEMPORAL_NAMESPACE: options.namespace,
+      TASK_QUEUE: options.taskQueue,
+      WORKFLOW_BUNDLE: options.bundlePath,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.once('data', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`the floor's worker exited with code ${code}`)));
+  });
+}
+
+/** Starts one floor run (a parent of `children` children) and awaits its end; whether it completed. */
+export async function runFloor(
+  client: Client,
+  taskQueue: string,
+  workflowId: string,
+  children: number,
+): Promise<boolean> {
+  const handle = await client.workflow.start<typeof floorParentWorkflow>('floorParentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [children],
+  });
+  return handle.result().then(
+    () => true,
+    () => false,
+  );
+}
