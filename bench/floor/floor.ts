@@ -18,6 +18,7 @@ export interface FloorWorkerOptions {
   namespace: string;
   taskQueue: string;
   bundlePath: string;
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Starts the floor's worker process (`bench/floor/worker-main.ts`); resolves once it says it polls. */
@@ -25,6 +26,7 @@ export function spawnFloorWorker(options: FloorWorkerOptions): Promise<ChildProc
   const child = spawn(process.execPath, [require.resolve('./worker-main')], {
     env: {
       ...process.env,
+      ...options.env,
       TEMPORAL_ADDRESS: options.address,
       TEMPORAL_NAMESPACE: options.namespace,
       TASK_QUEUE: options.taskQueue,

@@ -2,7 +2,7 @@
  * The floor's worker, a process of its own as the project's worker is in `bench/load.ts`: a plain Temporal
  * worker with the SDK's defaults, the floor's bundle (WORKFLOW_BUNDLE) and its no-op activity. Env:
  * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE. Prints `worker ready` on stdout once it polls; stops on
- * SIGINT or SIGTERM (the SDK's own shutdown signals).
+ * SIGINT or SIGTERM.
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities';
@@ -14,7 +14,9 @@ function required(name: string): string {
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  // As the project's runtime does (worker/runtime.ts): the SDK's default list has SIGUSR2 too, which
+  // bench/memory.ts sends to ask its probe for the modules loaded.
+  Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: ['SIGINT', 'SIGTERM'] });
   const connection = await NativeConnection.connect({ address: required('TEMPORAL_ADDRESS') });
   try {
     const worker = await Worker.create({
