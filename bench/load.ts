@@ -30,11 +30,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { parseArgs } from 'node:util';
-import { SubagentsClient } from '../client/api';
-import { projectDataConverter } from '../payloads/data-converter';
 import { startPostgresServer } from '../devserver/temporal-postgres';
 import {
   connectOrStartServer,
@@ -45,6 +43,7 @@ import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from '../test/support/chaos-workers';
 import { tempDir } from '../test/support/subagent-input';
 import { bundleFloorWorkflows, runFloor, spawnFloorWorker } from './floor/floor';
+import { connectProjectClient } from './support/project-client';
 import { FANOUT_CHILDREN as CHILDREN, fanOutInput } from './support/fanout-workload';
 import { percentile } from './stats';
 import { PeakRss, sampleProcess } from './support/process-sample';
@@ -384,14 +383,8 @@ async function main(): Promise<void> {
   const workerConfig = join(dir, 'worker.yaml');
   const most = Math.max(...options.levels) * CHILDREN;
   writeFileSync(workerConfig, `subagent_runtime:\n  max_running: ${most}\n  max_queued: ${most}\n`);
-  const connection = await Connection.connect({ address: server.address });
+  const { connection, client, api } = await connectProjectClient(server);
   try {
-    const client = new Client({
-      connection,
-      namespace: server.namespace,
-      dataConverter: projectDataConverter(),
-    });
-    const api = new SubagentsClient(client, server.namespace);
     const input = fanOutInput('bench-load');
     const ours: Shape = {
       name: 'ours',

@@ -30,9 +30,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, sep } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { SubagentsClient } from '../client/api';
-import { projectDataConverter } from '../payloads/data-converter';
+import { Client } from '@temporalio/client';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from '../test/support/chaos-workers';
 import { tempDir } from '../test/support/subagent-input';
@@ -40,6 +38,7 @@ import { bundleFloorWorkflows, runFloor, spawnFloorWorker } from './floor/floor'
 import { FANOUT_CHILDREN, fanOutInput } from './support/fanout-workload';
 import type { LoadedModule, ProcessMemory, ThreadMemory } from './support/memory-probe';
 import { withBenchServer } from './support/bench-server';
+import { connectProjectClient } from './support/project-client';
 
 const MIB = 2 ** 20;
 const mib = (bytes: number) => Math.round(bytes / MIB);
@@ -370,14 +369,8 @@ async function main(): Promise<void> {
     writeFileSync(floorBundlePath, floorBundle);
     const noCache = join(dir, 'no-cache.yaml');
     writeFileSync(noCache, 'worker:\n  max_cached_workflows: 0\n');
-    const connection = await Connection.connect({ address: server.address });
+    const { connection, api } = await connectProjectClient(server);
     try {
-      const client = new Client({
-        connection,
-        namespace: server.namespace,
-        dataConverter: projectDataConverter(),
-      });
-      const api = new SubagentsClient(client, server.namespace);
       const floorClient = new Client({ connection, namespace: server.namespace });
       const input = fanOutInput('bench-memory');
       let lastRun = '';
@@ -413,39 +406,15 @@ async function main(): Promise<void> {
         run: () =>
           runFloor(floorClient, floorQueue, `memory-floor-${Date.now()}-${serial++}`, FANOUT_CHILDREN),
       };
+      const variants: [string, { spawnWorker: () => Promise<ChildProcess>; run: () => Promise<boolean> }][] =
+        [
+          ['project worker, SDK defaults', ours('defaults', undefined)],
+          ['project worker, max_cached_workflows: 0', ours('no-cache', noCache)],
+          ['plain Temporal worker (the floor)', floor],
+        ];
       const workers: WorkerMeasure[] = [];
-      const defaults = ours('defaults', undefined);
-      workers.push(
-        await measureWorker(
-          'project worker, SDK defaults',
-          dir,
-          bare.rest,
-          defaults.spawnWorker,
-          defaults.run,
-          runs,
-        ),
-      );
-      const cacheless = ours('no-cache', noCache);
-      workers.push(
-        await measureWorker(
-          'project worker, max_cached_workflows: 0',
-          dir,
-          bare.rest,
-          cacheless.spawnWorker,
-          cacheless.run,
-          runs,
-        ),
-      );
-      workers.push(
-        await measureWorker(
-          'plain Temporal worker (the floor)',
-          dir,
-          bare.rest,
-          floor.spawnWorker,
-          floor.run,
-          runs,
-        ),
-      );
+      for (const [name, variant] of variants)
+        workers.push(await measureWorker(name, dir, bare.rest, variant.spawnWorker, variant.run, runs));
       const cliEnv = { ...probeEnv, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace };
       const clis = [
         await measureCli(dir, cliEnv, bare.rest, ['list']),

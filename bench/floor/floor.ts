@@ -23,15 +23,10 @@ export interface FloorWorkerOptions {
 
 /** Starts the floor's worker process (`bench/floor/worker-main.ts`); resolves once it says it polls. */
 export function spawnFloorWorker(options: FloorWorkerOptions): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [require.resolve('./worker-main')], {
-    env: {
-      ...process.env,
-      ...options.env,
-      TEMPORAL_ADDRESS: options.address,
-      TEMPORAL_NAMESPACE: options.namespace,
-      TASK_QUEUE: options.taskQueue,
-      WORKFLOW_BUNDLE: options.bundlePath,
-    },
+  const { address, namespace, taskQueue, bundlePath } = options;
+  const args = [require.resolve('./worker-main'), address, namespace, taskQueue, bundlePath];
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {

@@ -1,29 +1,26 @@
 /**
  * The floor's worker, a process of its own as the project's worker is in `bench/load.ts`: a plain Temporal
- * worker with the SDK's defaults, the floor's bundle (WORKFLOW_BUNDLE) and its no-op activity. Env:
- * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE. Prints `worker ready` on stdout once it polls; stops on
- * SIGINT or SIGTERM.
+ * worker with the SDK's defaults, the floor's bundle and its no-op activity. Arguments: the server's address,
+ * the namespace, the task queue, the bundle's path (bench/floor/floor.ts passes them). Prints `worker ready`
+ * on stdout once it polls; stops on SIGINT or SIGTERM.
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import * as activities from './activities';
 
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} must be set for the floor's worker`);
-  return value;
-}
-
 async function main(): Promise<void> {
+  const [address, namespace, taskQueue, bundlePath] = process.argv.slice(2);
+  if (!address || !namespace || !taskQueue || !bundlePath)
+    throw new Error('the floor worker takes: <address> <namespace> <task queue> <bundle path>');
   // As the project's runtime does (worker/runtime.ts): the SDK's default list has SIGUSR2 too, which
   // bench/memory.ts sends to ask its probe for the modules loaded.
   Runtime.install({ logger: new DefaultLogger('WARN'), shutdownSignals: ['SIGINT', 'SIGTERM'] });
-  const connection = await NativeConnection.connect({ address: required('TEMPORAL_ADDRESS') });
+  const connection = await NativeConnection.connect({ address });
   try {
     const worker = await Worker.create({
       connection,
-      namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
-      taskQueue: required('TASK_QUEUE'),
-      workflowBundle: { codePath: required('WORKFLOW_BUNDLE') },
+      namespace,
+      taskQueue,
+      workflowBundle: { codePath: bundlePath },
       activities,
     });
     const running = worker.run();
