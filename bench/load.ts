@@ -14,7 +14,13 @@
  *   - history events and bytes per run: every execution on the level's task queue (leads, subagents, the
  *     admission workflow), from visibility, over N.
  *
- * Flags: --runs 10,50,200 · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
+ * The floor: the same shape as plain Temporal (bench/floor/: a parent with 2 no-op activities and 3 children
+ * of 1 no-op activity each; no admission, no codec, no search attributes), on the same server, with worker
+ * processes of its own as ours have, run just before ours at each level (floor, ours, floor, ours … with
+ * --rounds), so the machine's load weighs on both alike. Printed besides: ours ÷ floor for runs/s and for
+ * worker and server CPU per run. Absolute runs/s depend on the machine; that ratio is what we drive up.
+ *
+ * Flags: --runs 10,50,200 · --rounds 1 (floor/ours pairs per level) · --no-floor · --floor-only · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
  * · --dynamic key=json (repeatable; a dev server dynamic config value beyond the project's own)
  * · --memory (SQLite in memory instead of a file on disk) · --postgres (a Temporal server on PostgreSQL,
  * devserver/temporal-postgres.ts: a throwaway cluster, Temporal's own server built with Go on first use) · --label
@@ -22,15 +28,11 @@
  * running server instead. Server RSS, CPU and writes are measured for the dev server only.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { parseArgs } from 'node:util';
-import { SubagentsClient } from '../client/api';
-import type { LeadRunInput } from '../contracts/lead';
-import type { ModelScriptFileInput } from '../activities/model/model-script';
-import { projectDataConverter } from '../payloads/data-converter';
 import { startPostgresServer } from '../devserver/temporal-postgres';
 import {
   connectOrStartServer,
@@ -39,49 +41,13 @@ import {
 } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { spawnWorkerProcess } from '../test/support/chaos-workers';
-import { leadInput, partTaskCalls, tempDir, writeScript } from '../test/support/subagent-input';
+import { tempDir } from '../test/support/subagent-input';
+import { bundleFloorWorkflows, runFloor, spawnFloorWorker } from './floor/floor';
+import { connectProjectClient } from './support/project-client';
+import { FANOUT_CHILDREN as CHILDREN, fanOutInput } from './support/fanout-workload';
 import { percentile } from './stats';
 import { PeakRss, sampleProcess } from './support/process-sample';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-
-const CHILDREN = 3;
-
-/** The lead delegates three parts at once; each subagent reads one file, then answers. */
-function loadScript(): ModelScriptFileInput {
-  return {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          {
-            tool_calls: partTaskCalls(CHILDREN, (i) => `Read notes.md and report part ${i}.`),
-            usage: { input_tokens: 900, output_tokens: 120 },
-          },
-          { content: 'Combined: {{tool_result}}', usage: { input_tokens: 1400, output_tokens: 80 } },
-        ],
-      },
-      {
-        agent: 'general-purpose',
-        turns: [
-          {
-            tool_calls: [{ name: 'read_file', id: 'notes', args: { path: 'notes.md' } }],
-            usage: { input_tokens: 500, output_tokens: 30 },
-          },
-          { content: 'Part done: {{tool_result:notes}}', usage: { input_tokens: 700, output_tokens: 40 } },
-        ],
-      },
-    ],
-  };
-}
-
-/** One input shared by every run of the benchmark (each run gets its own id and reads the same workspace). */
-function loadInput(): LeadRunInput {
-  const dir = tempDir('bench-load');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  writeFileSync(join(workspace, 'notes.md'), 'Three suppliers, two warehouses, one open incident.\n');
-  return leadInput({ workspace, scriptFile: writeScript(dir, loadScript()), prompt: 'Review the notes.' });
-}
 
 export interface LoadLevel {
   runs: number;
@@ -151,6 +117,9 @@ interface Options {
   postgres: boolean;
   label: string;
   json: boolean;
+  rounds: number;
+  floor: boolean;
+  ours: boolean;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -165,8 +134,15 @@ function parseOptions(argv: string[]): Options {
       postgres: { type: 'boolean', default: false },
       label: { type: 'string', default: 'current' },
       json: { type: 'boolean', default: false },
+      rounds: { type: 'string', default: '1' },
+      'no-floor': { type: 'boolean', default: false },
+      'floor-only': { type: 'boolean', default: false },
     },
   });
+  if (values['no-floor'] && values['floor-only'])
+    throw new Error('--no-floor and --floor-only exclude each other: give one');
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds takes a whole number above 0');
   const levels = values.runs.split(',').map((text) => Number(text.trim()));
   if (levels.some((n) => !Number.isInteger(n) || n < 1)) {
     throw new Error(
@@ -197,29 +173,34 @@ function parseOptions(argv: string[]): Options {
     postgres: values.postgres,
     label: values.label,
     json: values.json,
+    rounds,
+    floor: !values['no-floor'],
+    ours: !values['floor-only'],
   };
 }
 
+/** One of the two things measured at each level: the project's runs, or the floor's. */
+interface Shape {
+  name: 'ours' | 'floor';
+  /** Reads the level's histories (and starts the runs): the project's data converter for ours, none for the floor. */
+  client: Client;
+  spawnWorker(taskQueue: string): Promise<ChildProcess>;
+  /** Starts one run and awaits it; whether it completed. */
+  run(taskQueue: string, runId: string): Promise<boolean>;
+}
+
+type MeasuredLevel = LoadLevel & { events_by_type: Record<string, Record<string, number>> };
+
 async function runLevel(
   server: TemporalServer,
-  client: Client,
-  bundlePath: string,
-  workerConfig: string,
+  shape: Shape,
   options: Options,
   runs: number,
-  input: LeadRunInput,
-): Promise<LoadLevel & { events_by_type: Record<string, Record<string, number>> }> {
-  const taskQueue = `bench-load-${runs}-${Date.now()}`;
+): Promise<MeasuredLevel> {
+  const { client } = shape;
+  const taskQueue = `bench-${shape.name}-${runs}-${Date.now()}`;
   const workers: ChildProcess[] = await Promise.all(
-    Array.from({ length: options.workers }, () =>
-      spawnWorkerProcess({
-        address: server.address,
-        namespace: server.namespace,
-        taskQueue,
-        bundlePath,
-        env: { SUBAGENTS_CONFIG: workerConfig },
-      }),
-    ),
+    Array.from({ length: options.workers }, () => shape.spawnWorker(taskQueue)),
   );
   try {
     const workerPids = () => workers.map((worker) => worker.pid);
@@ -231,18 +212,16 @@ async function runLevel(
     const workersBefore = workerPids().map(sampleProcess);
     const serverBefore = sampleProcess(server.pid);
     const clientBefore = process.cpuUsage();
-    const api = new SubagentsClient(client, server.namespace);
     const started = performance.now();
     const latencies: number[] = [];
     let failed = 0;
-    const prefix = `load-${runs}-${Date.now()}`;
+    const prefix = `${shape.name}-${runs}-${Date.now()}`;
     await Promise.all(
       Array.from({ length: runs }, async (_, i) => {
         const begun = performance.now();
-        const handle = await api.startRun(input, { taskQueue, runId: `${prefix}-${i}` });
-        const result = await handle.result();
+        const completed = await shape.run(taskQueue, `${prefix}-${i}`);
         latencies.push((performance.now() - begun) / 1000);
-        if (result.status !== 'completed') failed += 1;
+        if (!completed) failed += 1;
       }),
     );
     const wall = (performance.now() - started) / 1000;
@@ -292,28 +271,89 @@ async function runLevel(
   }
 }
 
-function formatLevels(levels: readonly LoadLevel[]): string {
-  const columns: [string, (level: LoadLevel) => string][] = [
-    ['runs', (l) => String(l.runs)],
-    ['runs/s', (l) => l.runs_per_s.toFixed(2)],
-    ['deleg/s', (l) => l.delegations_per_s.toFixed(1)],
-    ['p50 s', (l) => l.latency_p50_s.toFixed(1)],
-    ['p95 s', (l) => l.latency_p95_s.toFixed(1)],
-    ['failed', (l) => String(l.failed_runs)],
-    ['worker MiB', (l) => `${l.worker_rss_idle_mib}→${l.worker_rss_peak_mib}`],
-    ['server MiB', (l) => String(l.server_rss_peak_mib)],
-    ['worker cpu/run', (l) => `${(l.worker_cpu_s_per_run * 1000).toFixed(0)} ms`],
-    ['server cpu/run', (l) => `${(l.server_cpu_s_per_run * 1000).toFixed(0)} ms`],
-    ['client cpu/run', (l) => `${(l.client_cpu_s_per_run * 1000).toFixed(0)} ms`],
-    ['written/run', (l) => `${l.server_written_kib_per_run} KiB`],
-    ['events/run', (l) => String(l.history_events_per_run)],
-    ['history/run', (l) => `${l.history_kib_per_run} KiB`],
-  ];
-  const rows = levels.map((level) => columns.map(([, cell]) => cell(level)));
+/** A Markdown table: one row per item, one column per (header, cell) pair. */
+function formatTable<T>(columns: [string, (item: T) => string][], items: readonly T[]): string {
+  const rows = items.map((item) => columns.map(([, cell]) => cell(item)));
   const header = columns.map(([name]) => name);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+const ms = (seconds: number) => `${(seconds * 1000).toFixed(0)} ms`;
+
+function formatLevels(levels: readonly LoadLevel[]): string {
+  return formatTable<LoadLevel>(
+    [
+      ['runs', (l) => String(l.runs)],
+      ['runs/s', (l) => l.runs_per_s.toFixed(2)],
+      ['deleg/s', (l) => l.delegations_per_s.toFixed(1)],
+      ['p50 s', (l) => l.latency_p50_s.toFixed(1)],
+      ['p95 s', (l) => l.latency_p95_s.toFixed(1)],
+      ['failed', (l) => String(l.failed_runs)],
+      ['worker MiB', (l) => `${l.worker_rss_idle_mib}→${l.worker_rss_peak_mib}`],
+      ['server MiB', (l) => String(l.server_rss_peak_mib)],
+      ['worker cpu/run', (l) => ms(l.worker_cpu_s_per_run)],
+      ['server cpu/run', (l) => ms(l.server_cpu_s_per_run)],
+      ['client cpu/run', (l) => ms(l.client_cpu_s_per_run)],
+      ['written/run', (l) => `${l.server_written_kib_per_run} KiB`],
+      ['events/run', (l) => String(l.history_events_per_run)],
+      ['history/run', (l) => `${l.history_kib_per_run} KiB`],
+    ],
+    levels,
+  );
+}
+
+/** One floor/ours pair at one level: ours ÷ floor for throughput and for CPU per run. */
+export interface FloorRatio {
+  runs: number;
+  round: number;
+  /** 1.0 is the floor's throughput; the issue's aim is ≥ 0.6. */
+  runs_per_s: number;
+  worker_cpu_per_run: number;
+  server_cpu_per_run: number;
+  ours: Pick<LoadLevel, 'runs_per_s' | 'worker_cpu_s_per_run' | 'server_cpu_s_per_run'>;
+  floor: Pick<LoadLevel, 'runs_per_s' | 'worker_cpu_s_per_run' | 'server_cpu_s_per_run'>;
+}
+
+function floorRatio(pass: number, ours: LoadLevel, floor: LoadLevel): FloorRatio {
+  const pick = (l: LoadLevel) => ({
+    runs_per_s: l.runs_per_s,
+    worker_cpu_s_per_run: l.worker_cpu_s_per_run,
+    server_cpu_s_per_run: l.server_cpu_s_per_run,
+  });
+  return {
+    runs: ours.runs,
+    round: pass,
+    runs_per_s: round(ours.runs_per_s / floor.runs_per_s),
+    worker_cpu_per_run: round(ours.worker_cpu_s_per_run / floor.worker_cpu_s_per_run),
+    server_cpu_per_run: round(ours.server_cpu_s_per_run / floor.server_cpu_s_per_run),
+    ours: pick(ours),
+    floor: pick(floor),
+  };
+}
+
+function formatRatios(ratios: readonly FloorRatio[]): string {
+  const pair = (ours: string, floor: string, ratio: number) => `${ours} / ${floor} = ${ratio.toFixed(2)}`;
+  return formatTable<FloorRatio>(
+    [
+      ['runs', (r) => String(r.runs)],
+      ['round', (r) => String(r.round)],
+      [
+        'runs/s ours / floor',
+        (r) => pair(r.ours.runs_per_s.toFixed(2), r.floor.runs_per_s.toFixed(2), r.runs_per_s),
+      ],
+      [
+        'worker cpu/run ours / floor',
+        (r) => pair(ms(r.ours.worker_cpu_s_per_run), ms(r.floor.worker_cpu_s_per_run), r.worker_cpu_per_run),
+      ],
+      [
+        'server cpu/run ours / floor',
+        (r) => pair(ms(r.ours.server_cpu_s_per_run), ms(r.floor.server_cpu_s_per_run), r.server_cpu_per_run),
+      ],
+    ],
+    ratios,
+  );
 }
 
 async function main(): Promise<void> {
@@ -321,7 +361,7 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = tempDir('bench-load-server');
   const log = (line: string) => process.stderr.write(`${line}\n`);
-  const [server, bundle] = await Promise.all([
+  const [server, bundle, floorBundle] = await Promise.all([
     options.postgres
       ? startPostgresServer({ log })
       : connectOrStartServer({
@@ -332,26 +372,70 @@ async function main(): Promise<void> {
           dynamicConfig: options.dynamicConfig,
           log,
         }),
-    bundleProjectWorkflows(),
+    options.ours ? bundleProjectWorkflows() : undefined,
+    options.floor ? bundleFloorWorkflows() : undefined,
   ]);
   const bundlePath = join(dir, 'workflows.js');
-  writeFileSync(bundlePath, bundle);
+  if (bundle !== undefined) writeFileSync(bundlePath, bundle);
+  const floorBundlePath = join(dir, 'floor-workflows.js');
+  if (floorBundle !== undefined) writeFileSync(floorBundlePath, floorBundle);
   // Admission must not be what bounds the load: room for every subagent of the largest level at once.
   const workerConfig = join(dir, 'worker.yaml');
   const most = Math.max(...options.levels) * CHILDREN;
   writeFileSync(workerConfig, `subagent_runtime:\n  max_running: ${most}\n  max_queued: ${most}\n`);
-  const connection = await Connection.connect({ address: server.address });
+  const { connection, client, api } = await connectProjectClient(server);
   try {
-    const client = new Client({
-      connection,
-      namespace: server.namespace,
-      dataConverter: projectDataConverter(),
-    });
-    const input = loadInput();
-    const levels: (LoadLevel & { events_by_type: Record<string, Record<string, number>> })[] = [];
+    const input = fanOutInput('bench-load');
+    const ours: Shape = {
+      name: 'ours',
+      client,
+      spawnWorker: (taskQueue) =>
+        spawnWorkerProcess({
+          address: server.address,
+          namespace: server.namespace,
+          taskQueue,
+          bundlePath,
+          env: { SUBAGENTS_CONFIG: workerConfig },
+        }),
+      run: async (taskQueue, runId) => {
+        const result = await (await api.startRun(input, { taskQueue, runId })).result();
+        return result.status === 'completed';
+      },
+    };
+    const floorClient = new Client({ connection, namespace: server.namespace });
+    const floor: Shape = {
+      name: 'floor',
+      client: floorClient,
+      spawnWorker: (taskQueue) =>
+        spawnFloorWorker({
+          address: server.address,
+          namespace: server.namespace,
+          taskQueue,
+          bundlePath: floorBundlePath,
+        }),
+      run: (taskQueue, runId) => runFloor(floorClient, taskQueue, runId, CHILDREN),
+    };
+    const levels: MeasuredLevel[] = [];
+    const floorLevels: MeasuredLevel[] = [];
+    const ratios: FloorRatio[] = [];
     for (const runs of options.levels) {
-      process.stderr.write(`level ${runs}: ${runs} lead runs × ${CHILDREN} subagents…\n`);
-      levels.push(await runLevel(server, client, bundlePath, workerConfig, options, runs, input));
+      for (let pass = 1; pass <= options.rounds; pass++) {
+        const of = options.rounds > 1 ? ` (round ${pass} of ${options.rounds})` : '';
+        let floorLevel: MeasuredLevel | undefined;
+        if (options.floor) {
+          process.stderr.write(
+            `level ${runs}, floor: ${runs} plain Temporal runs × ${CHILDREN} children${of}…\n`,
+          );
+          floorLevel = await runLevel(server, floor, options, runs);
+          floorLevels.push(floorLevel);
+        }
+        if (options.ours) {
+          process.stderr.write(`level ${runs}: ${runs} lead runs × ${CHILDREN} subagents${of}…\n`);
+          const level = await runLevel(server, ours, options, runs);
+          levels.push(level);
+          if (floorLevel) ratios.push(floorRatio(pass, level, floorLevel));
+        }
+      }
     }
     const pragmas = Object.keys(options.pragmas).length > 0 ? options.pragmas : DEV_SERVER_SQLITE_PRAGMAS;
     const described = Object.entries(pragmas)
@@ -365,15 +449,27 @@ async function main(): Promise<void> {
       storage: server.source === 'TEMPORAL_ADDRESS' ? `TEMPORAL_ADDRESS ${server.address}` : storage,
       workers: options.workers,
       levels,
+      floor_levels: floorLevels,
+      floor_ratios: ratios,
     };
     if (options.json) {
       process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     } else {
       process.stdout.write(`${options.label}: ${summary.storage}, ${options.workers} worker(s)\n`);
-      process.stdout.write(`${formatLevels(levels)}\n`);
+      if (levels.length > 0) process.stdout.write(`${formatLevels(levels)}\n`);
       const breakdown = levels.at(-1)?.events_by_type;
       if (breakdown)
         process.stdout.write(`events by type (one run of the last level): ${JSON.stringify(breakdown)}\n`);
+      if (floorLevels.length > 0) {
+        process.stdout.write(`\nfloor: the same shape as plain Temporal (bench/floor/)\n`);
+        process.stdout.write(`${formatLevels(floorLevels)}\n`);
+      }
+      if (ratios.length > 0) {
+        process.stdout.write(
+          `\nours ÷ floor (runs/s: the issue's aim is ≥ 0.6; CPU per run: lower is better)\n`,
+        );
+        process.stdout.write(`${formatRatios(ratios)}\n`);
+      }
     }
   } finally {
     await connection.close();
