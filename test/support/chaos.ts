@@ -304,10 +304,36 @@ async function admissionStates(client: Client, taskQueue: string): Promise<strin
         const state = await client.workflow.getHandle(workflowId).query(admissionStateQuery);
         return `admission (${pool}): ${state.running.length} running, ${state.queued.length} queued`;
       } catch (err) {
-        return `admission (${pool}): not answering (${err instanceof Error ? err.message : String(err)})`;
+        const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+        const why = `${err instanceof Error ? err.message : String(err)}${cause}`;
+        return `admission (${pool}): not answering (${why}); ${await admissionHistory(client, workflowId)}`;
       }
     }),
   );
+}
+
+/** An admission workflow that does not answer: how its latest execution stands, from its history. */
+async function admissionHistory(client: Client, workflowId: string): Promise<string> {
+  try {
+    const handle = client.workflow.getHandle(workflowId);
+    const raw = (await handle.describe()).raw;
+    const task = raw.pendingWorkflowTask;
+    const pending = task
+      ? `a workflow task ${String(task.state)} attempt ${task.attempt}`
+      : 'no workflow task';
+    const events = (await handle.fetchHistory()).events ?? [];
+    const timeouts = events.filter((e) => e.workflowTaskTimedOutEventAttributes).length;
+    const failures = events.filter((e) => e.workflowTaskFailedEventAttributes);
+    const failure = failures.at(-1)?.workflowTaskFailedEventAttributes?.failure?.message;
+    return (
+      `${events.length} events (${timeouts} task timeouts, ${failures.length} task ` +
+      `failures${failure ? `, the last: ${failure.slice(0, 300)}` : ''}), the last ` +
+      `${((Date.now() - eventMs(events.at(-1))) / 1000).toFixed(0)} s ago: ` +
+      `${events.slice(-8).map(eventName).join(' → ')}; ${pending}`
+    );
+  } catch (err) {
+    return `its history could not be read: ${err instanceof Error ? err.message : String(err)}`;
+  }
 }
 
 /** No slot outlives the runs: once every run has ended, nothing is held or queued at admission. */
