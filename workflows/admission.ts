@@ -73,6 +73,16 @@ const DEFERRED_ANSWERS_PATCH = 'admission-deferred-answers';
  */
 const BATCHED_ANSWERS_PATCH = 'admission-batched-answers';
 
+/**
+ * The loop waits on timers it never cancels. Before, each wait was `condition(predicate, timeout)`, whose timer
+ * is cancelled when a signal wakes the loop first: a timer that fired in the same workflow task as the signal
+ * that cancelled it, with that task lost to a killed worker and retried, wedged the workflow in a
+ * non-determinism error ("Timer fired event did not have expected timer id") and every request waited forever.
+ * Now at most one timer per deadline is started and each is left to fire; one that is no longer the earliest
+ * wakes the loop to find nothing due.
+ */
+const UNCANCELLED_TIMERS_PATCH = 'admission-uncancelled-timers';
+
 /** After a delivery that failed every attempt: the pause before its answers are sent again. */
 const DELIVERY_RETRY_MS = 5_000;
 
@@ -420,6 +430,19 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     sending.add(sent);
   };
   const slots: Slots = new Slots(input, tell);
+  const uncancelled = patched(UNCANCELLED_TIMERS_PATCH);
+  // With uncancelled timers: the earliest deadline a timer is running for, and whether one has fired since the
+  // loop last looked.
+  let timerAt = Infinity;
+  let timerFired = false;
+  const armTimer = (at: number, now: number): void => {
+    if (at === Infinity || at >= timerAt) return;
+    timerAt = at;
+    void sleep(Math.max(1, at - now)).then(() => {
+      if (timerAt === at) timerAt = Infinity;
+      timerFired = true;
+    });
+  };
   slots.quietRepeats = batched;
   for (const { owner, answer } of input.carry?.answers ?? []) tell(owner, answer);
   setHandler(admissionStateQuery, () => slots.state());
@@ -456,6 +479,14 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     if (wantsContinueAsNew(input.history_events)) break;
     armed = deadline(now);
     wake = false;
+    if (uncancelled) {
+      timerFired = false;
+      armTimer(armed, now);
+      await condition(
+        () => wake || timerFired || outbox.size > 0 || wantsContinueAsNew(input.history_events),
+      );
+      continue;
+    }
     const predicate = () => wake || outbox.size > 0 || wantsContinueAsNew(input.history_events);
     if (armed === Infinity) await condition(predicate);
     else await condition(predicate, Math.max(1, armed - now));
