@@ -381,6 +381,12 @@ function leadRunFields(
      */
     asks_slot: z.literal(true).optional(),
     /**
+     * Set by every starter of this project: waits whose deadline can be overtaken leave their timer to fire
+     * rather than cancel it (workflows/timed-wait.ts). Absent (an input from before it existed), the run
+     * waits as its history did.
+     */
+    uncancelled_timers: z.literal(true).optional(),
+    /**
      * Set by every starter of this project: the workflow's Temporal status says how it ended
      * (contracts/closing.ts). Absent (an input from before it existed), its own history says whether it does
      * (the `honest-close` patch, which costs a marker in every workflow that checks it).
@@ -451,6 +457,12 @@ function subagentInputSchema(
        * and a search attribute update in every child that checks it).
        */
       asks_slot: z.literal(true).optional(),
+      /**
+       * Set by every starter of this project: waits whose deadline can be overtaken leave their timer to fire
+       * rather than cancel it (workflows/timed-wait.ts). Absent (an input from before it existed), the run
+       * waits as its history did.
+       */
+      uncancelled_timers: z.literal(true).optional(),
       /**
        * Set by every starter of this project: the workflow's Temporal status says how it ended
        * (contracts/closing.ts). Absent (an input from before it existed), its own history says whether it does

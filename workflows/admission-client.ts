@@ -8,10 +8,10 @@
  * parent, if any, it is queued, then admitted.
  */
 import { recordAdmissionWait } from './metrics';
+import { timedWait } from './timed-wait';
 import {
   CancellationScope,
   ChildWorkflowFailure,
-  condition,
   getExternalWorkflowHandle,
   patched,
   proxyLocalActivities,
@@ -79,11 +79,12 @@ function tellParent(update: SubagentAdmissionUpdate): void {
 /**
  * Waits for a slot. Refused (capacity full, queue timeout, no admission to be had) it says why; cancelled while
  * waiting, the request is withdrawn and the cancellation goes on up. `onQueued` hears when it has to wait and
- * when the wait ends (undefined); a subagent's parent hears it too (`taskId`).
+ * when the wait ends (undefined); a subagent's parent hears it too (`taskId`). `uncancelled`: the re-ask's timer
+ * is left to fire, never cancelled by the answer (`timedWait`; the run's input says so, see `uncancelled_timers`).
  */
 export async function admit(
   request: SlotRequest,
-  taskId?: string,
+  { taskId, uncancelled = false }: { taskId?: string; uncancelled?: boolean },
   onQueued?: (queued: QueuedAt | undefined) => void,
 ): Promise<Admission> {
   let heard: AdmissionAnswer | undefined;
@@ -107,10 +108,11 @@ export async function admit(
     let queued = false;
     for (;;) {
       // The answer comes by signal: at once (granted, queued, refused), and again for a queued request.
-      const answered = await condition(
+      const answered = await timedWait(
         () => heard !== undefined && (heard.outcome !== 'queued' || !queued),
         ADMISSION_RESEND_MS,
-        { summary: 'admission: waiting for a slot (asks again after a minute of silence)' },
+        uncancelled,
+        'admission: waiting for a slot (asks again after a minute of silence)',
       );
       if (!answered) {
         // Nothing for a minute: ask again (idempotent), in case the admission workflow was reset meanwhile.

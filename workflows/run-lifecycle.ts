@@ -102,6 +102,7 @@ export interface RunStanding {
 /** What the lead's and a subagent's inputs both say about the lifecycle. */
 export interface LifecycleInput {
   asks_slot?: true;
+  uncancelled_timers?: true;
   admitted_at?: string;
   honest_close?: true;
   clarification?: ClarificationSettings;
@@ -206,10 +207,14 @@ async function takeSlot<I extends LifecycleInput, R extends RunResult, S>(
   const { workflowId } = workflowInfo();
   const request: SlotRequest = { slot: workflowId, owner: workflowId, ...life.slot.request };
   try {
-    const admission = await admit(request, life.slot.taskId, (queued) => {
-      standing.queuedAt = queued;
-      reportState(queued ? 'queued' : 'running');
-    });
+    const admission = await admit(
+      request,
+      { taskId: life.slot.taskId, uncancelled: life.input.uncancelled_timers === true },
+      (queued) => {
+        standing.queuedAt = queued;
+        reportState(queued ? 'queued' : 'running');
+      },
+    );
     // Refused before any model call: the result says so, so a batch can tell it from a failed run.
     if (!admission.admitted) return { status: 'failed', error: admission.error };
     const granted = admission.queued || !life.slot.clockFromStart ? new Date() : workflowInfo().startTime;

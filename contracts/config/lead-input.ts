@@ -52,6 +52,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(subagents.enabled && subagents.batch.enabled && { batch: batchToolSettings(config) }),
     depth: 0,
     asks_slot: true,
+    uncancelled_timers: true,
     honest_close: true,
   };
 }

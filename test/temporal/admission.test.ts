@@ -349,6 +349,16 @@ describe('the admission workflow', () => {
     for (const e of result.ledger) {
       const history = (await client.workflow.getHandle(e.workflow_id).fetchHistory()).events ?? [];
       expect(history.filter((event) => event.timerFiredEventAttributes)).toEqual([]);
+      // The re-ask's timer was left to fire, not cancelled by the grant: a cancel in the task where the timer
+      // also fired, that task lost to a killed worker, wedges the workflow in a non-determinism error.
+      const resendTimers = history
+        .filter((event) =>
+          /^"admission: /.test(Buffer.from(event.userMetadata?.summary?.data ?? []).toString()),
+        )
+        .map((event) => event.timerStartedEventAttributes?.timerId);
+      expect(resendTimers.length).toBeGreaterThan(0);
+      const cancelled = history.map((event) => event.timerCanceledEventAttributes?.timerId);
+      expect(resendTimers.filter((id) => cancelled.includes(id))).toEqual([]);
     }
     const executed = await spans(
       client,

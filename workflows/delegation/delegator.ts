@@ -311,6 +311,7 @@ export class Delegator {
       fairness_key: limits.fairness_key ?? runId,
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
       asks_slot: true,
+      uncancelled_timers: true,
       honest_close: true,
     };
     // The hard backstop covers the child's own clock and a wait for a slot before it starts.
