@@ -16,7 +16,7 @@ import {
 } from '../contracts/batch';
 import { parseBatchItemsJsonl } from '../contracts/batch-items';
 import { groupThousands, truncateHeadTail } from '../contracts/text';
-import { readBatchItemResult, readBatchStatus, type BatchItemResult } from './batch-reader';
+import { readBatchItemResult, readBatchStatus, type BatchItemResult } from '../contracts/batch-reader';
 import { readHead, workspaceContext } from './acceptance';
 import { fileError } from './tools/file-errors';
 import { ToolError } from './tools/tool-context';

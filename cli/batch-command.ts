@@ -6,29 +6,20 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 
 import { resolve } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { parseBatchItemsJsonl } from '../contracts/batch-items';
-import type { BatchInput, BatchStatus } from '../contracts/batch';
+import type { BatchInput } from '../contracts/batch';
 import { configBatchLimits } from '../contracts/config/lead-input';
 import type { Config } from '../contracts/config';
 import { resolveAgent } from '../contracts/config/agents';
 import { BatchesClient, buildBatchInput, newBatchId, type BatchHandle } from '../client/batches';
-import { loadCommandConfig, requireServer } from './command-setup';
+import { loadCommandConfig, requireServer, runWorkspace } from './command-setup';
 import { connectClient } from '../client/connection';
-import { runWorkspace } from './run-command';
 import { identify, kindText } from '../client/id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { sayWhenNoWorkerPolls } from './worker-presence';
+import { batchCountsText } from './outcome-lines';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-
-export const BATCH_USAGE = `  batch start --items FILE --type AGENT [--description TEXT] [--wait]
-                            a durable batch: one subagent per line of FILE (JSONL: {"key", "prompt",
-                            "acceptance_criteria"?}); --max-running-items N, --max-live-items N,
-                            --max-attempts N; --wait follows it to the end with a progress line
-  batch status <batch-id>   its counts and a page of items (--offset N, --limit N)
-  batch results <batch-id>  one JSON line per item, in key order: key, status, stop_reason, result, error,
-                            attempts, token_usage
-  batch cancel <batch-id>   cancel its running items; finished ones stay`;
 
 const START_FLAGS: FlagSpec = {
   wait: { type: 'boolean' },
@@ -229,18 +220,6 @@ async function startBatch(args: string[]): Promise<number> {
 
 function optional<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
-}
-
-/** A batch's counts in one line: done of total, running, queued, failed, cancelled. */
-export function batchCountsText(status: Pick<BatchStatus, 'total' | 'counts'>): string {
-  const { completed, running, waiting, pending, failed, cancelled } = status.counts;
-  return [
-    `${completed}/${status.total} done`,
-    `${running} running`,
-    `${waiting + pending} queued`,
-    `${failed} failed`,
-    ...(cancelled > 0 ? [`${cancelled} cancelled`] : []),
-  ].join(' · ');
 }
 
 /** A progress line until the batch ends: counts, items a second, the time left at that pace. */

@@ -5,22 +5,9 @@
  */
 import { ConfigError } from '../contracts/config';
 import { CodecServerError } from '../payloads/codec-server';
-import { installRuntime } from '../worker/runtime';
-import { TemporalCliNotFoundError } from '../devserver/temporal-cli';
-import { answerCommand } from './answer-command';
-import { BATCH_USAGE, batchCommand } from './batch-command';
-import { codecServerCommand } from './codec-server-command';
+import { TemporalCliNotFoundError } from '../devserver/temporal-cli-builds';
 import { ConnectionError } from '../client/connection';
-import { doctorCommand } from './doctor';
 import { UsageError } from './flags';
-import { cancelCommand, eventsCommand, ledgerCommand, statusCommand } from './inspect-commands';
-import { listCommand } from './list-command';
-import { MCP_USAGE, mcpCommand } from './mcp-command';
-import { reportCommand } from './report-command';
-import { runCommand, startCommand } from './run-command';
-import { scheduleCommand } from './schedule-command';
-import { devServerCommand, ensureTemporalCommand, workerCommand } from './server-commands';
-import { stepsCommand } from './steps-command';
 
 const USAGE = `Usage: subagents <command> [options]
 
@@ -58,7 +45,14 @@ Commands:
   answer <run-id> "<answer>" [--question REF]
                             answer the question the run waits on (ask_clarification: the lead's, or a
                             subagent's, e.g. --question call_1/q1, as status shows it)
-${BATCH_USAGE}
+  batch start --items FILE --type AGENT [--description TEXT] [--wait]
+                            a durable batch: one subagent per line of FILE (JSONL: {"key", "prompt",
+                            "acceptance_criteria"?}); --max-running-items N, --max-live-items N,
+                            --max-attempts N; --wait follows it to the end with a progress line
+  batch status <batch-id>   its counts and a page of items (--offset N, --limit N)
+  batch results <batch-id>  one JSON line per item, in key order: key, status, stop_reason, result, error,
+                            attempts, token_usage
+  batch cancel <batch-id>   cancel its running items; finished ones stay
   schedule create <name> (--every 6h | --cron "0 2 * * *") [--overlap skip] "<prompt>"
                             a lead run on the prompt, started by the server on that schedule (each run its own
                             run id); run's flags apply (--config, --provider, --model, --workspace: default
@@ -74,7 +68,9 @@ ${BATCH_USAGE}
   schedule trigger <name> [--overlap P]
                             one run now, paused or not (by the schedule's overlap policy unless --overlap)
   schedule delete <name>    remove the schedule (runs it started go on to their end)
-${MCP_USAGE}
+  mcp list [--json]         connect to the config's MCP servers (mcp_servers, extensions_config) and
+                            print each one's state and tools; exit 1 when an enabled one is down (a
+                            running worker lists them again on SIGHUP)
   ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
   doctor                    what this machine has and lacks (Node, Temporal CLI, models, server), with fixes
 
@@ -96,29 +92,63 @@ Options:
                             the other TEMPORAL_* variables, a temporal.toml profile, or embedded)
   --json                    machine-readable output (run: the LeadRunResult alone on stdout)`;
 
+/**
+ * Each command's module is loaded when it runs, not before: a client command (`list`, `status`, …) loads
+ * @temporalio/client and what it needs, never the worker's side (the SDK's worker and its native library,
+ * LangChain, the MCP SDK, OpenTelemetry), which `run`, `start` and `worker` bring in. By `require`: under
+ * Node16 modules `import()` stays an ECMAScript import, which needs file extensions, and
+ * --experimental-vm-modules under jest.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
-  run: runCommand,
-  start: (args) => startCommand(args),
-  worker: workerCommand,
-  'dev-server': devServerCommand,
-  'codec-server': codecServerCommand,
-  status: statusCommand,
-  ledger: ledgerCommand,
-  events: eventsCommand,
-  list: listCommand,
-  steps: stepsCommand,
-  report: reportCommand,
-  cancel: cancelCommand,
-  answer: answerCommand,
-  batch: (args) => batchCommand(args),
-  schedule: (args) => scheduleCommand(args),
-  'ensure-temporal': ensureTemporalCommand,
-  doctor: (args) => doctorCommand(args),
-  mcp: mcpCommand,
+  run: (args) => (require('./run-command') as typeof import('./run-command')).runCommand(args),
+  start: (args) => (require('./run-command') as typeof import('./run-command')).startCommand(args),
+  worker: (args) => (require('./server-commands') as typeof import('./server-commands')).workerCommand(args),
+  'dev-server': (args) =>
+    (require('./server-commands') as typeof import('./server-commands')).devServerCommand(args),
+  'codec-server': (args) =>
+    (require('./codec-server-command') as typeof import('./codec-server-command')).codecServerCommand(args),
+  status: (args) =>
+    (require('./inspect-commands') as typeof import('./inspect-commands')).statusCommand(args),
+  ledger: (args) =>
+    (require('./inspect-commands') as typeof import('./inspect-commands')).ledgerCommand(args),
+  events: (args) =>
+    (require('./inspect-commands') as typeof import('./inspect-commands')).eventsCommand(args),
+  list: (args) => (require('./list-command') as typeof import('./list-command')).listCommand(args),
+  steps: (args) => (require('./steps-command') as typeof import('./steps-command')).stepsCommand(args),
+  report: (args) => (require('./report-command') as typeof import('./report-command')).reportCommand(args),
+  cancel: (args) =>
+    (require('./inspect-commands') as typeof import('./inspect-commands')).cancelCommand(args),
+  answer: (args) => (require('./answer-command') as typeof import('./answer-command')).answerCommand(args),
+  batch: (args) => (require('./batch-command') as typeof import('./batch-command')).batchCommand(args),
+  schedule: (args) =>
+    (require('./schedule-command') as typeof import('./schedule-command')).scheduleCommand(args),
+  'ensure-temporal': (args) =>
+    (require('./server-commands') as typeof import('./server-commands')).ensureTemporalCommand(args),
+  doctor: (args) => (require('./doctor') as typeof import('./doctor')).doctorCommand(args),
+  mcp: (args) => (require('./mcp-command') as typeof import('./mcp-command')).mcpCommand(args),
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Commands that install the SDK's runtime after reading their config (workerCommand). */
 const RUNTIME_FROM_CONFIG = new Set(['worker', 'run', 'start']);
+
+/**
+ * Commands that reach the server through @temporalio/client alone: no worker, no native connection, so no
+ * SDK runtime (whose module is @temporalio/worker's, with its native library).
+ */
+const CLIENT_COMMANDS = new Set([
+  'status',
+  'ledger',
+  'events',
+  'list',
+  'steps',
+  'report',
+  'cancel',
+  'answer',
+  'batch',
+  'schedule',
+]);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -133,7 +163,9 @@ async function main(argv: string[]): Promise<number> {
     );
   // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr. `worker`,
   // `run` and `start` install it themselves once their config is read (`metrics:` is served by the runtime).
-  if (!RUNTIME_FROM_CONFIG.has(command)) installRuntime();
+  if (!RUNTIME_FROM_CONFIG.has(command) && !CLIENT_COMMANDS.has(command))
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: a client command never loads it
+    (require('../worker/runtime') as typeof import('../worker/runtime')).installRuntime();
   return run(args);
 }
 

@@ -2,9 +2,11 @@
  * What the commands start with: the config with the flags written in (its warnings on stderr, its payload
  * settings in force for this process), and the server they talk to.
  */
+import { join, resolve } from 'node:path';
 import type { Config } from '../contracts/config';
 import { loadConfig } from '../worker/config';
 import { configurePayloads } from '../payloads/store';
+import { workspaceFolderProblem } from '../client/api';
 import { connectionSettings, type ConnectionSettings } from '../client/connection';
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { configOverrides, stringFlag, UsageError, type FlagValues } from './flags';
@@ -37,4 +39,19 @@ export async function requireServer(
     );
   }
   return { ...settings, address: recorded.address, namespace: recorded.namespace };
+}
+
+/** The run's workspace folder, made and checked before anything starts (a bad one is a UsageError). */
+export function runWorkspace(config: Config, values: FlagValues, runId: string): string {
+  const flag = stringFlag(values, 'workspace');
+  if (flag !== undefined && flag.trim() === '') {
+    throw new UsageError('--workspace: "" is empty (give a folder, e.g. --workspace ./work)');
+  }
+  const workspace = resolve(flag ?? join(config.workspace.root, runId));
+  const problem = workspaceFolderProblem(workspace);
+  if (problem !== undefined) {
+    const where = flag === undefined ? `workspace.root/${runId}` : '--workspace';
+    throw new UsageError(`${where}: ${JSON.stringify(workspace)} ${problem}`);
+  }
+  return workspace;
 }

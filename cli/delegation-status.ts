@@ -7,10 +7,9 @@ import { UsageError } from './flags';
 import { batchStatusQuery, type BatchResult, type BatchStatus } from '../contracts/batch';
 import { subagentProgressQuery, type SubagentProgress } from '../contracts/queries';
 import type { SubagentResult } from '../contracts/subagent';
-import { batchCountsText } from './batch-command';
 import { closedOutcome, insteadLines, kindText, notALeadRunMessage, type IdKind } from '../client/id-kinds';
 import type { OtherKind } from './inspect-commands';
-import { outcomeLine } from './steps-command';
+import { batchCountsText, outcomeLine } from './outcome-lines';
 
 /** `status --json` of a subagent, a batch item or a batch. */
 export interface DelegationStatus {

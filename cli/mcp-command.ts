@@ -8,10 +8,6 @@ import { McpCatalog } from '../activities/mcp';
 import { loadCommandConfig } from './command-setup';
 import { parseFlags, UsageError } from './flags';
 
-export const MCP_USAGE = `  mcp list [--json]         connect to the config's MCP servers (mcp_servers, extensions_config) and
-                            print each one's state and tools; exit 1 when an enabled one is down (a
-                            running worker lists them again on SIGHUP)`;
-
 interface ServerListing {
   name: string;
   type: string;

@@ -27,7 +27,8 @@ import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 import { identify, notALeadRunMessage } from '../client/id-kinds';
 import { uiBaseUrl } from './inspect-commands';
 import { barTone, renderReport, type ReportBar, type ReportStepLog, type RunReport } from './report';
-import { closedSubagentSteps, executionHistories, outcomeLine, runningGraphSteps } from './steps-command';
+import { closedSubagentSteps, executionHistories, runningGraphSteps } from './steps-command';
+import { outcomeLine } from './outcome-lines';
 import { workerCommandLine } from './worker-presence';
 
 /** How long an open run's (or subagent's) queries may take: a worker answers in milliseconds; none never does. */

@@ -10,15 +10,9 @@ import type { SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { configurePayloads } from '../payloads/store';
 import { signalExitCode } from '../worker/shutdown';
-import {
-  newRunId,
-  SubagentsClient,
-  workflowUiUrl,
-  workspaceFolderProblem,
-  type RunHandle,
-} from '../client/api';
+import { newRunId, SubagentsClient, workflowUiUrl, type RunHandle } from '../client/api';
 import { connectClient, connectionSettings } from '../client/connection';
-import { loadCommandConfig } from './command-setup';
+import { loadCommandConfig, runWorkspace } from './command-setup';
 import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
@@ -53,21 +47,6 @@ export interface RunRequest {
    * (`run`; `--embedded` in `values` asks for a server and a worker of this command's own instead).
    */
   useServerWorkers?: boolean;
-}
-
-/** The run's workspace folder, made and checked before anything starts (a bad one is a UsageError). */
-export function runWorkspace(config: Config, values: FlagValues, runId: string): string {
-  const flag = stringFlag(values, 'workspace');
-  if (flag !== undefined && flag.trim() === '') {
-    throw new UsageError('--workspace: "" is empty (give a folder, e.g. --workspace ./work)');
-  }
-  const workspace = resolve(flag ?? join(config.workspace.root, runId));
-  const problem = workspaceFolderProblem(workspace);
-  if (problem !== undefined) {
-    const where = flag === undefined ? `workspace.root/${runId}` : '--workspace';
-    throw new UsageError(`${where}: ${JSON.stringify(workspace)} ${problem}`);
-  }
-  return workspace;
 }
 
 /** What the run header says: the run, its workspace, its page in the Web UI. */

@@ -23,7 +23,8 @@ import {
   workerTuning,
 } from '../worker/worker';
 import { taskQueueHasWorker } from '../client/worker-liveness';
-import { connectClient, connectWorker, type ConnectionSettings } from '../client/connection';
+import { connectClient, type ConnectionSettings } from '../client/connection';
+import { connectWorker } from '../client/worker-connection';
 import {
   claimDevServerRecord,
   findRunningDevServer,

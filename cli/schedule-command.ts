@@ -4,7 +4,7 @@
  */
 import type { Config } from '../contracts/config';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
-import { loadCommandConfig, requireServer } from './command-setup';
+import { loadCommandConfig, requireServer, runWorkspace } from './command-setup';
 import { connectClient } from '../client/connection';
 import {
   parseFlags,
@@ -17,7 +17,6 @@ import {
 } from './flags';
 import { readPromptFile } from './prompt-input';
 import { BATCH_FLAGS, batchFromFlags } from './batch-command';
-import { runWorkspace } from './run-command';
 import {
   InvalidScheduleError,
   OVERLAP_POLICIES,

@@ -14,7 +14,7 @@ import { startDevServer, type TemporalServer } from '../devserver/temporal-serve
 import { untilShutdownRequested } from '../worker/shutdown';
 import { configuredWorkerSettings, serveWorker } from '../worker/worker-main';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { connectWorker } from '../client/connection';
+import { connectWorker } from '../client/worker-connection';
 import { claimDevServerRecord, defaultDevServerDb } from '../devserver/dev-server-state';
 import { integerFlag, parseFlags, stringFlag, UsageError } from './flags';
 

@@ -12,7 +12,7 @@ import {
 } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
-import { checkpointStepMessages } from '../activities/graph/graph-messages';
+import type * as GraphMessages from '../activities/graph/graph-messages';
 import { batchItemWorkflowId } from '../contracts/batch';
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import type { GraphProgress, GraphRunResult } from '../contracts/graph';
@@ -32,6 +32,7 @@ import { connectClient } from '../client/connection';
 import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 import { identify, kindText } from '../client/id-kinds';
 import { InspectionError, noWorkerMessage } from './inspect-commands';
+import { outcomeLine } from './outcome-lines';
 
 const FOLLOW_POLL_MS = 500;
 /** Characters of a step's text and of a call's arguments on a line of text output. */
@@ -235,6 +236,9 @@ export async function runningGraphSteps(
   if (progress?.head === undefined) return undefined;
   try {
     // The graph's thread is its subagent's workflow id (workflows/graph-subagent.ts).
+    // LangChain reads the checkpoint: loaded here, for a running graph's steps alone, not by every `steps`.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+    const { checkpointStepMessages } = require('../activities/graph/graph-messages') as typeof GraphMessages;
     const messages = await checkpointStepMessages(store, progress.head, description.workflowId);
     return { steps: messages.map((message, i) => buildStep(i + 1, message)), progress };
   } catch (err) {
@@ -302,13 +306,6 @@ export function stepLines(step: SubagentStep): string[] {
       (call) => `    → ${call.name} [${call.id}] ${oneLine(call.args, LINE_CHARS - 20)}`,
     ),
   ];
-}
-
-/** How the subagent ended, in one line. */
-export function outcomeLine(workflowId: string, result: SubagentResult): string {
-  const capped = result.stop_reason ? ` (${result.stop_reason})` : '';
-  const error = result.error ? `: ${result.error.split('\n')[0]}` : '';
-  return `${workflowId}: ${result.status}${capped} after ${result.turns} ${result.turns === 1 ? 'turn' : 'turns'}${error}`;
 }
 
 /** The most attempts a batch item has (contracts: max_attempts 1–10). */

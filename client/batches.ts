@@ -23,7 +23,7 @@ import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
 import { InvalidInputError } from '../contracts/inputs';
 import { checkWorkspaceFolder } from './api';
-import { readBatchItemResult, type BatchItemResult } from '../activities/batch-reader';
+import { readBatchItemResult, type BatchItemResult } from '../contracts/batch-reader';
 import { workflowResult } from './results';
 import { summaryLine } from '../contracts/text';
 
@@ -41,7 +41,7 @@ export function newBatchId(now = new Date()): string {
 // Built in contracts/ beside the lead's input; the library's callers keep asking for it here.
 export { buildBatchInput, type BatchRequest } from '../contracts/config/batch-input';
 
-export type { BatchItemResult } from '../activities/batch-reader';
+export type { BatchItemResult } from '../contracts/batch-reader';
 
 export class BatchHandle {
   constructor(

@@ -13,7 +13,6 @@ import {
   type ClientConfigProfile,
   type ConfigDataSource,
 } from '@temporalio/envconfig';
-import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_NAMESPACE, type TemporalSettings } from '../contracts/config/temporal';
 import { projectDataConverter } from '../payloads/data-converter';
 import { connectChecked } from './server-probe';
@@ -145,7 +144,8 @@ export function connectionSettings(
   };
 }
 
-function requireAddress(settings: ConnectionSettings): string {
+/** The settings' address, or a ConnectionError that names where an address can come from. */
+export function requireAddress(settings: ConnectionSettings): string {
   if (!settings.address)
     throw new ConnectionError(
       'no Temporal server address (--address, temporal.address, TEMPORAL_ADDRESS or a Temporal profile)',
@@ -153,7 +153,8 @@ function requireAddress(settings: ConnectionSettings): string {
   return settings.address;
 }
 
-function unreachable(address: string, err: unknown): ConnectionError {
+/** The one-line ConnectionError for a server at `address` that did not answer. */
+export function unreachable(address: string, err: unknown): ConnectionError {
   const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
   return new ConnectionError(`cannot reach the Temporal server at ${address}: ${reason}`);
 }
@@ -180,20 +181,6 @@ export async function connectClient(
       dataConverter: projectDataConverter(),
     });
     return { client, connection };
-  } catch (err) {
-    throw unreachable(address, err);
-  }
-}
-
-export async function connectWorker(settings: ConnectionSettings): Promise<NativeConnection> {
-  const address = requireAddress(settings);
-  try {
-    return await NativeConnection.connect({
-      address,
-      ...(settings.tls !== undefined && { tls: settings.tls }),
-      ...(settings.apiKey && { apiKey: settings.apiKey }),
-      ...(settings.metadata && { metadata: settings.metadata }),
-    });
   } catch (err) {
     throw unreachable(address, err);
   }

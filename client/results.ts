@@ -1,2 +1,2 @@
 /** A closed workflow's result, as the client's readers and the lead's batch tools read it. */
-export { workflowResult } from '../activities/workflow-results';
+export { workflowResult } from '../contracts/closing';

@@ -49,3 +49,29 @@ export function isCancelledFailure(err: unknown): boolean {
   }
   return false;
 }
+
+/** What `workflowResult` reads a workflow through: a Temporal client's handle, or a test's stand-in. */
+export interface ClosingWorkflowHandle<R> {
+  result(): Promise<R>;
+  describe(): Promise<{ memo?: Record<string, unknown> }>;
+}
+
+/**
+ * A closed workflow's result, whichever way it closed: returned (Completed), in the failure's details (a failed
+ * or timed-out run, subagent or batch), or in the memo of one that ended Canceled. Read from the server alone:
+ * no worker needed. The client's readers and the lead's batch tools share it; other failures throw as they are.
+ */
+export async function workflowResult<R>(handle: ClosingWorkflowHandle<R>): Promise<R> {
+  try {
+    return await handle.result();
+  } catch (err) {
+    const failed = resultInFailure(err);
+    if (failed !== undefined) return failed as R;
+    // A handle's result() fails with the SDK's WorkflowFailedError, its cause the CancelledFailure.
+    if (isCancelledFailure(err)) {
+      const recorded = (await handle.describe()).memo?.[RESULT_MEMO];
+      if (typeof recorded === 'object' && recorded !== null) return recorded as R;
+    }
+    throw err;
+  }
+}

@@ -3,11 +3,25 @@ import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../contracts/config';
+import { parseGraphReference } from '../contracts/graph';
 import type { ConfigOverrides } from '../contracts/config/overrides';
 import { withExtensionsConfig } from './mcp-config';
 import { workspaceRootProblem } from '../contracts/inputs';
 import { withoutUndefined } from '../contracts/records';
-import { withAbsoluteGraphs } from '../activities/graph/module-path';
+
+/** `custom_agents` with each `graph:` module path made absolute against `base` (the config file's folder). */
+function withAbsoluteGraphs<A extends { graph?: string }>(
+  agents: Record<string, A>,
+  base: string,
+): Record<string, A> {
+  return Object.fromEntries(
+    Object.entries(agents).map(([name, agent]) => {
+      const reference = agent.graph === undefined ? undefined : parseGraphReference(agent.graph);
+      if (reference === undefined) return [name, agent];
+      return [name, { ...agent, graph: `${resolve(base, reference.module)}#${reference.export}` }];
+    }),
+  );
+}
 
 export interface LoadedConfig {
   /** Every default applied; file paths in it are absolute. */

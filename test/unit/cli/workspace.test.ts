@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../../../cli/flags';
-import { runWorkspace } from '../../../cli/run-command';
+import { runWorkspace } from '../../../cli/command-setup';
 import { ConfigError, defaultConfig } from '../../../contracts/config';
 import { loadConfig } from '../../../worker/config';
 

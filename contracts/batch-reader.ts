@@ -1,14 +1,15 @@
 /**
  * A batch read from outside it through a Temporal client: a page of its status (a query), and an item's
  * outcome with its last attempt's answer (read from that child, whichever way it closed). The client's
- * BatchHandle and the lead's batch tools both read a batch this way.
+ * BatchHandle and the lead's batch tools both read a batch this way: here, the floor both reach (activities/
+ * cannot import client/), with the client's types only.
  */
 import type { Client } from '@temporalio/client';
-import { batchStatusQuery, type BatchItemView, type BatchStatus } from '../contracts/batch';
-import type { TokenUsage } from '../contracts/messages';
-import type { SubagentStopReason } from '../contracts/status';
-import type { SubagentResult } from '../contracts/subagent';
-import { workflowResult } from './workflow-results';
+import { batchStatusQuery, type BatchItemView, type BatchStatus } from './batch';
+import { workflowResult } from './closing';
+import type { TokenUsage } from './messages';
+import type { SubagentStopReason } from './status';
+import type { SubagentResult } from './subagent';
 
 /** One line of `batch results`: an item's outcome, its last attempt's answer. */
 export interface BatchItemResult {
