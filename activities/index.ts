@@ -8,7 +8,7 @@ import { createAcceptanceActivities } from './acceptance';
 import { createAdmissionActivities, type PoolSettings } from './admission';
 import { createBatchToolActivities } from './batch-tools';
 import { readCancelledResult } from './cancelled-results';
-import { createGraphActivities } from './graph/run-graph';
+import { createGraphActivities } from './graph';
 import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
 import { createModelActivities, ModelProviders } from './model';

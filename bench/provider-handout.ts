@@ -54,11 +54,11 @@ function scriptedLead(dir: string, workspace: string): LeadRunInput {
   return leadInput({ workspace, scriptFile: writeScript(dir, script) });
 }
 
+const openaiModel = (baseUrl: string) =>
+  ({ name: 'fake', provider: 'openai', model: 'fake-model', base_url: baseUrl }) as const;
+
 function openaiLead(workspace: string, baseUrl: string): LeadRunInput {
-  return leadInput({
-    workspace,
-    config: { models: [{ name: 'fake', provider: 'openai', model: 'fake-model', base_url: baseUrl }] },
-  });
+  return leadInput({ workspace, config: { models: [openaiModel(baseUrl)] } });
 }
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -134,6 +134,10 @@ export async function benchProviderHandout(server: TemporalServer): Promise<Benc
   writeFileSync(repliesFile, JSON.stringify(replies));
   const fake = await startProcess([FAKE, '--replies', repliesFile], process.env, /"url"/);
   const baseUrl = (JSON.parse(fake.line) as { url: string }).url;
+  // The openai workers' config names the model, as a deployment's does: a worker warms up the providers its
+  // config names while it starts (createProjectWorker), and loads nothing of the others before a run calls one.
+  const openaiConfig = join(dir, 'openai-worker.json');
+  writeFileSync(openaiConfig, JSON.stringify({ models: [openaiModel(baseUrl)] }));
 
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({
@@ -153,6 +157,7 @@ export async function benchProviderHandout(server: TemporalServer): Promise<Benc
           namespace: server.namespace,
           taskQueue,
           bundlePath,
+          ...(provider === 'openai' && { env: { SUBAGENTS_CONFIG: openaiConfig } }),
         });
         try {
           for (let run = 0; run < RUNS_PER_WORKER; run++) {

@@ -408,6 +408,7 @@ async function withOwnWorker<T>(
       say,
       probes,
       providers,
+      models: config.models,
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });

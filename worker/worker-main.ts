@@ -19,6 +19,7 @@ import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/tempo
 import type { SandboxSettings } from '../contracts/tools';
 import type { Config, MetricsSettings, TracingSettings } from '../contracts/config';
 import type { McpServersConfig } from '../contracts/config/mcp';
+import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from './config';
 import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
@@ -51,6 +52,8 @@ export interface WorkerService {
   tracing?: TracingSettings;
   /** `mcp_servers` (and extensions_config's): connected when the worker starts, their tools offered to runs. */
   mcpServers?: McpServersConfig;
+  /** `models`: the providers they name are warmed up while the worker starts (createProjectWorker). */
+  models?: readonly ModelSettings[];
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -60,7 +63,7 @@ export function configuredWorkerSettings(
   config: Config,
 ): Pick<
   WorkerService,
-  'sandbox' | 'admission' | 'runAdmission' | 'worker' | 'metrics' | 'tracing' | 'mcpServers'
+  'sandbox' | 'admission' | 'runAdmission' | 'worker' | 'metrics' | 'tracing' | 'mcpServers' | 'models'
 > {
   return {
     sandbox: config.sandbox,
@@ -70,6 +73,7 @@ export function configuredWorkerSettings(
     metrics: config.metrics,
     tracing: config.tracing,
     mcpServers: config.mcp_servers,
+    models: config.models,
   };
 }
 
@@ -124,6 +128,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       tuning: workerTuning(service.worker),
       say: service.say,
       probes,
+      ...(service.models && { models: service.models }),
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });

@@ -22,6 +22,7 @@ import {
   type AdmissionSettings,
 } from '../contracts/admission';
 import type { PayloadSettings } from '../contracts/config/payloads';
+import type { ModelSettings } from '../contracts/model';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import {
   declareWorkerAdmission,
@@ -58,6 +59,11 @@ export interface ProjectWorkerOptions {
   probes?: MachineProbes;
   /** The model providers (default: new ones); one across restarts keeps the warm-up to once a process. */
   providers?: ModelProviders;
+  /**
+   * The models of the worker's config (default: none): with an `openai` one among them, that provider is warmed
+   * up while the worker starts (ModelProviders.warmUp); without, nothing of it is loaded before a run calls it.
+   */
+  models?: readonly ModelSettings[];
   /** The activities' transcripts (default: the worker's own); a test keeps them to clear what they remember. */
   transcripts?: Transcripts;
   /** `subagent_runtime`: declared to the task queue's admission workflow (default: the config defaults). */
@@ -197,7 +203,7 @@ const admissions = new WeakMap<Worker, WorkerAdmission[]>();
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   // While the worker starts: a run's first model call then costs what the later ones do (never fails).
   const providers = options.providers ?? new ModelProviders();
-  const warmUp = providers.warmUp();
+  const warmUp = providers.warmUp(options.models ?? []);
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   const dataConverter = projectDataConverter(options.payloads);

@@ -18,12 +18,12 @@ import type { GraphProgress, GraphRunInput, GraphRunResult } from '../../contrac
 import { addUsage, ZERO_USAGE } from '../../contracts/messages';
 import type { TokenBudgetSettings } from '../../contracts/subagent';
 import { checkTokenBudget, type TokenBudgetState } from '../../contracts/token-budget';
-import type { BlobStore } from '../../payloads/store';
 import { keepHeartbeatDetails, whileHeartbeating } from '../activity-context';
 import type { ModelProviders } from '../model';
 import { GraphModelFallback, ProjectChatModel } from './chat-model';
 import { StoredCheckpointSaver } from './checkpointer';
 import { graphStepMessages } from './graph-messages';
+import type { GraphActivityDeps } from './index';
 import { GraphModuleError, loadGraph, withCheckpointer, type CompiledGraph } from './load-graph';
 
 /** Sums the provider-reported usage of every model call the graph makes (its nodes' calls included). */
@@ -129,20 +129,8 @@ class GraphBudget {
   }
 }
 
-/** What a graph run needs of its worker: where its checkpoints go, and the model providers it calls. */
-export interface GraphActivityDeps {
-  store: BlobStore;
-  providers: ModelProviders;
-}
-
-/** The graph activity of a worker, whose checkpoints go to `store` (encrypted at rest when it holds keys). */
-export function createGraphActivities(deps: GraphActivityDeps) {
-  return {
-    runGraphSubagent: (input: GraphRunInput): Promise<GraphRunResult> => runGraphSubagent(deps, input),
-  };
-}
-
-async function runGraphSubagent(
+/** One graph agent's run (the activity `runGraphSubagent`: ./index.ts). */
+export async function runGraphSubagent(
   { store, providers }: GraphActivityDeps,
   input: GraphRunInput,
 ): Promise<GraphRunResult> {

@@ -5,7 +5,7 @@
  * comes back as an error tool message the model can read; the run goes on.
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type * as McpTypes from '@modelcontextprotocol/sdk/types.js';
 import { mcpFilterAllows, splitMcpToolName, type McpToolCallInput } from '../../contracts/mcp';
 import { notPromotedText } from '../../contracts/tool-search';
 import type { ToolCallResult } from '../../contracts/tools';
@@ -18,6 +18,12 @@ import { McpUnavailableError, reasonOf } from './server-connection';
 export const MCP_SERVER_UNAVAILABLE_TYPE = 'McpServerUnavailable';
 
 const MAY_HAVE_RUN = 'It may or may not have run: check its effects before running it again.';
+
+/** The MCP SDK's errors, loaded once a configured server's call failed (server-connection.ts loads the SDK). */
+function mcpTypes(): typeof McpTypes {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+  return require('@modelcontextprotocol/sdk/types.js') as typeof McpTypes;
+}
 
 function argumentsOf(raw: string): Record<string, unknown> | string {
   let value: unknown;
@@ -90,6 +96,7 @@ export async function executeMcpToolCall(
         true,
       );
     }
+    const { ErrorCode, McpError } = mcpTypes();
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       const headline = `Tool "${call.name}" timed out after ${timeoutSeconds} s (MCP server ${server.name}'s tool_timeout_seconds).`;
       return reply(readOnly ? headline : `${headline} ${MAY_HAVE_RUN}`, true);

@@ -4,10 +4,11 @@
  * a refresh (SIGHUP) or the catalog's retry timer connects again. Secrets (`env`, `headers`) are read here,
  * from this process's environment, and go nowhere but to the server.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type * as McpClientModule from '@modelcontextprotocol/sdk/client/index.js';
+import type * as McpSseModule from '@modelcontextprotocol/sdk/client/sse.js';
+import type * as McpStdioModule from '@modelcontextprotocol/sdk/client/stdio.js';
+import type * as McpStreamableHttpModule from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { envReferenceName } from '../../contracts/config/fields';
@@ -29,6 +30,19 @@ export interface McpToolEntry {
   /** The server's `readOnlyHint`: calling it changes nothing, so a call may be retried. */
   read_only: boolean;
 }
+
+/*
+ * The MCP SDK (~230 modules, ~23 MiB in a fresh process) is loaded when a server is first connected: a worker
+ * whose config lists none never loads it (BENCHMARKS.md, "Where the memory goes"). Each transport is loaded
+ * by the first server that uses it.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest */
+const mcpClient = () => require('@modelcontextprotocol/sdk/client/index.js') as typeof McpClientModule;
+const mcpStdio = () => require('@modelcontextprotocol/sdk/client/stdio.js') as typeof McpStdioModule;
+const mcpSse = () => require('@modelcontextprotocol/sdk/client/sse.js') as typeof McpSseModule;
+const mcpStreamableHttp = () =>
+  require('@modelcontextprotocol/sdk/client/streamableHttp.js') as typeof McpStreamableHttpModule;
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** The server cannot be reached (or its connection broke): the call did not start. */
 export class McpUnavailableError extends Error {
@@ -183,7 +197,7 @@ export class McpServerConnection {
     await this.close();
     let client: Client | undefined;
     try {
-      client = new Client({ name: 'durable-subagents', version: '0.1.0' });
+      client = new (mcpClient().Client)({ name: 'durable-subagents', version: '0.1.0' });
       const connected = client;
       connected.onclose = () => this.markDown(connected, 'the connection closed');
       await connected.connect(this.transport(), { timeout: CONNECT_TIMEOUT_MS });
@@ -214,7 +228,7 @@ export class McpServerConnection {
     const { settings } = this;
     const where = `mcp_servers.${this.name}`;
     if (settings.type === 'stdio') {
-      return new StdioClientTransport({
+      return new (mcpStdio().StdioClientTransport)({
         command: settings.command ?? '',
         args: settings.args.map((arg, index) => resolveEnvValue(arg, this.env, `${where}.args[${index}]`)),
         // Merged by the SDK over a safe default environment (PATH, HOME, …), as DeerFlow's does.
@@ -225,8 +239,8 @@ export class McpServerConnection {
     const url = new URL(settings.url ?? '');
     const requestInit = { headers: resolveEnvReferences(settings.headers, this.env, `${where}.headers`) };
     return settings.type === 'sse'
-      ? new SSEClientTransport(url, { requestInit })
-      : new StreamableHTTPClientTransport(url, { requestInit });
+      ? new (mcpSse().SSEClientTransport)(url, { requestInit })
+      : new (mcpStreamableHttp().StreamableHTTPClientTransport)(url, { requestInit });
   }
 
   private async listTools(client: Client): Promise<void> {

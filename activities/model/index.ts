@@ -15,6 +15,7 @@ import {
   MODEL_PROVIDERS,
   type ModelCallInput,
   type ModelCallResult,
+  type ModelSettings,
 } from '../../contracts/model';
 import { answerCap, AnswerTooLargeError, ProviderError, retryableModelFailure } from './errors';
 import { withSystemContext, type Transcripts } from '../transcripts';
@@ -103,9 +104,11 @@ export class ModelProviders {
 
   /**
    * Pays, while a worker starts, the one-time cost a provider's first call in a process would add to a run
-   * (openai-warm-up.ts), once for these providers. Never fails.
+   * (openai-warm-up.ts), once for these providers, when one of `models` (the worker's config's) is `openai`;
+   * a worker on the offline model loads no LangChain for it. Never fails.
    */
-  warmUp(): Promise<void> {
+  warmUp(models: readonly Pick<ModelSettings, 'provider'>[]): Promise<void> {
+    if (!models.some((model) => model.provider === 'openai')) return Promise.resolve();
     this.#warmedUp ??= warmUpOpenAIProvider();
     return this.#warmedUp;
   }

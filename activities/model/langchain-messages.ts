@@ -1,13 +1,6 @@
 /** Our transcript ↔ LangChain's message classes, for the LangChain chat model adapters. */
-import {
-  AIMessage,
-  HumanMessage,
-  SystemMessage,
-  ToolMessage,
-  type AIMessageChunk,
-  type BaseMessage,
-  type OpenAIToolCall,
-} from '@langchain/core/messages';
+import type * as LangChainMessages from '@langchain/core/messages';
+import type { AIMessage, AIMessageChunk, BaseMessage, OpenAIToolCall } from '@langchain/core/messages';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from '../../contracts/messages';
 
 export interface OpenAIFunctionTool {
@@ -22,7 +15,14 @@ export function toOpenAITools(tools: ToolSpec[]): OpenAIFunctionTool[] {
   }));
 }
 
+/** LangChain's message classes, loaded with the adapter that needs them (the offline model needs neither). */
+function langChainMessages(): typeof LangChainMessages {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+  return require('@langchain/core/messages') as typeof LangChainMessages;
+}
+
 export function toLangChainMessages(messages: ChatMessage[]): BaseMessage[] {
+  const { HumanMessage, SystemMessage, ToolMessage } = langChainMessages();
   return messages.map((message) => {
     switch (message.role) {
       case 'system':
@@ -45,7 +45,7 @@ export function toLangChainMessages(messages: ChatMessage[]): BaseMessage[] {
 // the model wrote, invalid JSON included: LangChain's parsed `tool_calls` would re-serialise or drop them.
 // They are set after construction because the constructor warns when given raw calls without parsed ones.
 function assistantMessage(content: string, toolCalls: ToolCall[]): AIMessage {
-  const message = new AIMessage({ content });
+  const message = new (langChainMessages().AIMessage)({ content });
   if (toolCalls.length > 0) {
     message.additional_kwargs.tool_calls = toolCalls.map((call): OpenAIToolCall => ({
       id: call.id,

@@ -3,9 +3,10 @@
  * "Provider hand-out"): Node loads its fetch implementation (undici) on first use and compiles its HTTP
  * parser, and LangChain's and the OpenAI client's code runs for the first time. Without a warm-up that cost lands on a
  * run's first model call and on the first hand-out to a subagent, on every `subagents run` (its worker is
- * new) and after every worker restart. A worker pays it while it starts instead: one call through the same
- * path, against a loopback server of its own that streams a canned reply. Nothing leaves the machine, and no
- * configured endpoint or key is used.
+ * new) and after every worker restart. A worker whose config names an `openai` model pays it while it starts
+ * instead (ModelProviders.warmUp): one call through the same path, against a loopback server of its own that
+ * streams a canned reply. Nothing leaves the machine, and no configured endpoint or key is used. A worker on
+ * the offline model skips it, and so loads no LangChain before a run calls an `openai` model.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -7,7 +7,8 @@
  * usage chunk) and the non-streaming `invoke` (which reads the response's `usage`); neither counts tokens itself.
  */
 import type { AIMessageChunk, BaseMessage } from '@langchain/core/messages';
-import { ChatOpenAI } from '@langchain/openai';
+import type * as LangChainOpenAI from '@langchain/openai';
+import type { ChatOpenAI } from '@langchain/openai';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
 import { whileHeartbeating } from '../activity-context';
 import { answerCap, AnswerTooLargeError, ProviderError, retryAfterMs, type HeadersLike } from './errors';
@@ -25,6 +26,16 @@ const PLACEHOLDER_API_KEY = 'no-key';
 export type NonStreamingEndpoints = Set<string>;
 
 type ChatRunnable = Pick<ChatOpenAI, 'stream' | 'invoke'>;
+
+/**
+ * LangChain's OpenAI adapter (with LangChain, the OpenAI client and langsmith: ~550 modules, ~30 MiB), loaded
+ * on the first `openai` call or warm-up: a worker on the offline model never needs it (BENCHMARKS.md, "Where
+ * the memory goes").
+ */
+function langChainOpenAI(): typeof LangChainOpenAI {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+  return require('@langchain/openai') as typeof LangChainOpenAI;
+}
 
 /** Where a model's requests go, with what key. */
 export interface OpenAIEndpoint {
@@ -59,6 +70,7 @@ export async function completeChat(
 ): Promise<ModelCallResult> {
   const settings = input.model;
   const endpoint = baseURL ?? 'the OpenAI API';
+  const { ChatOpenAI } = langChainOpenAI();
   const chat = new ChatOpenAI({
     model: settings.model,
     apiKey,

@@ -281,7 +281,7 @@ describe('openai model: warm-up at worker start', () => {
     process.env.OPENAI_BASE_URL = fake.url;
     process.env.OPENAI_API_KEY = 'sk-must-stay-home';
     try {
-      await expect(providers.warmUp()).resolves.toBeUndefined();
+      await expect(providers.warmUp([{ provider: 'openai' }])).resolves.toBeUndefined();
     } finally {
       for (const [name, value] of [
         ['OPENAI_BASE_URL', saved.url],

@@ -1,0 +1,28 @@
+/**
+ * The graph activity of a worker. Its run (run-graph.ts) needs LangChain and LangGraph (~580 modules, ~35 MiB
+ * in a fresh process), so it is loaded when a graph subagent first runs: a worker whose runs have no graph
+ * agent never loads them (BENCHMARKS.md, "Where the memory goes").
+ */
+import type { GraphRunInput, GraphRunResult } from '../../contracts/graph';
+import type { BlobStore } from '../../payloads/store';
+import type { ModelProviders } from '../model';
+import type * as RunGraph from './run-graph';
+
+/** What a graph run needs of its worker: where its checkpoints go, and the model providers it calls. */
+export interface GraphActivityDeps {
+  store: BlobStore;
+  providers: ModelProviders;
+}
+
+/** The graph activity of a worker, whose checkpoints go to `store` (encrypted at rest when it holds keys). */
+export function createGraphActivities(deps: GraphActivityDeps) {
+  return {
+    runGraphSubagent: async (input: GraphRunInput): Promise<GraphRunResult> =>
+      runGraph().runGraphSubagent(deps, input),
+  };
+}
+
+function runGraph(): typeof RunGraph {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+  return require('./run-graph') as typeof RunGraph;
+}
