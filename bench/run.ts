@@ -10,7 +10,9 @@ import { benchAdmission } from './admission';
 import { withBenchServer } from './support/bench-server';
 import { benchBashSandboxes } from './bash-sandbox';
 import { benchDelegationOverhead } from './delegation-overhead';
+import { benchEmbeddedMemory } from './embedded-memory';
 import { benchEncryption } from './encryption';
+import { benchHandBack } from './handback';
 import { benchLongRun } from './long-run';
 import { benchProviderHandout } from './provider-handout';
 import { benchRecovery } from './recovery';
@@ -31,6 +33,8 @@ async function main(): Promise<void> {
     results.push(...(await benchBashSandboxes()));
     results.push(...(await benchToolSearch(server)));
     results.push(...(await benchEncryption()));
+    results.push(...(await benchHandBack(server)));
+    results.push(...(await benchEmbeddedMemory()));
     process.stdout.write(`${formatTable(results)}\n`);
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const out = join(__dirname, '..', '..', 'bench', 'results.json');
