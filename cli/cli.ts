@@ -3,7 +3,6 @@
  * `subagents`: the command line. A mistake the user can fix ends with one line on stderr and exit code 2; a
  * run that does not complete, with one line and exit code 1; never a stack trace (DEBUG=1 shows one).
  */
-import { setFlagsFromString } from 'node:v8';
 import { ConfigError } from '../contracts/config';
 import { CodecServerError } from '../payloads/codec-server';
 import { TemporalCliNotFoundError } from '../devserver/temporal-cli-builds';
@@ -131,15 +130,6 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-/**
- * Commands that may run a whole run in this process (worker, client and the dev server beside it) for one
- * user, where memory counts more than the last few percent of speed: V8 keeps its heaps small
- * (`--optimize-for-size`). One embedded fan-out run's process peaked at 335 MiB without, 241 with (and 303
- * → 230 with the allocator's arenas bounded too, MALLOC_ARENA_MAX=2), its run 3–5 % slower (BENCHMARKS.md,
- * "Memory of one embedded run"). Not `worker`: a long-lived worker serves many runs and keeps V8's defaults.
- */
-const SMALL_HEAP_COMMANDS = new Set(['run', 'start']);
-
 /** Commands that install the SDK's runtime after reading their config (workerCommand). */
 const RUNTIME_FROM_CONFIG = new Set(['worker', 'run', 'start']);
 
@@ -171,7 +161,6 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(
       `unknown command ${JSON.stringify(command)} (${Object.keys(COMMANDS).join(', ')}; --help)`,
     );
-  if (SMALL_HEAP_COMMANDS.has(command)) setFlagsFromString('--optimize-for-size');
   // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr. `worker`,
   // `run` and `start` install it themselves once their config is read (`metrics:` is served by the runtime).
   if (!RUNTIME_FROM_CONFIG.has(command) && !CLIENT_COMMANDS.has(command))
