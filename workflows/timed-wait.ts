@@ -4,15 +4,14 @@
  * true, and that task was lost to a killed worker and retried, the replay met a fired timer it had cancelled and
  * stopped in a non-determinism error ("Timer fired event did not have expected timer id") — the workflow wedged.
  * Here the timer is left to fire (a timer that fires after the wait ended does nothing), so no task ever holds
- * both. Each call site keeps its own patch, evaluated by the caller where the workflow starts (a patch first
- * checked after a local activity in the same task did not replay): histories recorded before it wait with the
- * old `condition`.
+ * both. The caller says whether to (from the run's input, `uncancelled_timers`, set by every starter; not a
+ * patch, which would cost a marker in every run): histories recorded before wait with the old `condition`.
  */
 import { condition, sleep } from '@temporalio/workflow';
 
 /**
- * Resolves true when `predicate` holds, false once `ms` have passed first. `uncancelled`: the caller's patch is
- * in effect. `summary` shows on the timer in the Web UI.
+ * Resolves true when `predicate` holds, false once `ms` have passed first. `uncancelled`: the run's input asks
+ * for the timer left to fire. `summary` shows on the timer in the Web UI.
  */
 export async function timedWait(
   predicate: () => boolean,
