@@ -37,18 +37,26 @@ function unreachableOwner(err: unknown): boolean {
   return isGrpcServiceError(cause) && UNREACHABLE_OWNER_CODES.has(cause.code);
 }
 
+/** How far a delivery got: answers signalled (in order) and the slots of those that cannot reach their owner. */
+export interface DeliveryProgress {
+  done: number;
+  gone: string[];
+}
+
 /**
  * Signals each answer to the workflow that asked; returns the slots of the answers that cannot reach their
  * owner: it has closed, or will never take the signal (its slot, or its place in the queue, goes back). Any
- * other failure (the server unreachable) throws, and the delivery is retried whole (an answer heard twice
- * changes nothing).
+ * other failure (the server unreachable) throws, and the delivery is retried (an answer heard twice changes
+ * nothing). `from` resumes an attempt that got part of the way; `beat` hears the progress after each group.
  */
 export async function deliverAnswers(
   client: Client,
   deliveries: readonly AdmissionDelivery[],
+  from: DeliveryProgress = { done: 0, gone: [] },
+  beat: (progress: DeliveryProgress) => void = () => undefined,
 ): Promise<string[]> {
-  const gone: string[] = [];
-  for (let i = 0; i < deliveries.length; i += DELIVERY_CONCURRENCY) {
+  const gone = [...from.gone];
+  for (let i = Math.max(0, from.done); i < deliveries.length; i += DELIVERY_CONCURRENCY) {
     const batch = deliveries.slice(i, i + DELIVERY_CONCURRENCY);
     await Promise.all(
       batch.map(async ({ owner, answer }) => {
@@ -60,8 +68,17 @@ export async function deliverAnswers(
         }
       }),
     );
+    beat({ done: i + batch.length, gone: [...gone] });
   }
   return gone;
+}
+
+/** What an earlier attempt's heartbeat said it had done (nothing when it said nothing readable). */
+function deliveredBefore(details: unknown): DeliveryProgress | undefined {
+  if (typeof details !== 'object' || details === null) return undefined;
+  const { done, gone } = details as Partial<DeliveryProgress>;
+  if (typeof done !== 'number' || !Array.isArray(gone)) return undefined;
+  return { done, gone: gone.filter((slot): slot is string => typeof slot === 'string') };
 }
 
 /** Of `owners` (workflow ids), those with no open execution: closed, or never there. */
@@ -118,8 +135,18 @@ export async function declareAdmission(client: Client, declaration: AdmissionDec
 export function createAdmissionActivities(settings: PoolSettings, identity: string) {
   return {
     /**
-     * The admission workflow's answers, many in one local activity (one marker in its history, no outbound
-     * command per request): the slots whose owners have closed.
+     * The admission workflow's answers, many in one activity: the slots whose owners have closed. It beats after
+     * each group of signals, so that an attempt lost with its worker is given up within the heartbeat timeout
+     * and the next one starts where the beat said it was.
+     */
+    async sendAdmissionAnswers(deliveries: AdmissionDelivery[]): Promise<string[]> {
+      const context = Context.current();
+      const from = deliveredBefore(context.info.heartbeatDetails);
+      return deliverAnswers(context.client, deliveries, from, (progress) => context.heartbeat(progress));
+    },
+    /**
+     * The same, as a local activity: what executions recorded before answers went out by activity replay
+     * (`admission-activity-answers` in workflows/admission.ts).
      */
     async deliverAdmissionAnswers(deliveries: AdmissionDelivery[]): Promise<string[]> {
       return deliverAnswers(Context.current().client, deliveries);

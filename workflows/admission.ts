@@ -9,7 +9,7 @@
  * (terminated from the UI, say). The settings are the newest worker's (`declareWorkerSignal`).
  *
  * Decisions happen in the handlers, in the activation the request arrives in; the answers go out from the loop,
- * many at a time in one local activity (no outbound command or promise per request, bounded work per task).
+ * many at a time in one activity (no outbound command or promise per request, bounded work per task).
  * Otherwise the loop only wakes for deadlines: queue timeouts, the start rate, the sweep. Its history stays
  * bounded by continue-as-new.
  */
@@ -83,6 +83,16 @@ const BATCHED_ANSWERS_PATCH = 'admission-batched-answers';
  */
 const UNCANCELLED_TIMERS_PATCH = 'admission-uncancelled-timers';
 
+/**
+ * The answers go out through a regular activity, and every version decision is made here, at the start of an
+ * execution. Before, they went out through a local activity inside the workflow task: with signals arriving
+ * while it ran and tasks lost to killed workers, such tasks did not always replay ("Missing associated machine
+ * for LocalActivity", and a patch first checked after it: "Non-deprecated patch marker encountered"), and the
+ * semaphore, with every request of its queue, was stuck. An activity is a command: its events replay the same
+ * whatever became of the task that scheduled it. This patch implies every one above.
+ */
+const ACTIVITY_ANSWERS_PATCH = 'admission-activity-answers';
+
 /** After a delivery that failed every attempt: the pause before its answers are sent again. */
 const DELIVERY_RETRY_MS = 5_000;
 
@@ -119,8 +129,16 @@ const { admissionClosedOwners } = proxyActivities<AdmissionActivities>({
   retry: { maximumAttempts: 2 },
 });
 
-// A local activity: one marker event for many answers, run by the worker that runs this task. An attempt that
-// fails (the server unreachable) is tried again a few times before its slots go back (`deliver`).
+// One activity for many answers. It beats after each group of signals: an attempt lost with its worker is
+// given up within the heartbeat timeout (not the start-to-close one), and the next resumes where it was. An
+// attempt that fails (the server unreachable) is tried again a few times before its answers wait (`deliver`).
+const { sendAdmissionAnswers } = proxyActivities<AdmissionActivities>({
+  startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '5 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
+});
+
+// Executions recorded before: the same delivery as a local activity, inside the workflow task.
 const { deliverAdmissionAnswers } = proxyLocalActivities<AdmissionActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
@@ -385,7 +403,10 @@ export class Slots {
 }
 
 export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<never> {
-  const batched = patched(BATCHED_ANSWERS_PATCH);
+  // Every decision between versions, made first thing (see ACTIVITY_ANSWERS_PATCH); executions recorded before
+  // it make theirs where they did.
+  const current = patched(ACTIVITY_ANSWERS_PATCH);
+  const batched = current || patched(BATCHED_ANSWERS_PATCH);
   /** When the loop is set to wake (Infinity: only for a handler). */
   let armed = Infinity;
   let wake = false;
@@ -430,7 +451,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     sending.add(sent);
   };
   const slots: Slots = new Slots(input, tell);
-  const uncancelled = patched(UNCANCELLED_TIMERS_PATCH);
+  const uncancelled = current || patched(UNCANCELLED_TIMERS_PATCH);
   // With uncancelled timers: the earliest deadline a timer is running for, and whether one has fired since the
   // loop last looked.
   let timerAt = Infinity;
@@ -464,15 +485,18 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     const now = Date.now();
     slots.expire(now);
     slots.grantWhatFits(now);
+    // Each delivery is a round trip through the task queue, and under steady traffic answers wait at every
+    // turn: the next execution sends them (the carry's `answers`), or this one would never continue as new.
+    if (current && wantsContinueAsNew(input.history_events)) break;
     if (outbox.size > 0) {
-      await deliver(slots, outbox);
+      await deliver(slots, outbox, current);
       continue;
     }
     const busy = slots.running.length > 0;
     if (!busy) sweepAt = undefined;
     else if (sweepAt === undefined) sweepAt = now + ADMISSION_SWEEP_INTERVAL_MS;
     else if (now >= sweepAt) {
-      await sweep(slots);
+      await sweep(slots, current);
       sweepAt = Date.now() + ADMISSION_SWEEP_INTERVAL_MS;
       continue;
     }
@@ -509,17 +533,22 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
 }
 
 /**
- * Sends the oldest answers waiting (at most ADMISSION_ANSWERS_PER_DELIVERY) in one local activity. An answer
+ * Sends the oldest answers waiting (at most ADMISSION_ANSWERS_PER_DELIVERY) in one activity (`current`; before,
+ * a local activity). An answer
  * whose owner has closed gives its slot, or its place in the queue, back. A delivery that keeps failing (the
  * server unreachable) puts its answers back, behind any newer answer for the same slot, and waits a little: some
  * of them may have arrived, so no slot is given back on a guess.
  */
-async function deliver(slots: Slots, outbox: Map<string, AdmissionDelivery>): Promise<void> {
+async function deliver(
+  slots: Slots,
+  outbox: Map<string, AdmissionDelivery>,
+  current: boolean,
+): Promise<void> {
   const batch = [...outbox.values()].slice(0, ADMISSION_ANSWERS_PER_DELIVERY);
   for (const { answer } of batch) outbox.delete(answer.slot);
   let undelivered: string[];
   try {
-    undelivered = await deliverAdmissionAnswers(batch);
+    undelivered = await (current ? sendAdmissionAnswers(batch) : deliverAdmissionAnswers(batch));
   } catch (err) {
     log.warn('admission answers could not be delivered; trying again', {
       answers: batch.length,
@@ -548,8 +577,9 @@ function wantsContinueAsNew(historyEvents = ADMISSION_HISTORY_EVENTS): boolean {
   return info.continueAsNewSuggested || info.historyLength >= historyEvents;
 }
 
-async function sweep(slots: Slots): Promise<void> {
-  const owners = patched(BOUNDED_SWEEP_PATCH) ? slots.owners(Date.now()) : slots.allOwners();
+async function sweep(slots: Slots, current: boolean): Promise<void> {
+  const bounded = current || patched(BOUNDED_SWEEP_PATCH);
+  const owners = bounded ? slots.owners(Date.now()) : slots.allOwners();
   if (owners.length === 0) return;
   try {
     const closed = await admissionClosedOwners(owners);

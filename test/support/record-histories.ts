@@ -586,9 +586,10 @@ async function main(): Promise<void> {
         );
       }
       // The task queue's admission workflow, as every recorded delegation left it (it is still running).
-      // `admission-workflow.json` is the recording from before answers were batched (one signal command each).
+      // `admission-workflow.json` is the recording from before answers were batched (one signal command each),
+      // `admission-workflow-batched.json` from when they went out through a local activity.
       const admission = admissionWorkflowId(taskQueue);
-      const file = 'admission-workflow-batched.json';
+      const file = 'admission-workflow-activity.json';
       const { stdout: exported } = await promisify(execFile)(
         cli,
         ['workflow', 'show', '--workflow-id', admission, '--address', server.address, '--output', 'json'],

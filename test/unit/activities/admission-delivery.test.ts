@@ -47,3 +47,20 @@ describe('deliverAnswers', () => {
     await expect(deliverAnswers(fake, ['a', 'b'].map(delivery))).rejects.toThrow('signal failed (14)');
   });
 });
+
+describe('deliverAnswers resumed', () => {
+  it('starts where an earlier attempt said it was, keeping the closed owners it found, and says how far it got', async () => {
+    const { fake, signalled } = client({ late: new WorkflowNotFoundError('gone', 'late', undefined) });
+    const owners = [...Array.from({ length: 16 }, (_, i) => `early${i}`), 'x', 'late', 'y'];
+    const beats: { done: number; gone: string[] }[] = [];
+    const gone = await deliverAnswers(
+      fake,
+      owners.map(delivery),
+      { done: 16, gone: ['slot-early3'] },
+      (progress) => beats.push(progress),
+    );
+    expect(signalled).toEqual(['x', 'y']);
+    expect(gone.sort()).toEqual(['slot-early3', 'slot-late']);
+    expect(beats).toEqual([{ done: 19, gone: ['slot-early3', 'slot-late'] }]);
+  });
+});
