@@ -6,6 +6,9 @@
  *   - hand-back: the resumed call's completion → the workflow's next task started on a live worker (it first
  *     waits on the dead worker's sticky queue), from history;
  *   - the time the kill cost the run: the sum of the two.
+ * Then the same with one worker only, restarted as soon as it is dead (a deployment of one worker under a
+ * supervisor, or `npm start` run again): the resumed call waits for the new worker to poll, and the kill costs
+ * the run the time from the kill to the workflow's next task after the resumed call.
  * Beside: healthy runs (no kill) on the same settings, many calls at once; any timeout or retry there is
  * noise the recovery settings added.
  */
@@ -60,8 +63,17 @@ interface Sample {
   handBackMs: number;
 }
 
-/** One kill: waits for the model call to run, kills its worker, measures, restarts the worker. */
-async function killOnce(client: Client, fleet: WorkerFleet, taskQueue: string, n: number): Promise<Sample> {
+/**
+ * One kill: waits for the model call to run, kills its worker, measures, restarts the worker: after the
+ * sample, or (`restartAtOnce`) as soon as it is dead, when no other worker can resume the call.
+ */
+async function killOnce(
+  client: Client,
+  fleet: WorkerFleet,
+  taskQueue: string,
+  n: number,
+  restartAtOnce = false,
+): Promise<Sample> {
   const workflowId = `${taskQueue}-kill-${n}`;
   const handle = await client.workflow.start('subagentWorkflow', {
     taskQueue,
@@ -80,6 +92,7 @@ async function killOnce(client: Client, fleet: WorkerFleet, taskQueue: string, n
   // Anywhere between two heartbeats (they are a second apart), well before the call would end.
   await sleep(500 + Math.random() * 1500);
   const killedAt = await fleet.kill(slot);
+  const restarted = restartAtOnce ? fleet.restart(slot) : undefined;
 
   let resumedAt: number | undefined;
   while (resumedAt === undefined) {
@@ -97,7 +110,7 @@ async function killOnce(client: Client, fleet: WorkerFleet, taskQueue: string, n
   const completed = events.findIndex((e) => e.activityTaskCompletedEventAttributes);
   const nextTask = events.slice(completed).find((e) => e.workflowTaskStartedEventAttributes);
   if (completed < 0 || nextTask === undefined) throw new Error(`${workflowId}: no completion in history`);
-  await fleet.restart(slot);
+  await (restarted ?? fleet.restart(slot));
   return {
     resumeMs: resumedAt - killedAt,
     handBackMs: tsToMs(nextTask.eventTime) - tsToMs(events[completed].eventTime),
@@ -131,37 +144,60 @@ async function healthyNoise(client: Client, taskQueue: string): Promise<number[]
 
 export async function benchRecovery(server: TemporalServer): Promise<BenchResult[]> {
   const connection = await Connection.connect({ address: server.address });
-  const taskQueue = `bench-recovery-${Date.now()}`;
   const bundlePath = join(tempDir('bench-recovery-bundle'), 'workflows.js');
   writeFileSync(bundlePath, await bundleProjectWorkflows());
-  const fleet = new WorkerFleet(
-    { address: server.address, namespace: server.namespace, taskQueue, bundlePath, logLevel: 'ERROR' },
-    2,
-  );
-  try {
-    const client = new Client({
-      connection,
-      namespace: server.namespace,
-      dataConverter: projectDataConverter(),
-    });
-    await fleet.start();
+  const fleetOf = (taskQueue: string, size: number) =>
+    new WorkerFleet(
+      { address: server.address, namespace: server.namespace, taskQueue, bundlePath, logLevel: 'ERROR' },
+      size,
+    );
+  const client = new Client({
+    connection,
+    namespace: server.namespace,
+    dataConverter: projectDataConverter(),
+  });
+  /** KILLS kills of the worker running the call; `restartAtOnce` with a fleet of one. */
+  const kills = async (taskQueue: string, fleet: WorkerFleet, restartAtOnce: boolean): Promise<Sample[]> => {
     const samples: Sample[] = [];
     for (let n = 0; n < KILLS; n++) {
-      samples.push(await killOnce(client, fleet, taskQueue, n));
+      samples.push(await killOnce(client, fleet, taskQueue, n, restartAtOnce));
       const last = samples[samples.length - 1];
       process.stderr.write(
-        `recovery ${n + 1}/${KILLS}: resumed after ${last.resumeMs} ms, hand-back ${last.handBackMs} ms\n`,
+        `recovery (${fleet.size} worker${fleet.size === 1 ? ', restarted' : 's'}) ${n + 1}/${KILLS}: ` +
+          `resumed after ${last.resumeMs} ms, hand-back ${last.handBackMs} ms\n`,
       );
     }
-    const noise = await healthyNoise(client, taskQueue);
-    const row = (name: string, unit: string, values: number[]): BenchResult => ({
-      name,
-      unit,
-      p50: percentile(values, 50),
-      p95: percentile(values, 95),
-      samples: values.length,
-    });
-    const seconds = (values: number[]) => values.map((ms) => ms / 1000);
+    return samples;
+  };
+  const row = (name: string, unit: string, values: number[]): BenchResult => ({
+    name,
+    unit,
+    p50: percentile(values, 50),
+    p95: percentile(values, 95),
+    samples: values.length,
+  });
+  const seconds = (values: number[]) => values.map((ms) => ms / 1000);
+  try {
+    const taskQueue = `bench-recovery-${Date.now()}`;
+    const fleet = fleetOf(taskQueue, 2);
+    let samples: Sample[];
+    let noise: number[];
+    try {
+      await fleet.start();
+      samples = await kills(taskQueue, fleet, false);
+      noise = await healthyNoise(client, taskQueue);
+    } finally {
+      await fleet.stop();
+    }
+    const aloneQueue = `bench-recovery-alone-${Date.now()}`;
+    const alone = fleetOf(aloneQueue, 1);
+    let restarted: Sample[];
+    try {
+      await alone.start();
+      restarted = await kills(aloneQueue, alone, true);
+    } finally {
+      await alone.stop();
+    }
     return [
       row(
         'worker SIGKILLed → its model call resumed on another worker',
@@ -178,10 +214,19 @@ export async function benchRecovery(server: TemporalServer): Promise<BenchResult
         's',
         seconds(samples.map((s) => s.resumeMs + s.handBackMs)),
       ),
+      row(
+        'one worker, restarted at once: kill → its model call resumed on the new worker',
+        's',
+        seconds(restarted.map((s) => s.resumeMs)),
+      ),
+      row(
+        'one worker, restarted at once: time a kill costs the run',
+        's',
+        seconds(restarted.map((s) => s.resumeMs + s.handBackMs)),
+      ),
       row(`timeouts + retries per healthy run (${HEALTHY_RUNS} at once, no kill)`, 'events', noise),
     ];
   } finally {
-    await fleet.stop();
     await connection.close();
   }
 }
