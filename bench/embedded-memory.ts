@@ -2,7 +2,8 @@
  * The memory of one embedded run, summed over its process tree, as a user's machine sees it: `subagents start
  * --once` (the demo of `npm start`: a dev server of its own, the worker and the client in one Node process, a
  * lead that delegates to 3 subagents, which read, grep and write in the workspace) sampled every 50 ms from
- * /proc: each process's resident set, and the tree's sum at its peak. Linux only. Run alone:
+ * /proc: each process's resident set, and the tree's sum at its peak; besides, the CPU time the Node process and
+ * the dev server had used at their last sample (what a smaller heap costs in collections). Linux only. Run alone:
  * `node dist/bench/embedded-memory.js` (EMBEDDED_MEMORY_RUNS, default 3; EMBEDDED_NODE_FLAGS: Node's flags for the
  * run's process, to try V8's settings).
  */
@@ -12,6 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { tempDir } from '../test/support/subagent-input';
+import { sampleProcess } from './support/process-sample';
 import { formatTable, msRow, type BenchResult } from './stats';
 
 const RUNS = Number(process.env.EMBEDDED_MEMORY_RUNS ?? 3);
@@ -64,6 +66,8 @@ interface RunMemory {
   /** The processes at the tree's peak, with their resident sets (MiB). */
   atPeak: string;
   seconds: number;
+  /** CPU seconds by process name (node, temporal), at each process's last sample. */
+  cpu: string;
 }
 
 async function oneRun(): Promise<RunMemory> {
@@ -81,8 +85,13 @@ async function oneRun(): Promise<RunMemory> {
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let peakTree = 0;
   let atPeak: ProcessSample[] = [];
+  const cpuByPid = new Map<number, { name: string; seconds: number }>();
   const sample = () => {
     const samples = tree(child.pid!);
+    for (const { pid, name } of samples) {
+      const { cpuSeconds } = sampleProcess(pid);
+      if (cpuSeconds > 0) cpuByPid.set(pid, { name, seconds: cpuSeconds });
+    }
     const sum = samples.reduce((total, s) => total + s.rssKib, 0);
     if (sum > peakTree) [peakTree, atPeak] = [sum, samples];
   };
@@ -90,10 +99,13 @@ async function oneRun(): Promise<RunMemory> {
   const [code] = (await once(child, 'exit')) as [number | null];
   clearInterval(timer);
   if (code !== 0) throw new Error(`subagents start --once exited ${code}:\n${output}`);
+  const cpu = new Map<string, number>();
+  for (const { name, seconds } of cpuByPid.values()) cpu.set(name, (cpu.get(name) ?? 0) + seconds);
   return {
     peakTreeMib: Math.round(peakTree / KIB),
     atPeak: atPeak.map((s) => `${s.name} ${Math.round(s.rssKib / KIB)}`).join(', '),
     seconds: (performance.now() - started) / 1000,
+    cpu: [...cpu].map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`).join(', '),
   };
 }
 
@@ -105,7 +117,7 @@ export async function benchEmbeddedMemory(): Promise<BenchResult[]> {
     runs.push(run);
     console.error(
       `embedded run ${i + 1}: tree peak ${run.peakTreeMib} MiB (${run.atPeak}), ` +
-        `${run.seconds.toFixed(1)} s, load ${load}`,
+        `${run.seconds.toFixed(1)} s, CPU ${run.cpu}, load ${load}`,
     );
   }
   return [

@@ -336,6 +336,8 @@ async function embeddedSession(
     uiCodec: codec,
     // A Ctrl-C must not take the server down while the run it cancels still needs it.
     ownProcessGroup: true,
+    // Not recorded: it serves this run alone and stops with it (`run`, `start --once`).
+    oneShot: !options.recordServer,
   }).catch(async (err: unknown) => {
     await codec?.close();
     throw err;

@@ -98,6 +98,19 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 export const PRELOADED_MODULES = ['zod', WORKFLOWS_PATH];
 
 /**
+ * What the workflow bundle leaves out, for every worker's workflow thread holds the bundle and the SDK parses its
+ * inline source map twice (BENCHMARKS.md, "Where the memory goes"): the sources' text in the source map (the
+ * mappings stay, so a workflow's stack trace still names our .ts files and lines; the text is shown only with
+ * the Worker option showStackTraceSources, which no worker here sets), ~13 MiB of the workflow thread's heap
+ * and ~20 MiB of the process; and zod's translated error messages (~60 locales evaluated at load, which
+ * workflow code never selects: zod's English messages come from its own module, not from this index).
+ */
+export const LEAN_BUNDLE = {
+  devtool: 'inline-nosources-source-map',
+  resolve: { alias: { [require.resolve('zod/v4/locales/index.cjs')]: false } },
+} as const;
+
+/**
  * Bundles the project's workflows (webpack: ~2 s on a quiet machine, 7–21 s on a busy one, so it shows progress
  * past two seconds): start it early and concurrently with other work. `npm run build` makes one for every
  * worker (worker/workflow-bundle.ts); this is for a worker without it, and for one that traces.
@@ -122,9 +135,11 @@ export async function bundleProjectWorkflowsWithSources(
       preloadModules: PRELOADED_MODULES,
       // Only a worker that traces: without tracing the bundle is what it always was.
       ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
-      // The files the bundle came from, as the bundler saw them: nothing is left out by a guess of ours.
       webpackConfigHook: (config) => ({
         ...config,
+        ...LEAN_BUNDLE,
+        resolve: { ...config.resolve, alias: { ...config.resolve?.alias, ...LEAN_BUNDLE.resolve.alias } },
+        // The files the bundle came from, as the bundler saw them: nothing is left out by a guess of ours.
         plugins: [
           ...(config.plugins ?? []),
           {

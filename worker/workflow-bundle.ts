@@ -24,7 +24,11 @@ export const BUILT_BUNDLE_NAME = 'dist/workflow-bundle.cjs';
 export const BUILT_BUNDLE_PATH = join(ROOT, BUILT_BUNDLE_NAME);
 export const BUILT_BUNDLE_MANIFEST_PATH = join(ROOT, 'dist', 'workflow-bundle.manifest');
 
-const MANIFEST_VERSION = 1;
+/**
+ * Raised when the way the bundle is made changes while its sources may not (2: without the sources' text in its
+ * source map, without zod's locales): a bundle an older build left behind is then bundled again.
+ */
+const MANIFEST_VERSION = 2;
 
 export interface WorkflowBundleManifest {
   version: number;

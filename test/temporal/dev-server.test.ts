@@ -46,6 +46,24 @@ async function withServerOn<T>(
 }
 
 describe('the dev server', () => {
+  it("serving one run, runs under the Go runtime's memory limit; kept up, under Go's defaults", async () => {
+    const goEnv = (pid: number | undefined) =>
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .filter((entry) => /^(GOGC|GOMEMLIMIT)=/.test(entry));
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => name !== 'GOGC' && name !== 'GOMEMLIMIT'),
+    );
+    for (const oneShot of [true, false]) {
+      const server = await startDevServer({ headless: true, oneShot, env });
+      try {
+        expect(goEnv(server.pid)).toEqual(oneShot ? [expect.stringMatching(/^GOMEMLIMIT=\d+MiB$/)] : []);
+      } finally {
+        await server.stop();
+      }
+    }
+  });
+
   it('still lists a workflow completed before the dev server restarted on the same SQLite file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'smoke-sqlite-'));
     const dbFilename = join(dir, 'temporal.db');

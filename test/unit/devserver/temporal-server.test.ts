@@ -1,4 +1,5 @@
 import {
+  devServerEnv,
   DevServerExitedError,
   isPortClash,
   mayStartOnRetry,
@@ -63,5 +64,22 @@ describe('mayStartOnRetry', () => {
 describe('startFailureText', () => {
   it('is the whole output when it is short', () => {
     expect(startFailureText('  Error: unknown flag --nope\n')).toBe('Error: unknown flag --nope');
+  });
+});
+
+describe('devServerEnv', () => {
+  it("holds a one-shot server's Go heap to a memory limit", () => {
+    const env = devServerEnv({ PATH: '/bin' }, true);
+    expect(env.PATH).toBe('/bin');
+    expect(env.GOMEMLIMIT).toMatch(/^\d+MiB$/);
+  });
+
+  it("keeps the Go runtime's defaults for a server kept up for many runs", () => {
+    expect(devServerEnv({ PATH: '/bin' }, false)).toEqual({ PATH: '/bin' });
+  });
+
+  it('leaves GOGC and GOMEMLIMIT to the user when either is set', () => {
+    expect(devServerEnv({ GOGC: '200' }, true)).toEqual({ GOGC: '200' });
+    expect(devServerEnv({ GOMEMLIMIT: '1GiB' }, true)).toEqual({ GOMEMLIMIT: '1GiB' });
   });
 });
