@@ -25,6 +25,7 @@ const START_FLAGS: FlagSpec = {
   wait: { type: 'boolean' },
   provider: { type: 'string' },
   model: { type: 'string' },
+  user: { type: 'string' },
   workspace: { type: 'string' },
 };
 

@@ -86,6 +86,8 @@ Options:
   --max-total N             delegations per run, 1–50 (subagents.max_total_per_run)
   --fairness-key KEY        runs with one key share one turn at admission (lead.fairness_key;
                             default: each run its own)
+  --user ID                 whose run (or batch, or schedule) it is: every delegation carries it, the Web UI
+                            filters by it (search attribute UserId); lead.user_id, default: default
   --workspace DIR           the run's workspace (default: workspace.root/<run-id>)
   --address HOST:PORT, --namespace NS, --task-queue Q
                             the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and

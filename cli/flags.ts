@@ -30,6 +30,7 @@ export const RUN_FLAGS: FlagSpec = {
   'max-running': { type: 'string' },
   'max-total': { type: 'string' },
   'fairness-key': { type: 'string' },
+  user: { type: 'string' },
   workspace: { type: 'string' },
 };
 
@@ -47,6 +48,7 @@ const RUN_ONLY_REASONS: Readonly<Record<string, string>> = {
   'max-running': 'the run sets its delegation limits; a worker declares it for admission',
   'max-total': 'the run sets its delegation limits',
   'fairness-key': 'the run takes its turn at admission',
+  user: 'the run acts for its user',
   workspace: 'the run chooses its workspace',
   'prompt-file': 'the run takes the prompt',
 };
@@ -111,6 +113,7 @@ const SETTING_FLAGS: Readonly<Record<string, readonly [section: string, key: str
   namespace: ['temporal', 'namespace'],
   'task-queue': ['temporal', 'task_queue'],
   'fairness-key': ['lead', 'fairness_key'],
+  user: ['lead', 'user_id'],
   'metrics-port': ['metrics', 'port'],
 };
 

@@ -554,7 +554,7 @@ export class SubagentsClient {
           memo: { [INPUT_DIGEST_MEMO]: digest },
           staticSummary: summaryLine(`lead: ${prompt}`),
           staticDetails: promptDetails(prompt),
-          typedSearchAttributes: runSearchAttributes(runId, 'lead', input.depth),
+          typedSearchAttributes: runSearchAttributes(runId, 'lead', input.depth, input.user_id),
         });
       const handle = await retryWhileUnavailable(
         `start run ${runId}`,

@@ -118,7 +118,12 @@ export class BatchesClient {
         staticSummary: summaryLine(
           `batch: ${input.subagent_type}: ${input.description} (${input.items.length} items)`,
         ),
-        typedSearchAttributes: runSearchAttributes(input.run_id ?? batchId, 'batch', input.depth - 1),
+        typedSearchAttributes: runSearchAttributes(
+          input.run_id ?? batchId,
+          'batch',
+          input.depth - 1,
+          input.user_id,
+        ),
       });
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

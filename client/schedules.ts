@@ -298,7 +298,7 @@ function leadAction(name: string, action: LeadScheduleAction, taskQueue: string)
     // LeadRunId is the occurrence's workflow id, which the server makes when it starts it: it cannot be
     // set here. Each occurrence carries TemporalScheduledById (this schedule's id) instead; its
     // delegations carry LeadRunId as usual.
-    typedSearchAttributes: runSearchAttributes('', 'lead', action.input.depth).filter(
+    typedSearchAttributes: runSearchAttributes('', 'lead', action.input.depth, action.input.user_id).filter(
       (pair) => pair.key.name !== 'LeadRunId',
     ),
   };
@@ -314,7 +314,7 @@ function batchAction(name: string, action: BatchScheduleAction, taskQueue: strin
     taskQueue,
     args: [input] satisfies Parameters<BatchWorkflow>,
     staticSummary: `batch (schedule ${name}): ${input.subagent_type}: ${shortened(input.description, PROMPT_SUMMARY_CHARS)} (${input.items.length} items)`,
-    typedSearchAttributes: runSearchAttributes('', 'batch', input.depth - 1).filter(
+    typedSearchAttributes: runSearchAttributes('', 'batch', input.depth - 1, input.user_id).filter(
       (pair) => pair.key.name !== 'LeadRunId',
     ),
   };

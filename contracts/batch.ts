@@ -43,6 +43,8 @@ export interface BatchInput {
   depth: number;
   /** The items' turn at admission (default: the run id). */
   fairness_key?: string;
+  /** Whose batch it is (contracts/user.ts): each item's subagent carries it. Absent: `default`. */
+  user_id?: string;
   /** Continue as new past this many events (default BATCH_HISTORY_EVENTS; lower in tests). */
   history_events?: number;
   /** Set by the batch itself when it continues as new. */

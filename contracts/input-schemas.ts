@@ -333,6 +333,8 @@ function leadRunFields(
     prompt: text,
     /** Defaults to the workflow id (DESIGN §1: one execution per run, workflow id = run id). */
     run_id: text.optional(),
+    /** Whose run it is (contracts/user.ts); every delegation carries it. Absent: `default`. */
+    user_id: types.userId.optional(),
     model: agents.model.settings,
     /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
     tools: listOf(toolName, 'tool names'),
@@ -440,6 +442,8 @@ function subagentInputSchema(
       clarification: run.clarification.optional(),
       /** Its turn at admission: the lead's `fairness_key`, else the lead run's id (absent: the run id). */
       fairness_key: text.optional(),
+      /** Its lead's user (contracts/user.ts). Absent: `default`. */
+      user_id: types.userId.optional(),
       /**
        * Its first progress report to the parent waits until it has run this long (at a turn's end): a child
        * done sooner reports only its result. Absent (children started before this existed): after its first

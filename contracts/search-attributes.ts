@@ -4,6 +4,7 @@
  * a cluster operator registers them once with `temporal operator search-attribute create` (docs/deployment.md).
  */
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { DEFAULT_USER_ID } from './user';
 
 export const SEARCH_ATTRIBUTES = {
   /** The lead run a workflow belongs to (the lead's own id on the lead). */
@@ -21,6 +22,8 @@ export const SEARCH_ATTRIBUTES = {
   StopReason: 'Keyword',
   /** Tokens it used, once it ended (the lead: its own and its subagents'); absent when none were reported. */
   TotalTokens: 'Int',
+  /** Whose run it is (contracts/user.ts): the lead's, on every delegation; `default` when none was given. */
+  UserId: 'Keyword',
 } as const;
 
 export const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
@@ -29,13 +32,23 @@ const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttri
 export const SUBAGENT_STATUS = defineSearchAttributeKey('SubagentStatus', SearchAttributeType.KEYWORD);
 export const STOP_REASON = defineSearchAttributeKey('StopReason', SearchAttributeType.KEYWORD);
 export const TOTAL_TOKENS = defineSearchAttributeKey('TotalTokens', SearchAttributeType.INT);
+export const USER_ID = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
 
-/** The search attributes a lead run (type `lead`, depth 0) or one of its delegations starts with. */
-export function runSearchAttributes(runId: string, agentType: string, depth: number): SearchAttributePair[] {
+/**
+ * The search attributes a lead run (type `lead`, depth 0) or one of its delegations starts with; `userId` is
+ * the run's user (absent: `default`).
+ */
+export function runSearchAttributes(
+  runId: string,
+  agentType: string,
+  depth: number,
+  userId: string = DEFAULT_USER_ID,
+): SearchAttributePair[] {
   return [
     { key: LEAD_RUN_ID, value: runId },
     { key: SUBAGENT_TYPE, value: agentType },
     { key: DELEGATION_DEPTH, value: depth },
     { key: SUBAGENT_STATUS, value: 'running' },
+    { key: USER_ID, value: userId },
   ];
 }

@@ -48,6 +48,8 @@ export interface RunContext {
   summarization?: SummarizationRuntime;
   /** `ask_clarification` for this run (who is offered it: `createClarifications`); absent → off. */
   clarification?: ClarificationSettings;
+  /** Whose run it is (contracts/user.ts); absent: `default`. */
+  userId?: string;
 }
 
 /** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
@@ -59,6 +61,7 @@ export function runContext(
     loop_detection: LoopDetectionSettings;
     summarization?: SummarizationRuntime;
     clarification?: ClarificationSettings;
+    user_id?: string;
   },
   runId: string,
 ): RunContext {
@@ -70,6 +73,7 @@ export function runContext(
     loopDetection: input.loop_detection,
     ...(input.summarization && { summarization: input.summarization }),
     ...(input.clarification && { clarification: input.clarification }),
+    ...(input.user_id !== undefined && { userId: input.user_id }),
   };
 }
 
@@ -119,6 +123,7 @@ export function createDelegator(
     ...(delegation.batch && { batch: delegation.batch }),
     ...(context.summarization && { summarization: context.summarization }),
     ...(context.clarification && { clarification: context.clarification }),
+    ...(context.userId !== undefined && { userId: context.userId }),
   });
 }
 

@@ -35,6 +35,7 @@ import { batchStatusQuery, type BatchInput, type BatchResult } from '../contract
 import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
 import { subagentProgressSignal } from '../contracts/queries';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { userIdProblem } from '../contracts/user';
 import {
   failedSubagentResult,
   SUBAGENT_TIMEOUT_GRACE_SECONDS,
@@ -132,6 +133,8 @@ function refuseInvalid(input: BatchInput): void {
       `limits.max_running_items: ${limits.max_running_items} is above max_live_items (${limits.max_live_items})`,
     );
   }
+  const userProblem = input.user_id === undefined ? undefined : userIdProblem(input.user_id);
+  if (userProblem !== undefined) problems.push(`user_id: ${userProblem}`);
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(
       `The batch input is refused:\n  ${problems.join('\n  ')}`,
@@ -234,7 +237,12 @@ class ItemRunner {
         staticSummary: summaryLine(`${input.subagent_type}: ${item.key} (attempt ${entry.attempt})`),
         staticDetails: promptDetails(item.prompt),
         memo: { batch_id: this.batchId, key: item.key, attempt: entry.attempt, model: agent.model.name },
-        typedSearchAttributes: runSearchAttributes(this.runId, input.subagent_type, input.depth),
+        typedSearchAttributes: runSearchAttributes(
+          this.runId,
+          input.subagent_type,
+          input.depth,
+          input.user_id,
+        ),
       });
       result = await handle.result();
     } catch (err) {
@@ -296,6 +304,7 @@ function childInput(input: BatchInput, runId: string, i: number, entry: LiveItem
     depth: input.depth,
     ...(input.summarization && { summarization: input.summarization }),
     fairness_key: input.fairness_key ?? runId,
+    ...(input.user_id !== undefined && { user_id: input.user_id }),
     // Progress reports would fill the batch's history: the batch follows its items by their results.
     first_report_after_ms: (agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS) * 1000,
     admitted_at: entry.grantedAt ?? new Date().toISOString(),

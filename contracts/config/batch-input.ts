@@ -33,6 +33,7 @@ export function buildBatchInput(config: Config, request: BatchRequest): BatchInp
     ...(summarization && { summarization }),
     depth: 1,
     ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
+    ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
     honest_close: true,
   };
 }

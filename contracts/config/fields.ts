@@ -49,8 +49,18 @@ export function section<S extends z.ZodRawShape>(where: string, shape: S) {
   });
 }
 
-export const { seconds, secondsOrOff, positiveNumber, fraction, temperature, bool, text, httpUrl, toolName } =
-  valueTypes();
+export const {
+  seconds,
+  secondsOrOff,
+  positiveNumber,
+  fraction,
+  temperature,
+  bool,
+  text,
+  userId,
+  httpUrl,
+  toolName,
+} = valueTypes();
 
 const HOST_PORT = /^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):([0-9]{1,5})$/;
 

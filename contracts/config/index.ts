@@ -29,6 +29,7 @@ import {
   section,
   text,
   toolName,
+  userId,
   wholeNumber,
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
@@ -192,6 +193,8 @@ const lead = section('lead', {
   timeout_seconds: secondsOrOff.default(DEFAULT_LEAD_TIMEOUT_SECONDS),
   token_budget: tokenBudgetSection('lead.token_budget').optional(),
   fairness_key: text.optional(),
+  /** Whose runs these are (contracts/user.ts); `--user` sets it. Absent: `default`. */
+  user_id: userId.optional(),
 });
 
 // Human in the loop (`ask_clarification`): offered to the lead when enabled, to a custom agent whose tools.allow

@@ -27,6 +27,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
   return {
     prompt: request.prompt,
     ...(request.run_id !== undefined && { run_id: request.run_id }),
+    ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
     model: resolveLeadModel(config),
     tools: [...BUILTIN_TOOL_NAMES],
     ...withMcp(allMcpTools(config.mcp_servers), config),

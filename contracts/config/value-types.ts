@@ -7,6 +7,7 @@
  * APIs.
  */
 import { z } from 'zod';
+import { USER_ID_PATTERN, USER_ID_RULE } from '../user';
 import { CLARIFICATION_TOOL_NAME } from '../clarification';
 import { isMcpToolPattern } from '../mcp';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
@@ -83,6 +84,12 @@ export function valueTypes() {
 
   const text = z.string({ error: typeError('text') }).min(1, { error: 'is empty (write some text)' });
 
+  // A refinement, not `.regex`: zod's regex check writes the pattern's `lastIndex`, and a workflow's schemas are
+  // deep-frozen (they are shared between workflows).
+  const userId = z
+    .string({ error: typeError('a user id') })
+    .refine((id) => USER_ID_PATTERN.test(id), { error: `is not a user id (${USER_ID_RULE})` });
+
   const httpUrl = z
     .string({ error: typeError('an http(s) URL') })
     .regex(/^https?:\/\/\S+$/, { error: 'is not an http(s) URL (e.g. http://localhost:8000/v1)' });
@@ -104,7 +111,18 @@ export function valueTypes() {
       if ((KNOWN_TOOL_NAMES as readonly string[]).includes(name) || isMcpToolPattern(name)) return;
       ctx.addIssue({ code: 'custom', input: name, message: unknownTool(name) });
     });
-  return { seconds, secondsOrOff, positiveNumber, fraction, temperature, bool, text, httpUrl, toolName };
+  return {
+    seconds,
+    secondsOrOff,
+    positiveNumber,
+    fraction,
+    temperature,
+    bool,
+    text,
+    userId,
+    httpUrl,
+    toolName,
+  };
 }
 
 export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {

@@ -135,7 +135,7 @@ export class BatchDelegations {
           parentClosePolicy: ParentClosePolicy.ABANDON,
           cancellationType: ChildWorkflowCancellationType.ABANDON,
           staticSummary: summaryLine(`batch: ${agent.name}: ${args.description} (${items.length} items)`),
-          typedSearchAttributes: runSearchAttributes(runId, 'batch', depth),
+          typedSearchAttributes: runSearchAttributes(runId, 'batch', depth, this.options.userId),
         }),
       );
       this.watched.add(id);
@@ -186,6 +186,7 @@ export class BatchDelegations {
       ...(this.options.summarization && { summarization: this.options.summarization }),
       depth: depth + 1,
       fairness_key: limits.fairness_key ?? runId,
+      ...(this.options.userId !== undefined && { user_id: this.options.userId }),
       honest_close: true,
     };
   }

@@ -110,6 +110,8 @@ export interface DelegatorOptions {
   batch?: BatchToolSettings;
   /** The run's `ask_clarification` settings, handed to every child (its agent's tools decide if it may ask). */
   clarification?: ClarificationSettings;
+  /** The run's user (contracts/user.ts), handed to every child. Absent: `default`. */
+  userId?: string;
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
@@ -309,6 +311,7 @@ export class Delegator {
       }),
       // Its turn at admission: the run's (or its tenant's), at every depth.
       fairness_key: limits.fairness_key ?? runId,
+      ...(this.options.userId !== undefined && { user_id: this.options.userId }),
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
       asks_slot: true,
       uncancelled_timers: true,
@@ -332,7 +335,7 @@ export class Delegator {
         staticSummary: summaryLine(`${subagentType}: ${description}`),
         staticDetails: promptDetails(prompt),
         memo: { description, subagent_type: subagentType, model: agent.model.name },
-        typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1),
+        typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1, this.options.userId),
       });
       this.events = appendEvent(this.events, {
         type: 'task_started',

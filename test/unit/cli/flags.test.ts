@@ -1,5 +1,6 @@
 import { parseConfig } from '../../../contracts/config';
 import { resolveAgent } from '../../../contracts/config/agents';
+import { buildBatchInput } from '../../../contracts/config/batch-input';
 import { buildLeadRunInput } from '../../../contracts/config/lead-input';
 import { configOverrides, parseFlags, RUN_FLAGS, UsageError } from '../../../cli/flags';
 import { configProblems } from '../../support/config-problems';
@@ -81,6 +82,30 @@ describe('run flags', () => {
     expect(
       input(['--fairness-key', 'team-a'], { lead: { fairness_key: 'team-b' } }).limits.fairness_key,
     ).toBe('team-a');
+  });
+
+  it('--user names whose run it is, for the run and a batch; without it neither carries one (default)', () => {
+    const input = (args: string[], file: Record<string, unknown> = {}) =>
+      buildLeadRunInput(configWith(args, file), { prompt: 'Go.', workspace: '/srv/project' });
+    expect(input([]).user_id).toBeUndefined();
+    expect(input(['--user', 'alice']).user_id).toBe('alice');
+    expect(input([], { lead: { user_id: 'bob@example.org' } }).user_id).toBe('bob@example.org');
+    expect(input(['--user', 'alice'], { lead: { user_id: 'bob' } }).user_id).toBe('alice');
+    const batch = buildBatchInput(configWith(['--user', 'alice']), {
+      description: 'Parts',
+      subagent_type: 'general-purpose',
+      items: [{ key: 'a', prompt: 'Do a.' }],
+      workspace: '/srv/project',
+    });
+    expect(batch.user_id).toBe('alice');
+  });
+
+  it('refuses a user id that could leave its folder, naming the flag', () => {
+    for (const bad of ['../alice', 'a/b', '.hidden', '', 'x'.repeat(129)]) {
+      const problems = problemsOf(['--user', bad]);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^--user: .*is not a user id \(letters, digits/);
+    }
   });
 
   it('refuses values the config refuses, with the config’s message under the flag’s name', () => {
