@@ -11,6 +11,7 @@ import { ConfigError, defaultConfig, type Config } from '../contracts/config';
 import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from '../worker/config';
 import { EncryptionKeyError, loadEncryptionKeys } from '../payloads/encryption-keys';
+import { INSTALL_OPTIONAL, isInstalled, OPTIONAL_PACKAGES } from '../payloads/optional-packages';
 import { GO_BUILD, readCliVersion, runTool, WHEEL_BUILD } from '../devserver/temporal-cli-builds';
 import {
   describeCliSource,
@@ -418,6 +419,62 @@ export function payloadsCheck({ env, config }: DoctorContext): DoctorCheck {
   }
 }
 
+/**
+ * What the config uses that needs an optional package (left out by `npm install --omit=optional`), and
+ * whether each is installed: the S3 store, the openai provider (npm start's too, with OPENAI_BASE_URL and
+ * OPENAI_API_KEY set), graph agents, MCP servers, tracing. The bash sandbox's own check covers just-bash.
+ */
+export function packagesCheck(
+  { env, config }: Pick<DoctorContext, 'env' | 'config'>,
+  installed: (name: string) => boolean = isInstalled,
+): DoctorCheck {
+  const name = 'Packages';
+  const settings = 'error' in config ? defaultConfig() : config.config;
+  const uses: [feature: string, packages: string[]][] = [];
+  if (settings.payloads.store === 's3') uses.push(['payloads.store: s3', ['@aws-sdk/client-s3']]);
+  if (
+    settings.models.some((model) => model.provider === 'openai') ||
+    (env.OPENAI_BASE_URL && env.OPENAI_API_KEY)
+  ) {
+    uses.push(['the openai model provider', ['@langchain/core', '@langchain/openai']]);
+  }
+  if (Object.values(settings.subagents.custom_agents ?? {}).some((agent) => agent.graph !== undefined)) {
+    uses.push(['a graph agent', ['@langchain/core', '@langchain/langgraph']]);
+  }
+  if (Object.keys(settings.mcp_servers).length > 0) uses.push(['mcp_servers', ['@modelcontextprotocol/sdk']]);
+  if (settings.tracing.enabled) {
+    const tracing = OPTIONAL_PACKAGES.filter(
+      (pkg) => pkg.startsWith('@opentelemetry/') || pkg.includes('opentelemetry'),
+    );
+    uses.push(['tracing.enabled', tracing]);
+  }
+  const lacking = uses.flatMap(([feature, packages]) => {
+    const missing = packages.filter((pkg) => !installed(pkg));
+    return missing.length > 0 ? [`${feature} needs ${missing.join(', ')}, not installed`] : [];
+  });
+  const absent = OPTIONAL_PACKAGES.filter((pkg) => !installed(pkg));
+  const summary =
+    absent.length === 0
+      ? 'every optional package is installed'
+      : `optional packages left out (a light install): ${absent.join(', ')}`;
+  if (lacking.length > 0) {
+    return {
+      name,
+      status: 'missing',
+      lines: [...lacking, summary],
+      fix: `${INSTALL_OPTIONAL} (in the project)`,
+    };
+  }
+  return {
+    name,
+    status: 'ok',
+    lines: [
+      uses.length > 0 ? `the config's ${uses.map(([feature]) => feature).join(', ')}: installed` : summary,
+      ...(uses.length > 0 ? [summary] : []),
+    ],
+  };
+}
+
 /** The checks, in the order they print; each is independent of the others. */
 export const DOCTOR_CHECKS: ((context: DoctorContext) => Promise<DoctorCheck>)[] = [
   async () => nodeCheck(),
@@ -425,6 +482,7 @@ export const DOCTOR_CHECKS: ((context: DoctorContext) => Promise<DoctorCheck>)[]
   sandboxCheck,
   modelsCheck,
   async (context) => payloadsCheck(context),
+  async (context) => packagesCheck(context),
   serverCheck,
   workersCheck,
 ];

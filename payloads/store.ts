@@ -22,6 +22,7 @@ import { cacheRoot } from './cache-root';
 import { EncryptedBlobStore } from './encrypted-store';
 import { PayloadKeyring } from './encryption-codec';
 import { processEncryptionKeys } from './encryption-keys';
+import { loadOptional } from './optional-packages';
 
 export interface BlobStore {
   /** Stores `bytes` under `key` (their sha256); a key that is already there is left as is. */
@@ -210,8 +211,11 @@ interface S3Credentials {
 
 /** The S3 client library, loaded on first use: it would add about 100 ms to the start of every process. */
 function s3Library(): typeof S3Library {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy, and import() needs --experimental-vm-modules under jest
-  return require('@aws-sdk/client-s3') as typeof S3Library;
+  return loadOptional(
+    'the S3 payload store (payloads.store: s3)',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy, and import() needs --experimental-vm-modules under jest
+    () => require('@aws-sdk/client-s3') as typeof S3Library,
+  );
 }
 
 function createS3Client(

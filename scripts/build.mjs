@@ -1,10 +1,20 @@
 /**
- * `npm run build`: the TypeScript into dist/ (`tsc -p .`, incremental), then worker/prune-dist, then the
- * workflow bundle the workers load (worker/build-workflow-bundle: skipped when the workflows' code is what it
- * was bundled from). All are skipped when nothing tsc reads has changed since the last good build and the
- * bundle is there: a digest of each source file, the tsconfig and the installed packages, kept in
+ * `npm run build`: the TypeScript into dist/ (`tsc -p tsconfig.json`, incremental), then worker/prune-dist,
+ * then the workflow bundle the workers load (worker/build-workflow-bundle: skipped when the workflows' code is
+ * what it was bundled from). All are skipped when nothing tsc reads has changed since the last good build and
+ * the bundle is there: a digest of each source file, the tsconfigs and the installed packages, kept in
  * dist/.build-inputs. An unchanged checkout then builds in a fraction of a second, where even an incremental
  * tsc takes seconds (tens of seconds on a busy machine) to find nothing to do.
+ *
+ * `--app` (what `npm start` and `temporal:ensure` build): tsconfig.app.json, the application without test/
+ * and bench/, about half the lines. A full build covers it (an app build after one is skipped while the
+ * application's sources are unchanged); an app build does not cover a full one, so a later `npm test` builds
+ * the tests. Both share one tsbuildinfo, which follows the last program built.
+ *
+ * A light install (`npm install --omit=optional`) leaves out the packages only some configs use
+ * (package.json's optionalDependencies). The files that import one then fail tsc's check with "Cannot find
+ * module"; an app build still emits them (they load the package only when a config asks for it, and then say
+ * which package to install), names them in one line and succeeds. A full build does not: the tests need them.
  *
  * A build that works says so: the first one (no dist/ yet) at once, before it starts, with what it costs;
  * another past two seconds. Meanwhile its elapsed time (on a terminal one line redrawn in place, elsewhere a
@@ -29,6 +39,11 @@ const BUILD_INFO = join(DIST, '.tsbuildinfo');
 const INPUTS = join(DIST, '.build-inputs');
 /** worker/workflow-bundle.ts's BUILT_BUNDLE_PATH and its manifest. */
 const WORKFLOW_BUNDLE = [join(DIST, 'workflow-bundle.cjs'), join(DIST, 'workflow-bundle.manifest')];
+/** `--app`: the application alone (tsconfig.app.json); otherwise everything, tests and benchmarks too. */
+const APP = process.argv.includes('--app');
+const TSCONFIG = APP ? 'tsconfig.app.json' : 'tsconfig.json';
+/** Both, whichever is built: the app's extends the full one. */
+const TSCONFIGS = ['tsconfig.json', 'tsconfig.app.json'];
 /** What tsc reads besides the tsconfig: sources, and the JSON modules they import. */
 const SOURCE = /\.(ts|tsx|mts|cts|json)$/;
 /** A build that is not the first shows nothing for this long. */
@@ -53,13 +68,13 @@ function sourceFiles(dir, into) {
   return into;
 }
 
-/** Each input's sha256, by its path from the project root. */
-function inputDigests() {
-  const { include } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8'));
+/** Each input of `tsconfig`'s build: its sha256, by its path from the project root. */
+function inputDigests(tsconfig) {
+  const { include } = JSON.parse(readFileSync(join(ROOT, tsconfig), 'utf8'));
   // npm rewrites its record of what is installed on every install: a changed package is a changed input.
   const installed = join(ROOT, 'node_modules', '.package-lock.json');
   const files = [
-    join(ROOT, 'tsconfig.json'),
+    ...TSCONFIGS.map((name) => join(ROOT, name)).filter((path) => existsSync(path)),
     existsSync(installed) ? installed : join(ROOT, 'package-lock.json'),
   ];
   for (const dir of include) {
@@ -72,19 +87,69 @@ function inputDigests() {
   return digests;
 }
 
-/** The inputs of the last good build, when there is one (dist/ may have been deleted since). */
+/**
+ * The inputs of the last good build, as far as they are this build's: `{ digests }` by path, or undefined when
+ * there is none (dist/ may have been deleted since) or it did not cover this one (an app build, then a full
+ * one). Written as `{ tsconfig, digests }`.
+ */
 function lastInputs() {
   if (!existsSync(BUILD_INFO)) return undefined;
+  let last;
   try {
-    return JSON.parse(readFileSync(INPUTS, 'utf8'));
+    last = JSON.parse(readFileSync(INPUTS, 'utf8'));
   } catch {
     return undefined;
   }
+  const covers = last.tsconfig === TSCONFIG || last.tsconfig === 'tsconfig.json';
+  if (!covers || typeof last.digests !== 'object') return undefined;
+  const { include } = JSON.parse(readFileSync(join(ROOT, TSCONFIG), 'utf8'));
+  const ours = (path) => !path.includes('/') || ['node_modules', ...include].includes(path.split('/')[0]);
+  return Object.fromEntries(Object.entries(last.digests).filter(([path]) => ours(path)));
 }
 
 function changedCount(before, now) {
   const paths = new Set([...Object.keys(before), ...Object.keys(now)]);
   return [...paths].filter((path) => before[path] !== now[path]).length;
+}
+
+/** package.json's optionalDependencies that this install lacks. */
+function missingOptionalPackages() {
+  const manifest = join(ROOT, 'package.json');
+  if (!existsSync(manifest)) return [];
+  const { optionalDependencies = {} } = JSON.parse(readFileSync(manifest, 'utf8'));
+  return Object.keys(optionalDependencies).filter(
+    (name) => !existsSync(join(ROOT, 'node_modules', ...name.split('/'), 'package.json')),
+  );
+}
+
+/** tsc's error lines, plain (`file(1,2): error TS2307: …`) or pretty (`file:1:2 - error TS2307: …`). */
+const ERROR_LINE = /^(?<file>[^\s(:][^(:]*?)(?:\(\d+,\d+\):|:\d+:\d+ -) error TS(?<code>\d+): (?<text>.*)$/;
+// eslint-disable-next-line no-control-regex -- the colour codes of tsc's --pretty output
+const COLOUR = /\x1b\[[0-9;]*m/g;
+
+/**
+ * When every error tsc reported is in a file that imports an optional package this install lacks: those files
+ * and packages. Such a file still compiles to what it should (the import is a type, or a `require` at the
+ * point of use), and nothing runs it unless a config asks for the package, which then names it.
+ */
+function onlyMissingOptional(output, missing) {
+  const errors = output
+    .replace(COLOUR, '')
+    .split('\n')
+    .map((line) => ERROR_LINE.exec(line.trimEnd())?.groups)
+    .filter((error) => error !== undefined);
+  if (errors.length === 0 || missing.length === 0) return undefined;
+  const packages = new Set();
+  const files = new Set();
+  for (const { file, code, text } of errors) {
+    const name = code === '2307' ? /Cannot find module '([^']+)'/.exec(text)?.[1] : undefined;
+    const pkg = missing.find((m) => name === m || name?.startsWith(`${m}/`));
+    if (pkg !== undefined) {
+      packages.add(pkg);
+      files.add(file);
+    }
+  }
+  return errors.every(({ file }) => files.has(file)) ? { files, packages } : undefined;
 }
 
 /**
@@ -127,12 +192,12 @@ function showProgress(announce, now) {
   };
 }
 
-/** `tsc -p .`, its output collected (printed after the progress line is gone). */
+/** `tsc -p <tsconfig>`, its output collected (printed after the progress line is gone). */
 function compile() {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   // Colours and code frames, as tsc gives them on a terminal, though its output goes through a pipe here.
   const pretty = process.stdout.isTTY === true ? ['--pretty'] : [];
-  const child = spawn(process.execPath, [tsc, '-p', '.', ...pretty], {
+  const child = spawn(process.execPath, [tsc, '-p', TSCONFIG, ...pretty], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -159,18 +224,34 @@ function bundleWorkflows() {
 /** `tsc`, then prune-dist; the exit code. */
 async function compileTypeScript(changed) {
   const first = !existsSync(BUILD_INFO);
+  const what = APP ? 'the application, without the tests' : 'everything, with the tests';
   const why = first
-    ? 'the first build: 15–30 s, a minute or two on a busy machine'
+    ? `the first build, ${what}: ${APP ? '10–20 s, up to a minute' : '15–30 s, a minute or two'} on a busy machine`
     : changed === undefined
-      ? 'checking dist/ against the sources'
-      : `${changed} ${changed === 1 ? 'file' : 'files'} changed since the last build`;
+      ? `${what}: checking dist/ against the sources`
+      : `${what}: ${changed} ${changed === 1 ? 'file' : 'files'} changed since the last build`;
   const stop = showProgress(`Building TypeScript into dist/ (${why})`, first);
   const result = await compile();
   const { shown, ms } = stop();
-  process.stdout.write(result.stdout);
-  process.stderr.write(result.stderr);
-  if (result.code !== 0) {
+  const missing = result.code === 0 ? [] : missingOptionalPackages();
+  const light = onlyMissingOptional(result.stdout.toString(), missing);
+  if (APP && light !== undefined) {
+    const files = light.files.size === 1 ? 'one file that imports' : `${light.files.size} files that import`;
+    say(
+      `Built without type-checking ${files} ${[...light.packages].join(', ')}, which this install ` +
+        'left out (optional: a config that needs one says what to install).',
+    );
+  } else {
+    process.stdout.write(result.stdout);
+    process.stderr.write(result.stderr);
+  }
+  if (result.code !== 0 && !(APP && light !== undefined)) {
     say(`TypeScript build failed after ${elapsed(ms, true)} (tsc exited ${result.code})`);
+    if (!APP && missing.length > 0) {
+      say(
+        `This install lacks optional packages the tests need (${missing.join(', ')}): \`npm install\` adds them.`,
+      );
+    }
     return result.code;
   }
   const prune = spawnSync(process.execPath, [join(DIST, 'worker', 'prune-dist.js')], { stdio: 'inherit' });
@@ -180,7 +261,7 @@ async function compileTypeScript(changed) {
 }
 
 async function main() {
-  const inputs = inputDigests();
+  const inputs = inputDigests(TSCONFIG);
   const before = lastInputs();
   const changed = before === undefined ? undefined : changedCount(before, inputs);
   const bundled = WORKFLOW_BUNDLE.every((path) => existsSync(path));
@@ -191,7 +272,7 @@ async function main() {
   if (code !== 0) return code;
   const bundle = bundleWorkflows();
   if (bundle !== 0) return bundle;
-  writeFileSync(INPUTS, `${JSON.stringify(inputs)}\n`);
+  writeFileSync(INPUTS, `${JSON.stringify({ tsconfig: TSCONFIG, digests: inputs })}\n`);
   return 0;
 }
 

@@ -12,6 +12,7 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import type { TracingSettings } from '../contracts/config';
 import type * as TracingSdk from './tracing-sdk';
+import { loadOptional } from '../payloads/optional-packages';
 
 /** The tracing of one worker process: what its Worker is made with, and the flush when it stops. */
 export interface WorkerTracing {
@@ -37,5 +38,5 @@ export function startTracing(settings: TracingSettings | undefined): WorkerTraci
  */
 function tracingSdk(): typeof TracingSdk {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
-  return require('./tracing-sdk') as typeof TracingSdk;
+  return loadOptional('tracing (tracing.enabled: true)', () => require('./tracing-sdk') as typeof TracingSdk);
 }

@@ -7,6 +7,7 @@ import type { GraphRunInput, GraphRunResult } from '../../contracts/graph';
 import type { BlobStore } from '../../payloads/store';
 import type { ModelProviders } from '../model';
 import type * as RunGraph from './run-graph';
+import { loadOptional } from '../../payloads/optional-packages';
 
 /** What a graph run needs of its worker: where its checkpoints go, and the model providers it calls. */
 export interface GraphActivityDeps {
@@ -23,6 +24,9 @@ export function createGraphActivities(deps: GraphActivityDeps) {
 }
 
 function runGraph(): typeof RunGraph {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
-  return require('./run-graph') as typeof RunGraph;
+  return loadOptional(
+    'a LangGraph agent (graph: in its subagent)',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+    () => require('./run-graph') as typeof RunGraph,
+  );
 }

@@ -13,6 +13,7 @@ import { currentAttempt, whileHeartbeating } from '../activity-context';
 import type { McpCatalog } from './catalog';
 import { mcpResultText } from './result-text';
 import { McpUnavailableError, reasonOf } from './server-connection';
+import { loadOptional } from '../../payloads/optional-packages';
 
 /** The failure type a read-only call throws while its server is down and attempts are left (it is retried). */
 export const MCP_SERVER_UNAVAILABLE_TYPE = 'McpServerUnavailable';
@@ -21,8 +22,11 @@ const MAY_HAVE_RUN = 'It may or may not have run: check its effects before runni
 
 /** The MCP SDK's errors, loaded once a configured server's call failed (server-connection.ts loads the SDK). */
 function mcpTypes(): typeof McpTypes {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
-  return require('@modelcontextprotocol/sdk/types.js') as typeof McpTypes;
+  return loadOptional(
+    'an MCP server (mcp_servers:)',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+    () => require('@modelcontextprotocol/sdk/types.js') as typeof McpTypes,
+  );
 }
 
 function argumentsOf(raw: string): Record<string, unknown> | string {

@@ -14,6 +14,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { envReferenceName } from '../../contracts/config/fields';
 import type { McpServerConfig } from '../../contracts/config/mcp';
 import { mcpToolName, TOOL_NAME_PATTERN } from '../../contracts/mcp';
+import { loadOptional } from '../../payloads/optional-packages';
 
 export type McpServerState = 'connected' | 'down' | 'disabled';
 
@@ -37,11 +38,18 @@ export interface McpToolEntry {
  * by the first server that uses it.
  */
 /* eslint-disable @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest */
-const mcpClient = () => require('@modelcontextprotocol/sdk/client/index.js') as typeof McpClientModule;
-const mcpStdio = () => require('@modelcontextprotocol/sdk/client/stdio.js') as typeof McpStdioModule;
-const mcpSse = () => require('@modelcontextprotocol/sdk/client/sse.js') as typeof McpSseModule;
+const MCP = 'an MCP server (mcp_servers:)';
+const mcpClient = () =>
+  loadOptional(MCP, () => require('@modelcontextprotocol/sdk/client/index.js') as typeof McpClientModule);
+const mcpStdio = () =>
+  loadOptional(MCP, () => require('@modelcontextprotocol/sdk/client/stdio.js') as typeof McpStdioModule);
+const mcpSse = () =>
+  loadOptional(MCP, () => require('@modelcontextprotocol/sdk/client/sse.js') as typeof McpSseModule);
 const mcpStreamableHttp = () =>
-  require('@modelcontextprotocol/sdk/client/streamableHttp.js') as typeof McpStreamableHttpModule;
+  loadOptional(
+    MCP,
+    () => require('@modelcontextprotocol/sdk/client/streamableHttp.js') as typeof McpStreamableHttpModule,
+  );
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 /** The server cannot be reached (or its connection broke): the call did not start. */

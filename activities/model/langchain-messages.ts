@@ -2,6 +2,7 @@
 import type * as LangChainMessages from '@langchain/core/messages';
 import type { AIMessage, AIMessageChunk, BaseMessage, OpenAIToolCall } from '@langchain/core/messages';
 import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from '../../contracts/messages';
+import { loadOptional } from '../../payloads/optional-packages';
 
 export interface OpenAIFunctionTool {
   type: 'function';
@@ -17,8 +18,11 @@ export function toOpenAITools(tools: ToolSpec[]): OpenAIFunctionTool[] {
 
 /** LangChain's message classes, loaded with the adapter that needs them (the offline model needs neither). */
 function langChainMessages(): typeof LangChainMessages {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
-  return require('@langchain/core/messages') as typeof LangChainMessages;
+  return loadOptional(
+    'the openai model provider',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+    () => require('@langchain/core/messages') as typeof LangChainMessages,
+  );
 }
 
 export function toLangChainMessages(messages: ChatMessage[]): BaseMessage[] {

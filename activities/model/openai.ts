@@ -13,6 +13,7 @@ import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
 import { whileHeartbeating } from '../activity-context';
 import { answerCap, AnswerTooLargeError, ProviderError, retryAfterMs, type HeadersLike } from './errors';
 import { fromLangChainReply, toLangChainMessages, toOpenAITools } from './langchain-messages';
+import { loadOptional } from '../../payloads/optional-packages';
 
 export const DEFAULT_API_KEY_ENV = 'OPENAI_API_KEY';
 
@@ -33,8 +34,11 @@ type ChatRunnable = Pick<ChatOpenAI, 'stream' | 'invoke'>;
  * the memory goes").
  */
 function langChainOpenAI(): typeof LangChainOpenAI {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
-  return require('@langchain/openai') as typeof LangChainOpenAI;
+  return loadOptional(
+    'the openai model provider',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+    () => require('@langchain/openai') as typeof LangChainOpenAI,
+  );
 }
 
 /** Where a model's requests go, with what key. */

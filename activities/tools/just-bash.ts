@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import type { SandboxLimits } from '../../contracts/tools';
 import type { JustBashRunnerOptions } from './just-bash-runner';
 import { SANDBOX_ENV, type SandboxProbe } from './sandbox';
+import { isInstalled, missingPackageMessage } from '../../payloads/optional-packages';
 
 const RUNNER = path.join(__dirname, 'just-bash-runner.js');
 const SHELL = '/bin/sh';
@@ -64,6 +65,9 @@ const PROBE_LIMITS: SandboxLimits = {
  * process: `MachineProbes` keeps the answer.
  */
 export function probeJustBash(): Promise<SandboxProbe> {
+  if (!isInstalled('just-bash')) {
+    return Promise.resolve({ available: false, reason: missingPackageMessage('just-bash', 'this sandbox') });
+  }
   // `exit 0` reads and writes nothing: any existing folder will do as its workspace.
   const { file, args } = justBashLaunch(
     realpathSync(tmpdir()),
