@@ -42,6 +42,7 @@ import { CLARIFICATION_TOOL_NAME, DEFAULT_CLARIFICATION_TIMEOUT_SECONDS } from '
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { isMcpToolName } from '../mcp';
 import { extensionsConfigKey, mcpServersSection } from './mcp';
+import { agentSkillsList, skillsSection } from './skills';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
@@ -86,6 +87,7 @@ const agentOverride = section('subagents.agents.<name>', {
   token_budget: tokenBudgetSection('subagents.agents.<name>.token_budget').optional(),
   model: text.optional(),
   tools: toolFilterSection('subagents.agents.<name>.tools').optional(),
+  skills: agentSkillsList.optional(),
 });
 
 const customAgent = section('subagents.custom_agents.<name>', {
@@ -97,6 +99,7 @@ const customAgent = section('subagents.custom_agents.<name>', {
   nodes_per_turn: wholeNumber(1).optional(),
   one_time_nodes: wholeNumber(0).optional(),
   tools: toolFilterSection('subagents.custom_agents.<name>.tools').optional(),
+  skills: agentSkillsList.optional(),
   model: text.optional(),
   max_turns: wholeNumber(1).default(50),
   timeout_seconds: seconds.default(900),
@@ -192,6 +195,8 @@ const lead = section('lead', {
   timeout_seconds: secondsOrOff.default(DEFAULT_LEAD_TIMEOUT_SECONDS),
   token_budget: tokenBudgetSection('lead.token_budget').optional(),
   fairness_key: text.optional(),
+  // The skills the lead gets (absent: every enabled skill; []: none), as an agent's `skills:` list.
+  skills: agentSkillsList.optional(),
 });
 
 // Human in the loop (`ask_clarification`): offered to the lead when enabled, to a custom agent whose tools.allow
@@ -296,6 +301,7 @@ const sections = {
   payloads: payloadsSection,
   mcp_servers: mcpServersSection.prefault({}),
   tool_search: toolSearch.prefault({}),
+  skills: skillsSection.prefault({}),
   extensions_config: extensionsConfigKey.optional(),
 };
 
@@ -328,6 +334,7 @@ export type AgentOverride = z.output<typeof agentOverride>;
 export type CustomAgentConfig = z.output<typeof customAgent>;
 export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
 export type MetricsSettings = z.output<typeof metrics>;
+export type { SkillsSettings } from './skills';
 export type TracingSettings = z.output<typeof tracing>;
 
 type CrossProblem = [path: ProblemPath, input: unknown, message: string];
