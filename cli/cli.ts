@@ -71,6 +71,10 @@ Commands:
   mcp list [--json]         connect to the config's MCP servers (mcp_servers, extensions_config) and
                             print each one's state and tools; exit 1 when an enabled one is down (a
                             running worker lists them again on SIGHUP)
+  skills list [--user U] [--json]
+                            the skill packages in skills.path (public, and user U's custom ones, which
+                            shadow public ones of the same name): name, category, enabled, allowed tools,
+                            and the packages left out with why (skills list --help)
   ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
   doctor                    what this machine has and lacks (Node, Temporal CLI, models, server), with fixes
 
@@ -129,6 +133,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
     (require('./server-commands') as typeof import('./server-commands')).ensureTemporalCommand(args),
   doctor: (args) => (require('./doctor') as typeof import('./doctor')).doctorCommand(args),
   mcp: (args) => (require('./mcp-command') as typeof import('./mcp-command')).mcpCommand(args),
+  skills: (args) => (require('./skills-command') as typeof import('./skills-command')).skillsCommand(args),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -152,9 +157,18 @@ const CLIENT_COMMANDS = new Set([
   'schedule',
 ]);
 
+/** Commands that read files only (neither a server nor the SDK's runtime) and print their own --help. */
+const LOCAL_COMMANDS = new Set(['skills']);
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  if (command === undefined || command === '--help' || command === 'help' || args.includes('--help')) {
+  const ownHelp = LOCAL_COMMANDS.has(command ?? '');
+  if (
+    command === undefined ||
+    command === '--help' ||
+    command === 'help' ||
+    (args.includes('--help') && !ownHelp)
+  ) {
     process.stdout.write(`${USAGE}\n`);
     return command === undefined ? 2 : 0;
   }
@@ -165,7 +179,7 @@ async function main(argv: string[]): Promise<number> {
     );
   // Before any worker or native connection: the SDK's logs, the Rust core's included, go to stderr. `worker`,
   // `run` and `start` install it themselves once their config is read (`metrics:` is served by the runtime).
-  if (!RUNTIME_FROM_CONFIG.has(command) && !CLIENT_COMMANDS.has(command))
+  if (!RUNTIME_FROM_CONFIG.has(command) && !CLIENT_COMMANDS.has(command) && !LOCAL_COMMANDS.has(command))
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: a client command never loads it
     (require('../worker/runtime') as typeof import('../worker/runtime')).installRuntime();
   return run(args);

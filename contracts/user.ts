@@ -15,9 +15,9 @@ export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 export const USER_ID_RULE =
   'letters, digits, ".", "_", "-" and "@", starting with a letter or digit, at most 128 characters';
 
-/** Why `id` is not a user id, or undefined when it is one. */
+/** Why `id` is not a user id (`is not …`, to follow the value), or undefined when it is one. */
 export function userIdProblem(id: string): string | undefined {
-  return USER_ID_PATTERN.test(id) ? undefined : `${JSON.stringify(id)} is not a user id (${USER_ID_RULE})`;
+  return USER_ID_PATTERN.test(id) ? undefined : `is not a user id (${USER_ID_RULE})`;
 }
 
 /** The user a run (or a delegation of it) acts for. */

@@ -134,7 +134,7 @@ function refuseInvalid(input: BatchInput): void {
     );
   }
   const userProblem = input.user_id === undefined ? undefined : userIdProblem(input.user_id);
-  if (userProblem !== undefined) problems.push(`user_id: ${userProblem}`);
+  if (userProblem !== undefined) problems.push(`user_id: ${JSON.stringify(input.user_id)} ${userProblem}`);
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(
       `The batch input is refused:\n  ${problems.join('\n  ')}`,

@@ -183,7 +183,25 @@ function resolveGraphAgent(
   };
 }
 
-/** The lead's own budget: the global `subagents.token_budget` with its defaults (no per-agent override). */
+/**
+ * The skills an agent's config names: `subagents.agents.<name>.skills` over a custom agent's own `skills`
+ * (DeerFlow's order). Undefined: every enabled skill; `[]`: none. What those names find is the catalog's
+ * business (contracts/skills.ts resolveSkills).
+ */
+export function agentSkillNames(config: Config, name: string): readonly string[] | undefined {
+  const override = ownEntry(config.subagents.agents, name)?.skills;
+  if (override !== undefined) return override;
+  if (isBuiltin(name)) return undefined;
+  const custom = ownEntry(config.subagents.custom_agents, name);
+  if (custom === undefined) throw new UnknownAgentError(name, listAgentNames(config));
+  return custom.skills;
+}
+
+/** The skills the lead's config names (`lead.skills`): undefined, every enabled skill; `[]`, none. */
+export function leadSkillNames(config: Config): readonly string[] | undefined {
+  return config.lead.skills;
+}
+
 /** The lead's budget: `lead.token_budget` over `subagents.token_budget`, the default following summarization. */
 export function resolveLeadTokenBudget(config: Config): TokenBudgetSettings {
   return resolveTokenBudget(config, undefined, config.lead.token_budget);

@@ -31,7 +31,6 @@ const SUMMARIZATION_COMPAT: Compat = {
   aliases: { model_name: 'model' },
   ignored: ['trim_tokens_to_summarize', 'skill_file_read_tool_names'],
 };
-const AGENT_COMPAT: Compat = { ignored: ['skills'] };
 
 export type Mapping = Record<string, unknown>;
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -165,10 +164,7 @@ export function normalizeDeerFlowConfig(
     for (const group of ['agents', 'custom_agents']) {
       const agents = sub[group];
       if (!isMapping(agents)) continue;
-      for (const [name, agent] of Object.entries(agents)) {
-        applyCompat(agent, ['subagents', group, name], AGENT_COMPAT, n);
-        toolListAsFilter(agent);
-      }
+      for (const agent of Object.values(agents)) toolListAsFilter(agent);
     }
   }
   return { sections: out, ...n };

@@ -43,6 +43,7 @@ import { CLARIFICATION_TOOL_NAME, DEFAULT_CLARIFICATION_TIMEOUT_SECONDS } from '
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { isMcpToolName } from '../mcp';
 import { extensionsConfigKey, mcpServersSection } from './mcp';
+import { agentSkillsList, skillsSection } from './skills';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
@@ -87,6 +88,7 @@ const agentOverride = section('subagents.agents.<name>', {
   token_budget: tokenBudgetSection('subagents.agents.<name>.token_budget').optional(),
   model: text.optional(),
   tools: toolFilterSection('subagents.agents.<name>.tools').optional(),
+  skills: agentSkillsList.optional(),
 });
 
 const customAgent = section('subagents.custom_agents.<name>', {
@@ -98,6 +100,7 @@ const customAgent = section('subagents.custom_agents.<name>', {
   nodes_per_turn: wholeNumber(1).optional(),
   one_time_nodes: wholeNumber(0).optional(),
   tools: toolFilterSection('subagents.custom_agents.<name>.tools').optional(),
+  skills: agentSkillsList.optional(),
   model: text.optional(),
   max_turns: wholeNumber(1).default(50),
   timeout_seconds: seconds.default(900),
@@ -195,6 +198,8 @@ const lead = section('lead', {
   fairness_key: text.optional(),
   /** Whose runs these are (contracts/user.ts); `--user` sets it. Absent: `default`. */
   user_id: userId.optional(),
+  // The skills the lead gets (absent: every enabled skill; []: none), as an agent's `skills:` list.
+  skills: agentSkillsList.optional(),
 });
 
 // Human in the loop (`ask_clarification`): offered to the lead when enabled, to a custom agent whose tools.allow
@@ -299,6 +304,7 @@ const sections = {
   payloads: payloadsSection,
   mcp_servers: mcpServersSection.prefault({}),
   tool_search: toolSearch.prefault({}),
+  skills: skillsSection.prefault({}),
   extensions_config: extensionsConfigKey.optional(),
 };
 
@@ -331,6 +337,7 @@ export type AgentOverride = z.output<typeof agentOverride>;
 export type CustomAgentConfig = z.output<typeof customAgent>;
 export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
 export type MetricsSettings = z.output<typeof metrics>;
+export type { SkillsSettings } from './skills';
 export type TracingSettings = z.output<typeof tracing>;
 
 type CrossProblem = [path: ProblemPath, input: unknown, message: string];

@@ -30,6 +30,7 @@ import {
   wholeNumber,
 } from './fields';
 import { isMapping } from './deerflow';
+import { checkSkillStates, extensionsConfigError, type SkillStates } from './skills';
 import { typeError, type RawIssue } from './value-types';
 
 export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
@@ -82,29 +83,33 @@ export const mcpServersSection = z.record(z.string().regex(MCP_SERVER_NAME_PATTE
       : typeError('a mapping of MCP servers')(issue),
 });
 
-/** The `mcpServers` object of DeerFlow's extensions_config.json, checked as `mcp_servers:` is. */
+/**
+ * The `mcpServers` object of DeerFlow's extensions_config.json, checked as `mcp_servers:` is, and its `skills`
+ * object (which skills are switched on, config/skills.ts).
+ */
 export function parseExtensionsConfig(
   raw: unknown,
   file: string,
-): { servers: McpServersConfig; warnings: string[] } {
+): { servers: McpServersConfig; skills: SkillStates; warnings: string[] } {
   if (!isMapping(raw))
     throw new ConfigError([`extensions_config ${file}: is not a JSON object with mcpServers`]);
-  const ignored = Object.keys(raw).filter((key) => key !== 'mcpServers');
+  const ignored = Object.keys(raw).filter((key) => key !== 'mcpServers' && key !== 'skills');
   const warnings =
     ignored.length === 0
       ? []
       : [`extensions_config ${file}: ignoring keys this project does not read: ${ignored.join(', ')}`];
   const parsed = mcpServersSection.safeParse(raw.mcpServers ?? {}, { reportInput: true });
-  if (!parsed.success) {
-    const problems = parsed.error.issues.flatMap((issue) =>
-      configIssueProblems({ ...issue, path: ['mcpServers', ...issue.path] }),
-    );
-    throw new ConfigError(
-      problems,
-      `extensions_config ${file} has ${problems.length === 1 ? '1 problem' : `${problems.length} problems`}:`,
-    );
-  }
-  return { servers: parsed.data, warnings };
+  const skills = checkSkillStates(raw);
+  const problems = [
+    ...(parsed.success
+      ? []
+      : parsed.error.issues.flatMap((issue) =>
+          configIssueProblems({ ...issue, path: ['mcpServers', ...issue.path] }),
+        )),
+    ...skills.problems,
+  ];
+  if (!parsed.success || problems.length > 0) throw extensionsConfigError(file, problems);
+  return { servers: parsed.data, skills: skills.states, warnings };
 }
 
 /** `extensions_config:`: a path (relative to the config file) of DeerFlow's extensions_config.json. */

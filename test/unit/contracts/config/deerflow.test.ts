@@ -121,13 +121,18 @@ describe('a DeerFlow user’s config', () => {
     });
     expect(config.summarization).toEqual({ enabled: true, trigger_tokens: 32_000, keep_messages: 10 });
     expect(config.loop_detection.hard_limit).toBe(5);
+    expect(config.skills).toEqual({
+      path: './skills',
+      container_path: '/mnt/skills',
+      deferred_discovery: false,
+    });
   });
 
   it('warns once about the sections it does not read, and names the DeerFlow keys it ignores', () => {
     const { warnings } = parseConfig(parse(DEERFLOW_CONFIG));
     const sectionWarnings = warnings.filter((w) => w.startsWith('ignoring sections'));
     expect(sectionWarnings).toHaveLength(1);
-    expect(sectionWarnings[0]).toContain('config_version, log_level, token_usage, tools, skills, memory');
+    expect(sectionWarnings[0]).toContain('config_version, log_level, token_usage, tools, memory (it reads');
     expect(warnings).toContain(
       'models[0]: ignoring DeerFlow keys this project does not use: supports_vision, context_window, max_retries',
     );

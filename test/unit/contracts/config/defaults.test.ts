@@ -113,6 +113,7 @@ describe('the configuration with nothing written', () => {
       'payloads',
       'mcp_servers',
       'tool_search',
+      'skills',
       'extensions_config',
     ]);
   });

@@ -65,12 +65,12 @@ describe('mcp_servers', () => {
 
   it("reads DeerFlow's extensions_config.json mcpServers the same way, naming the file in problems", () => {
     const { servers: parsed, warnings } = parseExtensionsConfig(
-      { mcpServers: { github: { ...servers.github, enabled: false } }, skills: {} },
+      { mcpServers: { github: { ...servers.github, enabled: false } }, skills: {}, theme: 'dark' },
       '/cfg/extensions_config.json',
     );
     expect(parsed.github).toMatchObject({ enabled: false, type: 'stdio', command: 'npx' });
     expect(warnings).toEqual([
-      'extensions_config /cfg/extensions_config.json: ignoring keys this project does not read: skills',
+      'extensions_config /cfg/extensions_config.json: ignoring keys this project does not read: theme',
     ]);
     expect(() => parseExtensionsConfig({ mcpServers: { x: { args: 3 } } }, 'ext.json')).toThrow(
       'extensions_config ext.json has 1 problem:\n  mcpServers.x.args: 3 is not a list of arguments',
