@@ -5,6 +5,7 @@
  */
 import { ConfigError } from '../contracts/config';
 import { CodecServerError } from '../payloads/codec-server';
+import { MissingSearchAttributeError } from '../client/search-attribute-errors';
 import { TemporalCliNotFoundError } from '../devserver/temporal-cli-builds';
 import { ConnectionError } from '../client/connection';
 import { UsageError } from './flags';
@@ -195,7 +196,8 @@ export function describeFailure(err: unknown, command = 'subagents'): { code: nu
   if (
     err instanceof ConnectionError ||
     err instanceof TemporalCliNotFoundError ||
-    err instanceof CodecServerError
+    err instanceof CodecServerError ||
+    err instanceof MissingSearchAttributeError
   )
     return { code: 1, line: message };
   if (PROGRAM_FAULTS.some((fault) => err instanceof fault))

@@ -42,6 +42,7 @@ import {
 import type { LedgerEntry } from '../contracts/ledger';
 import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { explainStartFailure } from './search-attribute-errors';
 import type { SubagentResult } from '../contracts/subagent';
 import { workflowResult } from './results';
 import { askWorker, type Asked } from './worker-liveness';
@@ -566,7 +567,7 @@ export class SubagentsClient {
       await this.requireSameInput(runId, digest);
       return new RunHandle(runId, handle);
     } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw explainStartFailure(err);
       // A finished run of this id (REJECT_DUPLICATE): the same request retried gets that run back.
       await this.requireSameInput(runId, digest);
       return this.getRun(runId);

@@ -19,6 +19,7 @@ import {
   type BatchStatus,
 } from '../contracts/batch';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { explainStartFailure } from './search-attribute-errors';
 import type * as workflows from '../workflows';
 import { batchItemsProblems } from '../contracts/batch-items';
 import { InvalidInputError } from '../contracts/inputs';
@@ -126,7 +127,7 @@ export class BatchesClient {
         ),
       });
     } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw explainStartFailure(err);
     }
     return this.get(batchId);
   }

@@ -27,6 +27,7 @@ import type { BatchInput, BatchResult } from '../contracts/batch';
 import { assertLeadRunInput } from '../contracts/inputs';
 import type { LeadRunInput, LeadRunStatus } from '../contracts/lead';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { explainStartFailure } from './search-attribute-errors';
 import { promptDetails } from '../contracts/text';
 import type * as workflows from '../workflows';
 import { checkWorkspaceFolder } from './api';
@@ -367,7 +368,7 @@ export class SubagentsSchedules {
         throw new InvalidScheduleError(
           `cron: ${JSON.stringify(timing.kind === 'cron' ? timing.expression : '')} is refused: ${err.message}`,
         );
-      throw err;
+      throw explainStartFailure(err);
     }
     return this.describe(name);
   }

@@ -8,23 +8,11 @@
  */
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
+import { addMissingSearchAttributes } from './search-attributes';
 import { lastLine, runTool } from './temporal-cli-builds';
 import { sqlToolEnv, sqlToolSteps } from './temporal-postgres-config';
 import type { PostgresConnection } from './postgres-cluster';
 import type { WaitHandle } from '../worker/wait-progress';
-
-const IndexedValueType = temporal.api.enums.v1.IndexedValueType;
-
-/** The project's search attribute types as the server's API names them. */
-const INDEXED_TYPES: Record<
-  (typeof SEARCH_ATTRIBUTES)[keyof typeof SEARCH_ATTRIBUTES],
-  temporal.api.enums.v1.IndexedValueType
-> = {
-  Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-  Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
-};
 
 /** gRPC's status code for a namespace that is there already. */
 const ALREADY_EXISTS = 6;
@@ -74,14 +62,7 @@ export async function registerProjectNamespace(connection: Connection, namespace
   } catch (err) {
     if (!isGrpcServiceError(err) || err.code !== ALREADY_EXISTS) throw err;
   }
-  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-  const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (customAttributes ?? {})));
-  if (missing.length > 0) {
-    await connection.operatorService.addSearchAttributes({
-      namespace,
-      searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, INDEXED_TYPES[type]])),
-    });
-  }
+  await addMissingSearchAttributes(connection, namespace);
   await service.describeNamespace({ namespace });
   return true;
 }

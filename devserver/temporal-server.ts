@@ -21,6 +21,7 @@ import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { SEARCH_ATTRIBUTES } from '../contracts/search-attributes';
 import { acquireDbLock } from './dev-server-lock';
 import { connectChecked } from '../client/server-probe';
+import { addMissingSearchAttributes } from './search-attributes';
 import { cacheRoot } from '../payloads/cache-root';
 import {
   missingCliMessage,
@@ -406,7 +407,14 @@ async function waitUntilServing(
     }
     try {
       wait.update(`waiting for the frontend on ${address}`);
-      await (await connectChecked({ address, connectTimeout: 1000 }, namespace)).close();
+      const connection = await connectChecked({ address, connectTimeout: 1000 }, namespace);
+      try {
+        // A database kept from before one of them existed lacks it (the server registers them only when it
+        // makes its database).
+        await addMissingSearchAttributes(connection, namespace);
+      } finally {
+        await connection.close();
+      }
       if (uiUrl) {
         wait.update(`waiting for the Web UI on ${uiUrl}`);
         const response = await fetch(uiUrl, { signal: AbortSignal.timeout(1000) });

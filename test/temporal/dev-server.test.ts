@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { CLI, cliEnv, runCli, startProcess, stop } from '../support/cli-process';
 import { DbLockedError, dbLockPath } from '../../devserver/dev-server-lock';
 import { startDevServer, type TemporalServer } from '../../devserver/temporal-server';
@@ -92,6 +93,34 @@ describe('the dev server', () => {
         );
         expect(listed).toEqual([[workflowId, 'COMPLETED']]);
         expect(await client.workflow.getHandle(workflowId).result()).toBe('Hello, before restart!');
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gets a search attribute added since its SQLite file was made when it starts on that file again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'smoke-sqlite-'));
+    const dbFilename = join(dir, 'temporal.db');
+    const userIdType = async (client: Client) => {
+      const { customAttributes } = await client.connection.operatorService.listSearchAttributes({
+        namespace: client.options.namespace,
+      });
+      return customAttributes?.UserId;
+    };
+    try {
+      // A file from before `UserId` existed: the server made it with every attribute, then one is removed.
+      await withServerOn(dbFilename, async (_before, client) => {
+        await client.connection.operatorService.removeSearchAttributes({
+          namespace: client.options.namespace,
+          searchAttributes: ['UserId'],
+        });
+        expect(await userIdType(client)).toBeUndefined();
+      });
+      await withServerOn(dbFilename, async (_after, client) => {
+        expect(await userIdType(client)).toBe(
+          temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        );
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
