@@ -111,8 +111,10 @@ export interface AdmissionFigures {
   signals_received: number;
   /** Signal commands it sent (one per answer before answers were batched). */
   signals_sent: number;
-  /** Local activity markers: each a delivery of many answers (or a request's own local activity). */
+  /** Local activity markers: a delivery of many answers in executions from before deliveries were activities. */
   markers: number;
+  /** Deliveries of many answers each (`sendAdmissionAnswers` activities). */
+  deliveries: number;
   workflow_tasks: number;
   workflow_tasks_timed_out: number;
   task_latency_p50_ms: number;
@@ -177,6 +179,7 @@ async function admissionFigures(
   let signals = 0;
   let sent = 0;
   let markers = 0;
+  let deliveries = 0;
   let tasks = 0;
   let timedOut = 0;
   const latencies: number[] = [];
@@ -193,7 +196,11 @@ async function admissionFigures(
           sent += 1;
           break;
         case EventType.EVENT_TYPE_MARKER_RECORDED:
-          markers += 1;
+          if (event.markerRecordedEventAttributes?.markerName === 'core_local_activity') markers += 1;
+          break;
+        case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+          if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendAdmissionAnswers')
+            deliveries += 1;
           break;
         case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
           scheduledAt.set(Number(event.eventId), at);
@@ -218,6 +225,7 @@ async function admissionFigures(
     signals_received: signals,
     signals_sent: sent,
     markers,
+    deliveries,
     workflow_tasks: tasks,
     workflow_tasks_timed_out: timedOut,
     task_latency_p50_ms: round(percentile(latencies, 50), 0),
@@ -429,7 +437,7 @@ export function formatOverload(f: OverloadFigures): string {
     `  model calls ${f.model_calls} for ${f.model_calls_needed} needed (×${f.model_call_ratio}) · bash interrupted ${f.bash_interrupted} of ${f.bash_calls}`,
     `  slots held at most ${f.peak_slots_held} (max_running ${f.max_running})`,
     `  admission: ${a.executions} executions, ${a.events} events (${a.events_per_delegation} per delegation), ` +
-      `${a.signals_received} signals in, ${a.signals_sent} out, ${a.markers} markers, ${a.workflow_tasks} tasks (${a.workflow_tasks_timed_out} timed out), ` +
+      `${a.signals_received} signals in, ${a.signals_sent} out, ${a.deliveries} deliveries, ${a.markers} local-activity markers, ${a.workflow_tasks} tasks (${a.workflow_tasks_timed_out} timed out), ` +
       `task latency p50 ${a.task_latency_p50_ms} ms, p95 ${a.task_latency_p95_ms} ms, max ${a.task_latency_max_ms} ms`,
   ].join('\n');
 }

@@ -3,32 +3,15 @@
  * named in both is a problem), checked by the same rules. Then the agents' tool filters are checked against
  * the servers now known: an entry naming no server is a warning (it would match nothing).
  */
-import { readFileSync } from 'node:fs';
 import { ConfigError, type Config } from '../contracts/config';
 import { parseExtensionsConfig, unknownMcpServerWarnings } from '../contracts/config/mcp';
+import { readExtensionsFile } from './extensions-file';
 
 /** A config as loadConfig returns it (worker/config.ts). */
 interface Loaded {
   config: Config;
   warnings: string[];
   path?: string;
-}
-
-function readExtensionsFile(file: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError([
-      `extensions_config: ${file} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${(err as Error).message})`}`,
-    ]);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError([`extensions_config: ${file} is not valid JSON (${(err as Error).message})`]);
-  }
 }
 
 export function withExtensionsConfig(loaded: Loaded): Loaded {

@@ -7,6 +7,7 @@
  * A package is the folder directly under its category that holds SKILL.md; everything inside it, a nested
  * SKILL.md included, belongs to that package (and to its hash), as DeerFlow stops its walk at a SKILL.md.
  */
+import { readExtensionsFile } from '../../worker/extensions-file';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -50,21 +51,7 @@ export function skillsRoot(settings: SkillsSettings, configFile?: string, cwd = 
 /** The `skills` states of DeerFlow's extensions_config.json (`extensions_config:`); no file, no states. */
 export function readSkillStates(file: string | undefined): SkillStates {
   if (file === undefined) return {};
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError([
-      `extensions_config: ${file} ${code === 'ENOENT' ? 'does not exist' : `cannot be read (${(err as Error).message})`}`,
-    ]);
-  }
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError([`extensions_config: ${file} is not valid JSON (${(err as Error).message})`]);
-  }
+  const raw = readExtensionsFile(file);
   return parseSkillStates(raw, file);
 }
 

@@ -78,11 +78,17 @@ it('--json: a model without its key and a server that does not answer, each with
     'Sandbox',
     'Models',
     'Payloads',
+    'Packages',
     'Server',
     'Workers',
   ]);
   // With a server given, the CLI is not needed.
   expect(byName['Temporal CLI'].status).toBe('note');
+  // The openai model's packages are there (a full install): nothing to add.
+  expect(byName.Packages).toMatchObject({
+    status: 'ok',
+    lines: ["the config's the openai model provider: installed", 'every optional package is installed'],
+  });
   expect(byName.Models).toMatchObject({
     status: 'missing',
     fix: 'export OPENAI_API_KEY=… (model gpt), or give it a base_url',

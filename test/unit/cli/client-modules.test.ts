@@ -40,7 +40,11 @@ const WORKER_SIDE = [
  * The config file's loader is in worker/ (the worker process reads the same file) and every command reads
  * the config; it needs yaml and contracts/ only.
  */
-const CONFIG_LOADER = [join(DIST, 'worker', 'config.js'), join(DIST, 'worker', 'mcp-config.js')];
+const CONFIG_LOADER = [
+  join(DIST, 'worker', 'config.js'),
+  join(DIST, 'worker', 'mcp-config.js'),
+  join(DIST, 'worker', 'extensions-file.js'),
+];
 
 const CLIENT_COMMANDS: string[][] = [
   ['list'],
