@@ -35,8 +35,9 @@ Commands:
   events <run-id> [--follow] [--after N]
                             the run's task_* events (--follow: until the run ends); a closed run's are
                             rebuilt from its ledger: task_started and how each delegation ended
-  list [--status S] [--stop-reason R] [--limit N]
-                            recent lead runs, newest first: status, stop reason, tokens, age
+  list [--status S] [--stop-reason R] [--user U] [--limit N]
+                            recent lead runs, newest first: status, stop reason, tokens, age (--user: that
+                            user's only)
   steps <run-id> <task-id> [--follow]
                             a subagent's steps (model turns, tool results); a closed one's from its history;
                             also steps <subagent-id>, steps <batch-id> <key> (its latest attempt)

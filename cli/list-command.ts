@@ -4,7 +4,8 @@
  * (`SubagentStatus`, `StopReason`, `TotalTokens`); a run from before them shows Temporal's execution status.
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS } from '../contracts/search-attributes';
+import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS, USER_ID } from '../contracts/search-attributes';
+import { userIdProblem } from '../contracts/user';
 import { LEAD_RUN_STATUSES } from '../contracts/lead';
 import { RUN_STOP_REASONS } from '../contracts/status';
 import { loadCommandConfig, requireServer } from './command-setup';
@@ -19,6 +20,8 @@ const MAX_LIMIT = 1000;
 export interface ListFilter {
   status?: string;
   stopReason?: string;
+  /** Runs of this user only (`UserId`). */
+  user?: string;
 }
 
 /** The flag's value when it is one of `accepted`; else a UsageError naming them. */
@@ -27,22 +30,33 @@ function oneOf(flag: string, value: string | undefined, accepted: readonly strin
   throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not one of ${accepted.join(', ')}`);
 }
 
-/** The filter the flags ask for, checked against the contract's lists. */
-export function listFilter(status: string | undefined, stopReason: string | undefined): ListFilter {
+/** The filter the flags ask for, checked against the contract's lists (and a user id against its rule). */
+export function listFilter(
+  status: string | undefined,
+  stopReason: string | undefined,
+  user?: string,
+): ListFilter {
   const checkedStatus = oneOf('status', status, LIST_STATUSES);
   const checkedStopReason = oneOf('stop-reason', stopReason, RUN_STOP_REASONS);
+  const userProblem = user === undefined ? undefined : userIdProblem(user);
+  if (userProblem !== undefined) throw new UsageError(`--user: ${JSON.stringify(user)} ${userProblem}`);
   return {
     ...(checkedStatus && { status: checkedStatus }),
     ...(checkedStopReason && { stopReason: checkedStopReason }),
+    ...(user !== undefined && { user }),
   };
 }
 
-/** The visibility query for lead runs matching `filter` (values come from fixed lists: nothing to escape). */
+/**
+ * The visibility query for lead runs matching `filter` (values come from fixed lists, a user id from letters,
+ * digits and `._@-`: nothing to escape).
+ */
 export function listQuery(filter: ListFilter): string {
   return [
     `WorkflowType = 'leadRunWorkflow'`,
     ...(filter.status ? [`SubagentStatus = '${filter.status}'`] : []),
     ...(filter.stopReason ? [`StopReason = '${filter.stopReason}'`] : []),
+    ...(filter.user ? [`UserId = '${filter.user}'`] : []),
   ].join(' AND ');
 }
 
@@ -55,6 +69,8 @@ export interface ListedRun {
   execution_status: string;
   stop_reason?: string;
   total_tokens?: number;
+  /** Whose run it is (`UserId`); absent for a run from before it existed. */
+  user_id?: string;
   started_at: string;
   closed_at?: string;
 }
@@ -65,6 +81,7 @@ export function listedRun(info: WorkflowExecutionInfo): ListedRun {
   const status = attributes.get(SUBAGENT_STATUS);
   const stopReason = attributes.get(STOP_REASON);
   const totalTokens = attributes.get(TOTAL_TOKENS);
+  const userId = attributes.get(USER_ID);
   return {
     run_id: info.workflowId,
     status: status ?? info.status.name.toLowerCase(),
@@ -72,6 +89,7 @@ export function listedRun(info: WorkflowExecutionInfo): ListedRun {
     execution_status: info.status.name,
     ...(stopReason !== undefined && { stop_reason: stopReason }),
     ...(totalTokens !== undefined && { total_tokens: totalTokens }),
+    ...(userId !== undefined && { user_id: userId }),
     started_at: info.startTime.toISOString(),
     ...(info.closeTime && { closed_at: info.closeTime.toISOString() }),
   };
@@ -114,11 +132,12 @@ export function renderRunList(runs: readonly ListedRun[], now: number): string[]
 /** The server refused the query: most often a search attribute it does not have registered. */
 function refusedQuery(err: unknown, query: string): Error {
   const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-  if (!/SubagentStatus|StopReason|TotalTokens|search attribute/i.test(message)) return err as Error;
+  if (!/SubagentStatus|StopReason|TotalTokens|UserId|search attribute/i.test(message)) return err as Error;
   return new UsageError(
     `list: the server refused ${JSON.stringify(query)} (${message}); register the search attributes with ` +
       '`temporal operator search-attribute create --name SubagentStatus --type Keyword --name StopReason ' +
-      '--type Keyword --name TotalTokens --type Int` (the dev server registers them itself)',
+      '--type Keyword --name TotalTokens --type Int --name UserId --type Keyword` (the dev server registers them ' +
+      'itself)',
   );
 }
 
@@ -126,12 +145,17 @@ export async function listCommand(args: string[]): Promise<number> {
   const spec: FlagSpec = {
     status: { type: 'string' },
     'stop-reason': { type: 'string' },
+    user: { type: 'string' },
     limit: { type: 'string' },
   };
   const { values, positionals } = parseFlags(args, spec, 'list');
   if (positionals.length > 0)
     throw new UsageError(`list: takes no arguments (${positionals.join(' ')}); filter with --status`);
-  const filter = listFilter(stringFlag(values, 'status'), stringFlag(values, 'stop-reason'));
+  const filter = listFilter(
+    stringFlag(values, 'status'),
+    stringFlag(values, 'stop-reason'),
+    stringFlag(values, 'user'),
+  );
   const limit = integerFlag(values, 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
   const settings = await requireServer('list', loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);

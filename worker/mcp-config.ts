@@ -5,7 +5,7 @@
  */
 import { ConfigError, type Config } from '../contracts/config';
 import { parseExtensionsConfig, unknownMcpServerWarnings } from '../contracts/config/mcp';
-import { readExtensionsFile } from './extensions-file';
+import { readExtensionsFile } from '../activities/extensions-file';
 
 /** A config as loadConfig returns it (worker/config.ts). */
 interface Loaded {

@@ -7,7 +7,7 @@
  * A package is the folder directly under its category that holds SKILL.md; everything inside it, a nested
  * SKILL.md included, belongs to that package (and to its hash), as DeerFlow stops its walk at a SKILL.md.
  */
-import { readExtensionsFile } from '../../worker/extensions-file';
+import { readExtensionsFile } from '../extensions-file';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync, type Stats } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';

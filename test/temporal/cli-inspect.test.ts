@@ -16,6 +16,7 @@ import {
   STOP_REASON,
   SUBAGENT_STATUS,
   TOTAL_TOKENS,
+  USER_ID,
 } from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
@@ -265,6 +266,7 @@ describe('list', () => {
     status: SUBAGENT_STATUS,
     stopReason: STOP_REASON,
     tokens: TOTAL_TOKENS,
+    user: USER_ID,
   };
 
   it('lists lead runs newest first and filters them by status and stop reason', async () => {
@@ -282,7 +284,10 @@ describe('list', () => {
       { key: key.stopReason, value: 'token_capped' },
       { key: key.tokens, value: 12345 },
     ]);
-    const plain = await start('plain', [{ key: key.status, value: 'completed' }]);
+    const plain = await start('plain', [
+      { key: key.status, value: 'completed' },
+      { key: key.user, value: 'alice@example.org' },
+    ]);
     const old = await start('old', []);
     const ids = [capped, plain, old].map((h) => h.workflowId);
     try {
@@ -307,6 +312,12 @@ describe('list', () => {
         capped.workflowId,
       ]);
       expect(await mine(['--status', 'completed', '--stop-reason', 'token_capped'])).toEqual([]);
+      // Whose runs: the one started for alice, with her id in the JSON.
+      const alices = await mine(['--user', 'alice@example.org']);
+      expect(alices.map((run) => [run.run_id, run.user_id])).toEqual([
+        [plain.workflowId, 'alice@example.org'],
+      ]);
+      expect(await mine(['--user', 'bob'])).toEqual([]);
 
       const text = await cli(['list', '--status', 'failed', '--stop-reason', 'token_capped']);
       expect(text.stdout).toMatch(

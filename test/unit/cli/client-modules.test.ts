@@ -38,12 +38,12 @@ const WORKER_SIDE = [
 
 /**
  * The config file's loader is in worker/ (the worker process reads the same file) and every command reads
- * the config; it needs yaml and contracts/ only.
+ * the config; it needs yaml, contracts/ and the extensions file's reader only.
  */
 const CONFIG_LOADER = [
   join(DIST, 'worker', 'config.js'),
   join(DIST, 'worker', 'mcp-config.js'),
-  join(DIST, 'worker', 'extensions-file.js'),
+  join(DIST, 'activities', 'extensions-file.js'),
 ];
 
 const CLIENT_COMMANDS: string[][] = [

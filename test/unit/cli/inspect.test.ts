@@ -132,6 +132,12 @@ describe('list', () => {
       "WorkflowType = 'leadRunWorkflow' AND SubagentStatus = 'failed' AND StopReason = 'token_capped'",
     );
     expect(listQuery(listFilter(undefined, undefined))).toBe("WorkflowType = 'leadRunWorkflow'");
+    expect(listQuery(listFilter('running', undefined, 'alice@example.org'))).toBe(
+      "WorkflowType = 'leadRunWorkflow' AND SubagentStatus = 'running' AND UserId = 'alice@example.org'",
+    );
+    expect(() => listFilter(undefined, undefined, "x' OR 1=1")).toThrow(
+      `--user: "x' OR 1=1" is not a user id (letters, digits`,
+    );
     expect(() => listFilter("x' OR 1=1", undefined)).toThrow(UsageError);
     expect(() => listFilter(undefined, 'bored')).toThrow(
       '--stop-reason: "bored" is not one of token_capped, turn_capped, loop_capped, subagent_limit_capped, model_length_capped',

@@ -1,7 +1,7 @@
 /**
  * DeerFlow's extensions_config.json (`extensions_config:`), read as JSON: its `mcpServers` for the MCP servers
- * (mcp-config.ts) and its `skills` states (activities/skills/catalog.ts). Beside the config loader (config.ts),
- * which every command runs. A file that cannot be read or parsed is a ConfigError naming it.
+ * (worker/mcp-config.ts, beside the config loader every command runs) and its `skills` states
+ * (skills/catalog.ts): here, the floor both reach. A file that cannot be read or parsed is a ConfigError naming it.
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../contracts/config';
