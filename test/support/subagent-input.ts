@@ -134,7 +134,11 @@ export function leadInput(options: LeadInputOptions): LeadRunInput {
  * per-response ceiling), all allowed at once:
  * its own per-response cap and total follow the fan-out, so only the worker's admission settings bound it.
  */
-export function fanOutLeadInput(ids: readonly string[], childMs = 0): LeadRunInput {
+export function fanOutLeadInput(
+  ids: readonly string[],
+  childMs = 0,
+  script: ModelScriptFileInput = fanOutScript(ids, childMs),
+): LeadRunInput {
   const dir = tempDir('fan-out');
   const workspace = join(dir, 'workspace');
   mkdirSync(workspace);
@@ -146,12 +150,38 @@ export function fanOutLeadInput(ids: readonly string[], childMs = 0): LeadRunInp
   }
   return leadInput({
     workspace,
-    scriptFile: writeScript(dir, fanOutScript(ids, childMs)),
+    scriptFile: writeScript(dir, script),
     config: {
       subagent_runtime: { max_running: width },
       subagents: { max_total_per_run: width, max_concurrent: width },
     },
   });
+}
+
+/**
+ * `fanOutLeadInput` whose first delegation holds its admission slot until `open()`: its subagent runs bash that
+ * waits for a file in the workspace, then answers. For tests that must see requests queue up behind a slot
+ * whatever the machine's speed.
+ */
+export function gatedFanOutLeadInput(
+  ids: readonly string[],
+  childMs = 0,
+): { input: LeadRunInput; open: () => void } {
+  const script = fanOutScript(ids, childMs);
+  script.scripts.unshift({
+    agent: 'general-purpose',
+    prompt_contains: `Do part ${ids[0]}.`,
+    turns: [
+      {
+        tool_calls: [
+          { name: 'bash', args: { command: 'while [ ! -f .gate ]; do sleep 0.1; done; echo open' } },
+        ],
+      },
+      { content: 'Part done.' },
+    ],
+  });
+  const input = fanOutLeadInput(ids, childMs, script);
+  return { input, open: () => writeFileSync(join(input.workspace, '.gate'), '') };
 }
 
 /**

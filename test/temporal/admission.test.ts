@@ -37,7 +37,7 @@ import {
   waitFor,
   withProjectWorker,
 } from '../harness/temporal';
-import { fanOutLeadInput, tempDir } from '../support/subagent-input';
+import { fanOutLeadInput, gatedFanOutLeadInput, tempDir } from '../support/subagent-input';
 import { mostAtOnce } from '../harness/spans';
 
 const testClient = useTestClient();
@@ -215,18 +215,25 @@ describe('admission', () => {
   it('rotates slots between runs: a run that floods the queue does not starve one that comes later', async () => {
     const taskQueue = uniqueTaskQueue('admission-fair');
     const client = testClient();
-    // As many as one response may ask for (the per-response ceiling, 4), through one slot.
+    // As many as one response may ask for (the per-response ceiling, 4), through one slot. A's first holds the
+    // slot until B's two have queued behind A's other three, so the order tested is the rotation's, not the
+    // machine's speed.
     const flood = ['a0', 'a1', 'a2', 'a3'];
+    const gated = gatedFanOutLeadInput(flood, 300);
     const { a, b } = await withProjectWorker(
       taskQueue,
       async () => {
-        const runA = await startLead(taskQueue, 'A', fanOutLeadInput(flood, 1500));
-        // Run A has asked for all four: one runs, three wait.
+        const runA = await startLead(taskQueue, 'A', gated.input);
         await waitFor('run A to queue the rest', async () => {
           const state = await admissionState(client, taskQueue);
           return state.counters.queued === 3;
         });
-        const runB = await startLead(taskQueue, 'B', fanOutLeadInput(['b1', 'b2'], 1500));
+        const runB = await startLead(taskQueue, 'B', fanOutLeadInput(['b1', 'b2'], 300));
+        await waitFor('run B to queue both', async () => {
+          const state = await admissionState(client, taskQueue);
+          return state.counters.queued === 5;
+        });
+        gated.open();
         return { a: await runA.result(), b: await runB.result() };
       },
       { admission: admission({ max_running: 1 }) },
