@@ -15,12 +15,10 @@ export const USER_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$/;
 export const USER_ID_RULE =
   'letters, digits, ".", "_", "-" and "@", starting with a letter or digit, at most 128 characters';
 
+/** What a value that is not a user id is told, after the value. */
+export const NOT_A_USER_ID = `is not a user id (${USER_ID_RULE})`;
+
 /** Why `id` is not a user id (`is not …`, to follow the value), or undefined when it is one. */
 export function userIdProblem(id: string): string | undefined {
-  return USER_ID_PATTERN.test(id) ? undefined : `is not a user id (${USER_ID_RULE})`;
-}
-
-/** The user a run (or a delegation of it) acts for. */
-export function runUser(input: { user_id?: string }): string {
-  return input.user_id ?? DEFAULT_USER_ID;
+  return USER_ID_PATTERN.test(id) ? undefined : NOT_A_USER_ID;
 }

@@ -7,7 +7,7 @@
  * APIs.
  */
 import { z } from 'zod';
-import { USER_ID_PATTERN, USER_ID_RULE } from '../user';
+import { NOT_A_USER_ID, userIdProblem } from '../user';
 import { CLARIFICATION_TOOL_NAME } from '../clarification';
 import { isMcpToolPattern } from '../mcp';
 import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
@@ -88,7 +88,7 @@ export function valueTypes() {
   // deep-frozen (they are shared between workflows).
   const userId = z
     .string({ error: typeError('a user id') })
-    .refine((id) => USER_ID_PATTERN.test(id), { error: `is not a user id (${USER_ID_RULE})` });
+    .refine((id) => userIdProblem(id) === undefined, { error: NOT_A_USER_ID });
 
   const httpUrl = z
     .string({ error: typeError('an http(s) URL') })
