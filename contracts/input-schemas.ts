@@ -16,6 +16,7 @@ import type { LedgerEntry } from './ledger';
 import type { LoopCarry } from './loop-carry';
 import type { ChatMessage } from './messages';
 import { MODEL_PROVIDERS } from './model';
+import { secretNameProblem } from './secrets';
 import { SANDBOX_KINDS } from './tools';
 import { systemFolderProblem } from './workspace-folders';
 
@@ -43,6 +44,20 @@ const checkedInPart = <T>(schema: z.ZodType): z.ZodType<T> => schema as z.ZodTyp
  * passing as it did (a check that refuses what was accepted needs its own `patched()` gate).
  */
 const unchecked = <T>() => z.custom<T>();
+
+/** Request-scoped secrets, sealed (contracts/secrets.ts): names readable, values never. */
+function sealedSecrets({ text }: Pick<ValueTypes, 'text'>) {
+  return listOf(
+    object({
+      name: text.refine((name) => secretNameProblem(name) === undefined, {
+        error: 'is not a secret name (an environment variable name)',
+      }),
+      key_id: text,
+      sealed: text,
+    }),
+    'sealed secrets',
+  );
+}
 
 /** An absolute path that is not a system folder. */
 function workspacePath({ text }: ValueTypes) {
@@ -335,6 +350,8 @@ function leadRunFields(
     run_id: text.optional(),
     /** Whose run it is (contracts/user.ts); every delegation carries it. Absent: `default`. */
     user_id: types.userId.optional(),
+    /** The caller's request-scoped secrets, sealed; every delegation carries them. Absent: none. */
+    secrets: sealedSecrets(types).optional(),
     model: agents.model.settings,
     /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
     tools: listOf(toolName, 'tool names'),
@@ -444,6 +461,8 @@ function subagentInputSchema(
       fairness_key: text.optional(),
       /** Its lead's user (contracts/user.ts). Absent: `default`. */
       user_id: types.userId.optional(),
+      /** Its lead's request-scoped secrets, sealed (contracts/secrets.ts). Absent: none. */
+      secrets: sealedSecrets(types).optional(),
       /**
        * Its first progress report to the parent waits until it has run this long (at a turn's end): a child
        * done sooner reports only its result. Absent (children started before this existed): after its first

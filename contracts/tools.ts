@@ -1,3 +1,4 @@
+import type { SealedSecret } from './secrets';
 import type { ToolCall } from './messages';
 import type { SandboxSettings } from './input-schemas';
 
@@ -83,6 +84,15 @@ export const DEFAULT_SANDBOX: SandboxSettings = {
   output_cap_chars: 20_000,
 };
 
+/**
+ * A folder of skill packages as the tools see it (issue 30): readable — never writable — at `container_path`
+ * (`/mnt/skills/public`, `/mnt/skills/custom`), its files on the worker's machine at `host_path`.
+ */
+export interface SkillMount {
+  container_path: string;
+  host_path: string;
+}
+
 export interface ToolCallInput {
   call: ToolCall;
   /** Absolute path of the run's workspace: every file tool is confined to it. */
@@ -90,6 +100,13 @@ export interface ToolCallInput {
   /** The tools this agent may run, after allow/deny: the activity refuses anything else by name. */
   allowed_tools: string[];
   sandbox: SandboxSettings;
+  /** The run's skill folders, read-only at their container paths in every sandbox kind; absent: none. */
+  skill_mounts?: SkillMount[];
+  /**
+   * The request-scoped secrets this agent's active skills declare (contracts/secrets.ts): bash gets them as
+   * environment variables, and its output shows each value masked. Absent: none.
+   */
+  secrets?: SealedSecret[];
 }
 
 export interface ToolCallResult {
