@@ -8,6 +8,7 @@ import { CodecServerError } from '../payloads/codec-server';
 import { MissingSearchAttributeError } from '../client/search-attribute-errors';
 import { TemporalCliNotFoundError } from '../devserver/temporal-cli-builds';
 import { ConnectionError } from '../client/connection';
+import { CLIENT_COMMANDS, LOCAL_COMMANDS, RUNTIME_FROM_CONFIG } from './command-kinds';
 import { UsageError } from './flags';
 
 const USAGE = `Usage: subagents <command> [options]
@@ -138,29 +139,6 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   skills: (args) => (require('./skills-command') as typeof import('./skills-command')).skillsCommand(args),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
-
-/** Commands that install the SDK's runtime after reading their config (workerCommand). */
-const RUNTIME_FROM_CONFIG = new Set(['worker', 'run', 'start']);
-
-/**
- * Commands that reach the server through @temporalio/client alone: no worker, no native connection, so no
- * SDK runtime (whose module is @temporalio/worker's, with its native library).
- */
-const CLIENT_COMMANDS = new Set([
-  'status',
-  'ledger',
-  'events',
-  'list',
-  'steps',
-  'report',
-  'cancel',
-  'answer',
-  'batch',
-  'schedule',
-]);
-
-/** Commands that read files only (neither a server nor the SDK's runtime) and print their own --help. */
-const LOCAL_COMMANDS = new Set(['skills']);
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
