@@ -89,7 +89,12 @@ export async function admit(
 ): Promise<Admission> {
   let heard: AdmissionAnswer | undefined;
   setHandler(admissionAnswerSignal, (answer) => {
-    if (answer.slot === request.slot) heard = answer;
+    if (answer.slot !== request.slot) return;
+    // A `queued` that comes after the grant or refusal (a slow delivery attempt's, given up and sent again)
+    // must not hide it: the request would wait for the re-ask, a minute, holding a slot it does not use.
+    const superseded = answer.outcome === 'queued' && heard !== undefined && heard.outcome !== 'queued';
+    if (superseded && patched(FINAL_ANSWER_PATCH)) return;
+    heard = answer;
   });
   const ask = async (again = false): Promise<string | undefined> => {
     try {
@@ -177,3 +182,5 @@ export async function releaseForClosedChild(err: unknown, slot: string): Promise
 
 /** Histories recorded before admission sent no release for a terminated child. */
 const CLOSED_CHILD_RELEASE_PATCH = 'admission-release-closed-child';
+/** A late `queued` answer no longer overwrites the grant (or refusal) heard before it. */
+const FINAL_ANSWER_PATCH = 'admission-final-answer';

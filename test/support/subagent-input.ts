@@ -159,27 +159,30 @@ export function fanOutLeadInput(
 }
 
 /**
- * `fanOutLeadInput` whose first delegation holds its admission slot until `open()`: its subagent runs bash that
- * waits for a file in the workspace, then answers. For tests that must see requests queue up behind a slot
- * whatever the machine's speed.
+ * `fanOutLeadInput` whose delegations hold their admission slots until `open()`: each subagent runs bash that
+ * waits for a file in the workspace, and waits again after a bash call that ended otherwise (a worker stopped
+ * under it), until the call's output says the gate opened; then it answers. For tests that must see requests
+ * queue up behind a slot whatever the machine's speed (whichever delegation the slot went to).
  */
 export function gatedFanOutLeadInput(
   ids: readonly string[],
   childMs = 0,
 ): { input: LeadRunInput; open: () => void } {
   const script = fanOutScript(ids, childMs);
-  script.scripts.unshift({
-    agent: 'general-purpose',
-    prompt_contains: `Do part ${ids[0]}.`,
-    turns: [
-      {
-        tool_calls: [
-          { name: 'bash', args: { command: 'while [ ! -f .gate ]; do sleep 0.1; done; echo open' } },
-        ],
-      },
-      { content: 'Part done.' },
+  // The output `gate-2` is not in the command's text: only a call that saw the gate open shows it.
+  const wait = {
+    tool_calls: [
+      { name: 'bash', args: { command: 'while [ ! -f .gate ]; do sleep 0.1; done; echo gate-$((1 + 1))' } },
     ],
-  });
+  };
+  script.scripts.unshift(
+    ...ids.map((id) => ({
+      agent: 'general-purpose',
+      prompt_contains: `Do part ${id}.`,
+      repeat_last: true,
+      turns: [wait, { content: 'Part done.', delay_ms: childMs, if_missing: { text: 'gate-2', turn: wait } }],
+    })),
+  );
   const input = fanOutLeadInput(ids, childMs, script);
   return { input, open: () => writeFileSync(join(input.workspace, '.gate'), '') };
 }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import {
   acquireSlotSignal,
+  admissionAnswerSignal,
   admissionStateQuery,
   admissionWorkflowId,
   releaseSlotSignal,
@@ -215,8 +216,8 @@ describe('admission', () => {
   it('rotates slots between runs: a run that floods the queue does not starve one that comes later', async () => {
     const taskQueue = uniqueTaskQueue('admission-fair');
     const client = testClient();
-    // As many as one response may ask for (the per-response ceiling, 4), through one slot. A's first holds the
-    // slot until B's two have queued behind A's other three, so the order tested is the rotation's, not the
+    // As many as one response may ask for (the per-response ceiling, 4), through one slot. A's holds the slot
+    // until B's two have queued behind A's other three, so the order tested is the rotation's, not the
     // machine's speed.
     const flood = ['a0', 'a1', 'a2', 'a3'];
     const gated = gatedFanOutLeadInput(flood, 300);
@@ -250,6 +251,51 @@ describe('admission', () => {
     const aLast = Math.max(...flood.map(position));
     for (const id of ['b1', 'b2']) expect(position(id)).toBeLessThan(aLast);
     expect([...a.ledger, ...b.ledger].every((e) => e.status === 'completed')).toBe(true);
+  });
+
+  it('a late `queued` answer does not hide the grant heard just before it (no minute lost to the re-ask)', async () => {
+    const taskQueue = uniqueTaskQueue('admission-late-queued');
+    const client = testClient();
+    const gated = gatedFanOutLeadInput(['a', 'b'], 0);
+    const lead = await startLead(taskQueue, 'lead', gated.input);
+    // One holds the one slot (until the gate opens), the other waits in the queue; then the worker stops.
+    const waiting = await withProjectWorker(
+      taskQueue,
+      async () => {
+        let state: AdmissionState | undefined;
+        await waitFor('one delegation to wait in the queue', async () => {
+          state = await admissionState(client, taskQueue);
+          return state.running.length === 1 && state.queued.length === 1;
+        });
+        return client.workflow.getHandle(state!.queued[0].slot);
+      },
+      { admission: admission({ max_running: 1 }) },
+    );
+    // While no worker runs, it is told it is granted, and then (a slow delivery's) that it is queued: both
+    // reach it in one activation.
+    await waiting.signal(admissionAnswerSignal, { slot: waiting.workflowId, outcome: 'granted' });
+    await waiting.signal(admissionAnswerSignal, {
+      slot: waiting.workflowId,
+      outcome: 'queued',
+      running: 1,
+      queued: 1,
+    });
+    const result = await withProjectWorker(
+      taskQueue,
+      async () => {
+        // It goes on at the grant while the other still holds its slot; before the fix it kept waiting.
+        await waitFor('the waiting delegation to call its model on its grant', async () => {
+          const events = (await waiting.fetchHistory()).events ?? [];
+          return events.some(
+            (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+          );
+        });
+        gated.open();
+        return lead.result();
+      },
+      { admission: admission({ max_running: 1 }) },
+    );
+    expect(result.ledger.map((e) => e.status)).toEqual(['completed', 'completed']);
   });
 
   it('gives the slots back after a SIGKILLed worker restarts, and when a run is cancelled or terminated', async () => {
