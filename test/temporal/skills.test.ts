@@ -306,4 +306,95 @@ describe('skills in a run', () => {
       ]);
     }
   });
+  it('lists names only with deferred discovery, and answers describe_skill in the workflow', async () => {
+    const input = skilledSubagent(
+      {
+        scripts: [
+          {
+            turns: [
+              {
+                tool_calls: [{ name: 'describe_skill', args: { query: 'a' } }],
+                if_missing: {
+                  text: '<skill_index>\n- a\n- b\n- c\n</skill_index>',
+                  turn: { content: 'NO INDEX' },
+                },
+              },
+              {
+                content: 'DESCRIPTIONS IN PROMPT',
+                if_missing: { text: 'Public b skill.', turn: { content: 'NAMES ONLY' } },
+              },
+            ],
+          },
+        ],
+      },
+      'bob',
+    );
+    const { result, steps, history } = await runSubagent({
+      ...input,
+      skills: { ...settings(), deferred_discovery: true },
+    });
+    expect(result).toMatchObject({ status: 'completed', result: 'NAMES ONLY' });
+    const described = steps.find((step) => step.kind === 'tool' && step.name === 'describe_skill');
+    expect(described).toMatchObject({
+      is_error: false,
+      text: [
+        'name: a',
+        'description: Public a skill.',
+        'read it at: /mnt/skills/public/a/SKILL.md',
+        'allowed-tools: read_file',
+      ].join('\n'),
+    });
+    expect(await toolInputs(history)).toEqual([]);
+  });
+  it('keeps the snapshot and the active skills a continued execution carries, and reads no catalog', async () => {
+    const carried = {
+      name: 'carried-only',
+      description: 'A skill only the carry knows.',
+      category: 'public' as const,
+      container_path: '/mnt/skills/public/carried-only/SKILL.md',
+      content_hash: 'sha256:carried',
+      allowed_tools: ['read_file'],
+      required_secrets: [],
+    };
+    const input = skilledSubagent(
+      {
+        scripts: [
+          {
+            turns: [
+              {
+                tool_calls: [{ name: 'bash', args: { command: 'echo ran' } }],
+                if_missing: { text: '<name>carried-only</name>', turn: { content: 'NOT CARRIED' } },
+              },
+              { content: 'Done.' },
+            ],
+          },
+        ],
+      },
+      'bob',
+    );
+    const { result, steps, history } = await runSubagent({
+      ...input,
+      carry: {
+        transcript: {
+          tail: [
+            { role: 'system', content: input.agent.system_prompt },
+            { role: 'user', content: input.prompt },
+          ],
+        },
+        task_index: 1,
+        turns: 0,
+        guard_states: {},
+        step_seq: 0,
+        continued: 1,
+        skills: { skills: [carried], mounts: [], problems: [] },
+        active_skills: [{ name: 'carried-only', by: 'read' }],
+      },
+    });
+    expect(result).toMatchObject({ status: 'completed', result: 'Done.' });
+    expect(steps.find((step) => step.kind === 'tool' && step.name === 'bash')).toMatchObject({
+      is_error: true,
+      text: 'Tool bash is not allowed while skill carried-only is active (allowed-tools: read_file)',
+    });
+    expect(snapshotMarkers(history)).toBe(0);
+  });
 });
