@@ -3,7 +3,7 @@
  * taken once by an activity and kept in loop state, the prompt block, `describe_skill`, the folders its tools
  * mount, and activation with its `allowed-tools` policy (and the secrets an active skill grants bash).
  */
-import { proxyLocalActivities } from '@temporalio/workflow';
+import { log, proxyLocalActivities } from '@temporalio/workflow';
 import type { ProjectActivities } from '../activities';
 import type { ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
 import {
@@ -114,6 +114,12 @@ export async function agentSkills(
       ...(settings.extensions_config !== undefined && { extensions_config: settings.extensions_config }),
     });
     state.skills = snapshot;
+    // An operator sees what was left out (the workflow's logger is silent on replay).
+    if (snapshot.problems.length > 0) {
+      log.warn(`skills: ${snapshot.problems.length} problem(s) in the catalog`, {
+        problems: snapshot.problems,
+      });
+    }
     const slash = slashSkill(request.prompt, snapshot.skills);
     if (slash !== undefined) state.active_skills = [{ name: slash, by: 'slash' }];
   }
