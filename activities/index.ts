@@ -12,6 +12,7 @@ import { createGraphActivities } from './graph';
 import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
 import { createModelActivities, ModelProviders } from './model';
+import { createSkillActivities } from './skills/run-skills';
 import { createSummaryActivities } from './summarize';
 import { createToolActivities, machineProbes, type MachineProbes } from './tools';
 import { Transcripts } from './transcripts';
@@ -48,6 +49,7 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
     ...createAdmissionActivities(deps.admission.settings, deps.admission.identity),
     ...createAcceptanceActivities(),
     ...createBatchToolActivities(),
+    ...createSkillActivities(),
   };
 }
 

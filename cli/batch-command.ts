@@ -17,6 +17,7 @@ import { identify, kindText } from '../client/id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { sayWhenNoWorkerPolls } from './worker-presence';
 import { batchCountsText } from './outcome-lines';
+import { existingSkillsRoot } from '../worker/config';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -169,7 +170,14 @@ export function batchFromFlags(
   return {
     items: items.length,
     build: (workspace) =>
-      buildBatchInput(config, { description, subagent_type: type, items, workspace, limits }),
+      buildBatchInput(config, {
+        description,
+        subagent_type: type,
+        items,
+        workspace,
+        limits,
+        skills_root: existingSkillsRoot(config),
+      }),
   };
 }
 

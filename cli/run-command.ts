@@ -20,6 +20,7 @@ import { cancelledRunLine, RunInterrupts } from './run-interrupts';
 import { openSession, type Session } from './run-session';
 import { renderLedgerTable, renderSummary } from './tree';
 import { installRuntime } from '../worker/runtime';
+import { existingSkillsRoot } from '../worker/config';
 
 /** Shipped beside the code: dist/cli/run-command.js → <package>/cli/demo. */
 export const DEMO_DIR = resolve(__dirname, '..', '..', 'cli', 'demo');
@@ -93,7 +94,12 @@ export async function executeRun(request: RunRequest): Promise<number> {
   const runId = newRunId();
   const workspace = runWorkspace(config, values, runId);
   if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
-  const input = buildLeadRunInput(config, { prompt: request.prompt, workspace, run_id: runId });
+  const input = buildLeadRunInput(config, {
+    prompt: request.prompt,
+    workspace,
+    run_id: runId,
+    skills_root: existingSkillsRoot(config),
+  });
   configurePayloads(config.payloads);
   // Before any native connection: the SDK's logs to stderr, and the config's `metrics:` endpoint (the embedded
   // worker's, as a `subagents worker`'s).

@@ -32,6 +32,7 @@ import {
   type ScheduleTiming,
   type ScheduleView,
 } from '../client/schedules';
+import { existingSkillsRoot } from '../worker/config';
 
 /** The shortest `--every` the CLI takes unless SUBAGENTS_SCHEDULE_MIN_SECONDS sets another. */
 export const DEFAULT_MIN_INTERVAL_SECONDS = 60;
@@ -199,7 +200,11 @@ function leadInput(config: Config, values: FlagValues, name: string, positionals
     prompt = argument;
   }
   // The folder `run` would make for a run id, made for the schedule's name: every occurrence works there.
-  return buildLeadRunInput(config, { prompt, workspace: runWorkspace(config, values, name) });
+  return buildLeadRunInput(config, {
+    prompt,
+    workspace: runWorkspace(config, values, name),
+    skills_root: existingSkillsRoot(config),
+  });
 }
 
 const CREATE_FLAGS: FlagSpec = {

@@ -10,6 +10,8 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { LoopDetectionSettings, ResolvedAgent } from './subagent';
 import { BATCH_ITEM_STATES, BATCH_STATUSES, type SubagentStopReason } from './status';
+import type { RunSkillsSettings } from './input-schemas';
+import type { SealedSecret } from './secrets';
 import type { SummarizationRuntime } from './summarization';
 import type { SandboxSettings } from './tools';
 
@@ -45,6 +47,10 @@ export interface BatchInput {
   fairness_key?: string;
   /** Whose batch it is (contracts/user.ts): each item's subagent carries it. Absent: `default`. */
   user_id?: string;
+  /** Request-scoped secrets, sealed (contracts/secrets.ts): each item's subagent carries them. Absent: none. */
+  secrets?: SealedSecret[];
+  /** The skills settings (contracts/run-skills.ts): each item's subagent carries them. Absent: none. */
+  skills?: RunSkillsSettings;
   /** Continue as new past this many events (default BATCH_HISTORY_EVENTS; lower in tests). */
   history_events?: number;
   /** Set by the batch itself when it continues as new. */

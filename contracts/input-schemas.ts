@@ -17,6 +17,7 @@ import type { LoopCarry } from './loop-carry';
 import type { ChatMessage } from './messages';
 import { MODEL_PROVIDERS } from './model';
 import { secretNameProblem } from './secrets';
+import { skillNameProblem } from './skills';
 import { SANDBOX_KINDS } from './tools';
 import { systemFolderProblem } from './workspace-folders';
 
@@ -57,6 +58,34 @@ function sealedSecrets({ text }: Pick<ValueTypes, 'text'>) {
     }),
     'sealed secrets',
   );
+}
+
+/**
+ * A run's skills (contracts/run-skills.ts): where the packages are, where agents see them, how the prompt
+ * lists them, and each agent's `skills:` list. Present only when the run has a skills folder: a run without
+ * one takes no snapshot (no activity).
+ */
+function runSkillsSchema({ bool, text }: Pick<ValueTypes, 'bool' | 'text'>) {
+  // Refinements, not `.regex`: a workflow's schemas are deep-frozen, and a regex check writes `lastIndex`.
+  const absolute = text.refine((path) => path.startsWith('/'), { error: 'is not an absolute path' });
+  const names = listOf(
+    z.string().refine((name) => skillNameProblem(name) === undefined, { error: 'is not a skill name' }),
+    'skill names',
+  );
+  return object({
+    /** The skills folder on the workers' machines (`skills.path`, resolved against the config's folder). */
+    root: absolute,
+    /** Where agents see it, read-only (`skills.container_path`). */
+    container_path: absolute,
+    /** Names only in the prompt (`<skill_index>`), details through `describe_skill`. */
+    deferred_discovery: bool,
+    /** DeerFlow's extensions_config.json, whose `skills` switch skills off by name; absent: all enabled. */
+    extensions_config: absolute.optional(),
+    /** The lead's `skills:` list: absent = every enabled skill, `[]` = none. */
+    lead: names.optional(),
+    /** Each agent's `skills:` list, by agent name; an agent not named gets every enabled skill. */
+    agents: mappingOf(names, 'skill lists by agent').optional(),
+  });
 }
 
 /** An absolute path that is not a system folder. */
@@ -352,6 +381,8 @@ function leadRunFields(
     user_id: types.userId.optional(),
     /** The caller's request-scoped secrets, sealed; every delegation carries them. Absent: none. */
     secrets: sealedSecrets(types).optional(),
+    /** The run's skills; every delegation carries them. Absent (no skills folder, or a run from before): none. */
+    skills: runSkillsSchema(types).optional(),
     model: agents.model.settings,
     /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
     tools: listOf(toolName, 'tool names'),
@@ -463,6 +494,8 @@ function subagentInputSchema(
       user_id: types.userId.optional(),
       /** Its lead's request-scoped secrets, sealed (contracts/secrets.ts). Absent: none. */
       secrets: sealedSecrets(types).optional(),
+      /** Its lead's skills settings (contracts/run-skills.ts); its own list is `agents[<its agent>]`. */
+      skills: runSkillsSchema(types).optional(),
       /**
        * Its first progress report to the parent waits until it has run this long (at a turn's end): a child
        * done sooner reports only its result. Absent (children started before this existed): after its first
@@ -544,6 +577,8 @@ export type DelegationLimitSettings = z.output<DelegationSchemas['limits']>;
 export type BatchLimits = z.output<DelegationSchemas['batchLimits']>;
 /** What a lead run may do with batches (present in its input only when the config enables them). */
 export type BatchToolSettings = z.output<DelegationSchemas['batchTool']>;
+/** A run's skills settings (contracts/run-skills.ts). */
+export type RunSkillsSettings = z.output<ReturnType<typeof runSkillsSchema>>;
 /** What `leadRunWorkflow` starts with (contracts/lead.ts). */
 export type LeadRunInput = z.output<InputSchemas['leadRun']>;
 /** What `subagentWorkflow` starts with (contracts/subagent.ts). */

@@ -87,6 +87,8 @@ export interface LeadStatus {
   last_seq: number;
   /** Questions (`ask_clarification`) of the lead and its subagents waiting for an answer; absent: none. */
   questions?: PendingQuestion[];
+  /** The skills active in the lead's run (contracts/run-skills.ts), while any is. */
+  active_skills?: string[];
 }
 
 export const leadLedgerQuery = defineQuery<LedgerEntry[]>('lead_ledger');

@@ -4,6 +4,7 @@
  * same; the lead adds its event log.
  */
 import type { TokenUsage } from './messages';
+import type { ActiveSkill, RunSkillsSnapshot } from './run-skills';
 import type { Transcript } from './transcript';
 
 /** Plain JSON: guard state is carried across continue-as-new, so no Set, Map, Date or class instances. */
@@ -36,6 +37,13 @@ export interface LoopCarry {
   measure_compaction_floor?: boolean;
   /** Deferred MCP tools `tool_search` promoted in this task run (contracts/tool-search.ts); absent: none. */
   promoted_tools?: string[];
+  /**
+   * The agent's skills, as the catalog said when the run's first execution took its snapshot
+   * (contracts/run-skills.ts); carried, so every execution and every replay sees the same. Absent: no skills.
+   */
+  skills?: RunSkillsSnapshot;
+  /** The skills that became active in this agent's run, in the order they did; absent: none. */
+  active_skills?: ActiveSkill[];
   /** How many executions came before this one. */
   continued: number;
 }

@@ -14,6 +14,8 @@ export interface SubagentProgress {
   model_name?: string;
   /** The last step's sequence number: pass it as `after_seq` to read only what is new. */
   last_seq: number;
+  /** The skills active in its run (contracts/run-skills.ts), while any is. */
+  active_skills?: string[];
 }
 
 /** Steps with `seq > after_seq` (all of them for 0), oldest first. */

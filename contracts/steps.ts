@@ -35,6 +35,8 @@ export interface SubagentToolStep extends SubagentStepBase {
   is_error: boolean;
   /** A `tool_search` result: the deferred MCP tools it promoted (their schemas are sent from then on). */
   promoted?: string[];
+  /** A read of a skill's SKILL.md: the skill it made active (its allowed-tools apply from then on). */
+  activated_skill?: string;
 }
 
 export type SubagentStep = SubagentAiStep | SubagentToolStep;

@@ -56,6 +56,20 @@ export function loadConfig(
   });
 }
 
+/**
+ * The skills folder a run started from this config gets (`buildLeadRunInput`'s `skills_root`): `skills.path`
+ * (absolute once loaded) when it is a folder on this machine; else undefined, and the run has no skills (and
+ * takes no snapshot). Here, beside the loader, so a client command loads no worker code for it.
+ */
+export function existingSkillsRoot(config: Pick<Config, 'skills'>): string | undefined {
+  const root = resolve(config.skills.path);
+  try {
+    return statSync(root).isDirectory() ? root : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Aliases one document may expand, weighted by what each expands to (the `yaml` package's measure). */
 const MAX_ALIAS_COUNT = 100;
 
@@ -173,6 +187,8 @@ function withAbsolutePaths(config: Config, base: string): Config {
       }),
     }),
     tracing: withoutUndefined({ ...config.tracing, file: absolute(config.tracing.file) }),
+    // A run carries its skills folder absolute: its workers may not share the starter's working folder.
+    skills: { ...config.skills, path: resolve(base, config.skills.path) },
     ...(config.extensions_config !== undefined && {
       extensions_config: resolve(base, config.extensions_config),
     }),

@@ -22,6 +22,8 @@ import { sha256Hex } from './digest';
 import { runGuards, type Guard, type GuardsOutcome } from './guards';
 import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
+import type { AgentSkills } from './skills';
+import { activeSkillNames } from './skills';
 import { buildStep } from './steps';
 import { HEARTBEAT_TIMEOUT, ToolCalls } from './tool-calls';
 
@@ -54,6 +56,8 @@ export interface AgentLoopConfig {
   sandbox: SandboxSettings;
   /** Compaction when the transcript passes its trigger; absent → never. */
   summarization?: SummarizationRuntime;
+  /** The agent's skills: its prompt block, the folders its tools mount, the `allowed-tools` policy. */
+  skills?: AgentSkills;
 }
 
 /** What plugs into the loop: delegation (the lead's, or a subagent's that may delegate) and progress reports. */
@@ -118,10 +122,11 @@ function record(
   config: AgentLoopConfig,
   message: AssistantMessage | ToolMessage,
   promoted?: string[],
+  activatedSkill?: string,
 ): void {
   state.transcript.tail.push(message);
   state.step_seq += 1;
-  if (config.recordSteps) state.steps.push(buildStep(state.step_seq, message, promoted));
+  if (config.recordSteps) state.steps.push(buildStep(state.step_seq, message, promoted, activatedSkill));
   if (message.role === 'assistant' && message.content.trim() !== '') state.last_text = message.content;
 }
 
@@ -189,8 +194,10 @@ function modelRequest(
 ): ModelCallInput {
   const { transcript } = state;
   // One leading system message reaches the provider: the agent's prompt, then these (activities/transcripts.ts).
+  // The skills block right after the date: both fixed for the run, so the prompt's prefix stays the same.
   const context = [
     state.date_context,
+    config.skills?.promptBlock(),
     state.summary && summaryBlock(state.summary),
     plugins.systemContext?.(),
   ]
@@ -229,6 +236,12 @@ function recordResponse(state: AgentLoopState, response: ModelCallResult): void 
   }
 }
 
+/** The active skills, for the live state. */
+function withSkills(state: AgentLoopState): { skills?: string[] } {
+  const skills = activeSkillNames(state);
+  return skills ? { skills } : {};
+}
+
 /** The Web UI's live state while the model thinks. */
 function showWaiting(state: AgentLoopState, config: AgentLoopConfig, lastCall: string | undefined): void {
   showLiveState({
@@ -238,6 +251,7 @@ function showWaiting(state: AgentLoopState, config: AgentLoopConfig, lastCall: s
     doing: `waiting for ${config.model.name} (turn ${state.turns + 1})`,
     ...(lastCall !== undefined && { lastCall }),
     ...(state.promoted_tools && { promoted: state.promoted_tools }),
+    ...withSkills(state),
   });
 }
 
@@ -254,6 +268,7 @@ function showRunning(state: AgentLoopState, config: AgentLoopConfig, calls: Tool
         : `running ${calls.length} tool calls: ${[...new Set(calls.map((call) => call.name))].join(', ')}`,
     lastCall,
     ...(state.promoted_tools && { promoted: state.promoted_tools }),
+    ...withSkills(state),
   });
   return lastCall;
 }
@@ -324,13 +339,15 @@ export async function runAgentLoop(
       return capped ? { kind: 'delegation_capped', finishReason } : { kind: 'answered', finishReason };
     }
 
+    // The skills' policy, in the calls' order: refusals are results, never run; reads of a SKILL.md activate.
+    const screened = config.skills?.screen(calls);
     lastCall = showRunning(state, config, calls);
-    const settled = await tools.start(calls, plugins.claimedCalls);
-    for (const { result, promoted } of tools.inCallOrder(calls, settled)) {
+    const settled = await tools.start(calls, plugins.claimedCalls, screened);
+    tools.inCallOrder(calls, settled).forEach(({ result, promoted }, i) => {
       // Promotions in the calls' order, from the search's recorded result: a replay promotes the same.
       if (promoted && promoted.length > 0) state.promoted_tools = promote(state.promoted_tools, promoted);
-      record(state, config, result, promoted);
-    }
+      record(state, config, result, promoted, screened?.[i]?.activated);
+    });
     tellGuardNotes(state, config, verdict);
     if (capped) return { kind: 'delegation_capped', finishReason };
     if (plugins.shouldContinueAsNew?.()) return { kind: 'continue_as_new' };

@@ -21,6 +21,8 @@ import type { LedgerEntry } from '../contracts/ledger';
 import type { McpToolFilter } from '../contracts/mcp';
 import type { TaskEvent } from '../contracts/events';
 import type { ModelSettings } from '../contracts/model';
+import type { RunSkillsSettings } from '../contracts/run-skills';
+import type { SealedSecret } from '../contracts/secrets';
 import { subagentProgressSignal } from '../contracts/queries';
 import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
 import type { SummarizationRuntime } from '../contracts/summarization';
@@ -34,6 +36,7 @@ import { historyWantsContinueAsNew } from './continue-as-new';
 import { Delegator } from './delegation/delegator';
 import { defaultGuards } from './guards';
 import { showLiveState } from './outcome';
+import { agentSkills, type AgentSkills, type AgentSkillsRequest } from './skills';
 
 /** What every agent of one run shares (from the workflow input). */
 export interface RunContext {
@@ -50,6 +53,10 @@ export interface RunContext {
   clarification?: ClarificationSettings;
   /** Whose run it is (contracts/user.ts); absent: `default`. */
   userId?: string;
+  /** The caller's request-scoped secrets, sealed: bash gets those an active skill declares. */
+  secrets?: SealedSecret[];
+  /** The run's skills (contracts/run-skills.ts); absent: none, and no snapshot is taken. */
+  skills?: RunSkillsSettings;
 }
 
 /** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
@@ -62,6 +69,8 @@ export function runContext(
     summarization?: SummarizationRuntime;
     clarification?: ClarificationSettings;
     user_id?: string;
+    secrets?: SealedSecret[];
+    skills?: RunSkillsSettings;
   },
   runId: string,
 ): RunContext {
@@ -74,6 +83,8 @@ export function runContext(
     ...(input.summarization && { summarization: input.summarization }),
     ...(input.clarification && { clarification: input.clarification }),
     ...(input.user_id !== undefined && { userId: input.user_id }),
+    ...(input.secrets !== undefined && { secrets: input.secrets }),
+    ...(input.skills !== undefined && { skills: input.skills }),
   };
 }
 
@@ -91,6 +102,8 @@ export interface AgentSpec {
   timeoutSeconds?: number;
   /** When the wall clock started (default: when the server started the run's first execution). */
   clockStartMs?: number;
+  /** Its `skills:` list and its task, for the run's skills (used when the run has them). */
+  skills: AgentSkillsRequest;
 }
 
 /** What an agent that may delegate starts with: the agents it may start, the limits, what it has delegated. */
@@ -124,6 +137,8 @@ export function createDelegator(
     ...(context.summarization && { summarization: context.summarization }),
     ...(context.clarification && { clarification: context.clarification }),
     ...(context.userId !== undefined && { userId: context.userId }),
+    ...(context.secrets !== undefined && { secrets: context.secrets }),
+    ...(context.skills !== undefined && { skills: context.skills }),
   });
 }
 
@@ -204,11 +219,24 @@ export type AgentRunEnd =
  */
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   const { context, agent, state, delegator, clarifications } = options;
+  let skills: AgentSkills | undefined;
+  if (context.skills) {
+    try {
+      skills = await agentSkills(state, context.skills, agent.skills, context);
+    } catch (err) {
+      if (isCancellation(err)) return { kind: 'cancelled' };
+      if (err instanceof ActivityFailure) {
+        return { kind: 'activity_failed', message: err.cause?.message ?? err.message };
+      }
+      throw err;
+    }
+  }
   const builtinTools = agent.tools.filter(isBuiltinToolName);
   const toolSpecs: ToolSpec[] = [];
   // At the depth cap the tools stay visible and their calls are refused with an explanation.
   if (delegator) toolSpecs.push(...delegator.toolSpecs());
   if (clarifications) toolSpecs.push(...clarifications.toolSpecs());
+  if (skills) toolSpecs.push(...skills.toolSpecs());
   if (delegator) {
     setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
     setHandler(subagentAdmissionSignal, (update) => delegator.recordAdmission(update));
@@ -216,7 +244,11 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   const delegation = delegator?.plugins();
   const plugins: LoopPlugins = {
     ...delegation,
-    claimedCalls: combineClaimedCalls(delegation?.claimedCalls, clarifications?.claimedCalls()),
+    claimedCalls: combineClaimedCalls(
+      delegation?.claimedCalls,
+      clarifications?.claimedCalls(),
+      skills?.claimedCalls(),
+    ),
     onTurn: options.onTurn,
     // Between turns nothing is in flight: when history grows long, the run continues as new there.
     shouldContinueAsNew: () => historyWantsContinueAsNew(workflowInfo()),
@@ -238,6 +270,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     sandbox: context.sandbox,
     recordSteps: options.recordSteps,
     ...(context.summarization && { summarization: context.summarization }),
+    ...(skills && { skills }),
   };
 
   // The wall clock counts from when the server started the run (its chain), as the hard backstop

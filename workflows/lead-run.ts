@@ -34,6 +34,7 @@ import {
   type RunOutcome,
   type RunStanding,
 } from './run-lifecycle';
+import { withActiveSkills } from './skills';
 import { lastAssistantText } from './subagent-result';
 
 /** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
@@ -104,6 +105,7 @@ function leadStatus(run: LeadRun, { queuedAt, finished }: RunStanding): LeadStat
     counts: countByStatus(delegator.ledger, runId),
     last_seq: delegator.events.length,
     ...(!finished && questionsOf(run.clarifications.pending())),
+    ...withActiveSkills(state),
   };
 }
 
@@ -122,6 +124,7 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
       // The lead's own wall clock, when it has one, spans every execution of the run, from its slot's grant.
       ...(input.timeout_seconds !== undefined && { timeoutSeconds: input.timeout_seconds }),
       ...(admittedAt !== undefined && { clockStartMs: Date.parse(admittedAt) }),
+      skills: { ...(input.skills?.lead && { list: input.skills.lead }), prompt: input.prompt },
     },
     state: run.state,
     delegator,

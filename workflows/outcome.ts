@@ -143,6 +143,8 @@ export interface LiveState {
   lastCall?: string;
   /** Deferred MCP tools `tool_search` promoted in this run. */
   promoted?: readonly string[];
+  /** The skills active in this run (their allowed-tools apply). */
+  skills?: readonly string[];
 }
 
 /** The Web UI's "Current Details" (markdown): set in memory, answered by the worker; no history event. */
@@ -155,6 +157,9 @@ export function showLiveState(live: LiveState): void {
     ...(live.lastCall !== undefined ? [`Last tool call: ${codeSpan(live.lastCall)}`] : []),
     ...(live.promoted && live.promoted.length > 0
       ? [`Promoted tools: ${markdownText(live.promoted.join(', '))}`]
+      : []),
+    ...(live.skills && live.skills.length > 0
+      ? [`Active skills: ${markdownText(live.skills.join(', '))}`]
       : []),
   ];
   const text = lines.join('\n\n');

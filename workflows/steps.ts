@@ -4,12 +4,13 @@ import { capText } from '../contracts/text';
 
 /**
  * The step record of one assistant turn or tool result, with text and arguments capped; a `tool_search`
- * result names the deferred tools it promoted.
+ * result names the deferred tools it promoted, a read of a SKILL.md the skill it made active.
  */
 export function buildStep(
   seq: number,
   message: AssistantMessage | ToolMessage,
   promoted?: readonly string[],
+  activatedSkill?: string,
 ): SubagentStep {
   const { text, truncated } = capText(message.content, SUBAGENT_STEP_MAX_CHARS);
   if (message.role === 'tool') {
@@ -22,6 +23,7 @@ export function buildStep(
       name: message.name,
       is_error: message.is_error ?? false,
       ...(promoted && promoted.length > 0 && { promoted: [...promoted] }),
+      ...(activatedSkill !== undefined && { activated_skill: activatedSkill }),
     };
   }
   return {

@@ -39,6 +39,7 @@ import {
   type RunStanding,
   type SlotRefusal,
 } from './run-lifecycle';
+import { withActiveSkills } from './skills';
 import { finishSubagent } from './subagent-result';
 
 /** Histories recorded before admission started the loop at once. */
@@ -101,7 +102,14 @@ function subagentProgress(state: AgentLoopState, { awaitingSlot, finished }: Run
     ...(state.usage && { token_usage: state.usage }),
     ...(state.model_name && { model_name: state.model_name }),
     last_seq: state.step_seq,
+    ...withActiveSkills(state),
   };
+}
+
+/** The agent's own `skills:` list from the run's skills settings: absent, every enabled skill. */
+function agentSkillList(input: SubagentInput): { list?: string[] } {
+  const lists = input.skills?.agents;
+  return lists && Object.hasOwn(lists, input.agent.name) ? { list: lists[input.agent.name] } : {};
 }
 
 /** The subagent's run (its graph, or the agent loop), its wall clock counted from `admittedAt`. */
@@ -138,6 +146,7 @@ async function runSubagent(
       timeoutSeconds: agent.timeout_seconds,
       // From the slot's grant: a wait in the queue is not the subagent's own time.
       ...(admittedAt !== undefined && { clockStartMs: Date.parse(admittedAt) }),
+      skills: { ...agentSkillList(input), prompt: input.prompt },
     },
     state,
     ...(delegator && { delegator }),

@@ -8,8 +8,9 @@ import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import type { ProjectActivities } from '../activities';
 import { isMcpToolName, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
 import type { ToolCall, ToolMessage } from '../contracts/messages';
+import type { ScreenedCall } from '../contracts/run-skills';
 import { TOOL_SEARCH_TOOL_NAME } from '../contracts/tool-search';
-import { isIdempotentCall, type SandboxSettings } from '../contracts/tools';
+import { isIdempotentCall, type SandboxSettings, type SkillMount } from '../contracts/tools';
 import type { AgentLoopConfig, AgentLoopState, LoopPlugins } from './agent-loop';
 import { runMcpToolCall, runToolSearch } from './mcp-tool-call';
 import { callLine } from './outcome';
@@ -62,6 +63,12 @@ function interruptedToolMessage(
   return { role: 'tool', tool_call_id: call.id, name: call.name, content, is_error: true };
 }
 
+/** The skill folders a built-in tool call mounts, for an agent with skills; else nothing (the input stays as it was). */
+function withSkillMounts(config: AgentLoopConfig): { skill_mounts?: SkillMount[] } {
+  const mounts = config.skills?.mounts();
+  return mounts ? { skill_mounts: mounts } : {};
+}
+
 /** One call's result, with the MCP tools its `tool_search` found (promoted once the result is recorded). */
 export interface CallResult {
   result: ToolMessage;
@@ -77,6 +84,8 @@ export class ToolCalls {
   private readonly promotedBy = new Map<ToolCall, string[]>();
   /** Which of the current response's calls a plugin claimed. */
   private claimed: boolean[] = [];
+  /** What the skills' policy decided for each of the current response's calls. */
+  private screened: (ScreenedCall | undefined)[] = [];
 
   constructor(
     private readonly state: AgentLoopState,
@@ -92,14 +101,23 @@ export class ToolCalls {
 
   /**
    * Starts the response's calls: the claimed ones first (the plugin's children), then the rest, each as its
-   * activity. Settles with the plugin's results and the activities', each in the calls' order.
+   * activity; a call the skills' policy refused (`screened`) runs nowhere. Settles with the plugin's results and
+   * the activities', each in the calls' order.
    */
-  start(calls: ToolCall[], claimer: LoopPlugins['claimedCalls']): Promise<[ToolMessage[], ToolMessage[]]> {
-    this.claimed = calls.map((call) => claimer?.claims(call) ?? false);
+  start(
+    calls: ToolCall[],
+    claimer: LoopPlugins['claimedCalls'],
+    screened: ScreenedCall[] = [],
+  ): Promise<[ToolMessage[], ToolMessage[]]> {
+    this.screened = screened;
+    const refused = (i: number) => screened[i]?.refusal !== undefined;
+    this.claimed = calls.map((call, i) => !refused(i) && (claimer?.claims(call) ?? false));
     const claimed = calls.filter((_, i) => this.claimed[i]);
     const claimedResults = claimer && claimed.length > 0 ? claimer.run(claimed) : Promise.resolve([]);
     return Promise.all([
-      Promise.all(calls.filter((_, i) => !this.claimed[i]).map((call) => this.run(call))),
+      Promise.all(
+        calls.flatMap((call, i) => (this.claimed[i] || refused(i) ? [] : [this.run(call, screened[i])])),
+      ),
       claimedResults,
     ]);
   }
@@ -110,16 +128,18 @@ export class ToolCalls {
     let nextTool = 0;
     let nextDelegated = 0;
     const results = calls.map((call, i) => {
-      const result = this.claimed[i] ? delegated[nextDelegated++] : toolResults[nextTool++];
+      const result =
+        this.screened[i]?.refusal ?? (this.claimed[i] ? delegated[nextDelegated++] : toolResults[nextTool++]);
       if (!result) throw new Error(`no result for tool call ${call.id} (${call.name})`);
       const promoted = this.promotedBy.get(call);
       return { result, ...(promoted && { promoted }) };
     });
     this.promotedBy.clear();
+    this.screened = [];
     return results;
   }
 
-  private async run(call: ToolCall): Promise<ToolMessage> {
+  private async run(call: ToolCall, screened: ScreenedCall | undefined): Promise<ToolMessage> {
     const { config } = this;
     if (config.mcpTools?.deferred && call.name === TOOL_SEARCH_TOOL_NAME)
       return this.search(call, config.mcpTools);
@@ -140,6 +160,8 @@ export class ToolCalls {
               workspace: config.workspace,
               allowed_tools: config.allowedTools,
               sandbox: config.sandbox,
+              ...withSkillMounts(config),
+              ...(screened?.secrets && { secrets: screened.secrets }),
             },
             summary,
           );

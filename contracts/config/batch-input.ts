@@ -2,7 +2,7 @@
 import { resolveAgent, resolveSummarization } from './agents';
 import type { Config } from './index';
 import type { BatchInput, BatchItem, BatchLimits } from '../batch';
-import { configBatchLimits } from './lead-input';
+import { configBatchLimits, runSkillsSettings } from './lead-input';
 
 export interface BatchRequest {
   description: string;
@@ -14,6 +14,8 @@ export interface BatchRequest {
   /** The lead run it belongs to (default: the batch's own id, set by the workflow). */
   run_id?: string;
   fairness_key?: string;
+  /** The skills folder on this machine when it exists (as a lead run's request says it); absent: no skills. */
+  skills_root?: string;
 }
 
 /** The batch's workflow input, its agent and settings resolved from the config as a `task` child's are. */
@@ -34,6 +36,7 @@ export function buildBatchInput(config: Config, request: BatchRequest): BatchInp
     depth: 1,
     ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
     ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
+    ...(request.skills_root !== undefined && { skills: runSkillsSettings(config, request.skills_root) }),
     honest_close: true,
   };
 }

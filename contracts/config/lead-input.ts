@@ -1,5 +1,8 @@
 /** A lead run's input, from the config as a user writes it: the one place config turns into a run. */
 import {
+  agentSkillNames,
+  leadSkillNames,
+  listAgentNames,
   listAgents,
   resolveClarification,
   resolveLeadModel,
@@ -10,6 +13,7 @@ import { withMcp } from './agents';
 import type { Config } from './index';
 import type { BatchLimits, BatchToolSettings } from '../batch';
 import type { LeadRunInput } from '../lead';
+import type { RunSkillsSettings } from '../run-skills';
 import { BUILTIN_TOOL_NAMES } from '../tools';
 import { allMcpTools } from './mcp';
 
@@ -18,20 +22,29 @@ export interface LeadRunRequest {
   /** Absolute path of the run's workspace. */
   workspace: string;
   run_id?: string;
+  /**
+   * The skills folder on this machine (absolute), when it exists: contracts read no disk, so the caller looks
+   * (worker/config.ts `existingSkillsRoot`). Absent: the run has no skills, and takes no snapshot.
+   */
+  skills_root?: string;
 }
 
 export function buildLeadRunInput(config: Config, request: LeadRunRequest): LeadRunInput {
   const { subagents } = config;
   const summarization = resolveSummarization(config);
   const clarification = resolveClarification(config);
+  const agents = subagents.enabled ? listAgents(config) : [];
+  const skills =
+    request.skills_root === undefined ? undefined : runSkillsSettings(config, request.skills_root);
   return {
     prompt: request.prompt,
     ...(request.run_id !== undefined && { run_id: request.run_id }),
     ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
+    ...(skills && { skills }),
     model: resolveLeadModel(config),
     tools: [...BUILTIN_TOOL_NAMES],
     ...withMcp(allMcpTools(config.mcp_servers), config),
-    agents: subagents.enabled ? listAgents(config) : [],
+    agents,
     workspace: request.workspace,
     sandbox: config.sandbox,
     loop_detection: config.loop_detection,
@@ -55,6 +68,27 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     asks_slot: true,
     uncancelled_timers: true,
     honest_close: true,
+  };
+}
+
+/**
+ * The skills settings of a run whose skills folder is `root`: the config's `skills:` keys, and the `skills:` list
+ * of the lead and of each agent that has one (an agent without one gets every enabled skill).
+ */
+export function runSkillsSettings(config: Config, root: string): RunSkillsSettings {
+  const lead = leadSkillNames(config);
+  const lists: Record<string, string[]> = {};
+  for (const name of listAgentNames(config)) {
+    const list = agentSkillNames(config, name);
+    if (list !== undefined) lists[name] = [...list];
+  }
+  return {
+    root,
+    container_path: config.skills.container_path,
+    deferred_discovery: config.skills.deferred_discovery,
+    ...(config.extensions_config !== undefined && { extensions_config: config.extensions_config }),
+    ...(lead !== undefined && { lead: [...lead] }),
+    ...(Object.keys(lists).length > 0 && { agents: lists }),
   };
 }
 

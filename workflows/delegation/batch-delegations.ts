@@ -187,6 +187,8 @@ export class BatchDelegations {
       depth: depth + 1,
       fairness_key: limits.fairness_key ?? runId,
       ...(this.options.userId !== undefined && { user_id: this.options.userId }),
+      ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
+      ...(this.options.skills !== undefined && { skills: this.options.skills }),
       honest_close: true,
     };
   }

@@ -46,7 +46,9 @@ import {
   type ToolSpec,
 } from '../../contracts/messages';
 import type { SubagentProgressUpdate } from '../../contracts/queries';
+import type { RunSkillsSettings } from '../../contracts/run-skills';
 import { runSearchAttributes } from '../../contracts/search-attributes';
+import type { SealedSecret } from '../../contracts/secrets';
 import {
   failedSubagentResult,
   SUBAGENT_TIMEOUT_GRACE_SECONDS,
@@ -112,6 +114,10 @@ export interface DelegatorOptions {
   clarification?: ClarificationSettings;
   /** The run's user (contracts/user.ts), handed to every child. Absent: `default`. */
   userId?: string;
+  /** The run's request-scoped secrets, sealed, handed to every child. Absent: none. */
+  secrets?: SealedSecret[];
+  /** The run's skills settings, handed to every child (each takes its own snapshot). Absent: none. */
+  skills?: RunSkillsSettings;
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
@@ -312,6 +318,8 @@ export class Delegator {
       // Its turn at admission: the run's (or its tenant's), at every depth.
       fairness_key: limits.fairness_key ?? runId,
       ...(this.options.userId !== undefined && { user_id: this.options.userId }),
+      ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
+      ...(this.options.skills !== undefined && { skills: this.options.skills }),
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
       asks_slot: true,
       uncancelled_timers: true,

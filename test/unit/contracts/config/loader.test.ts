@@ -27,7 +27,9 @@ describe('loadConfig', () => {
     expect(loaded.path).toBeUndefined();
     expect(loaded.warnings).toEqual([]);
     expect(loaded.config.workspace.root).toBe(join(process.cwd(), 'workspace'));
-    expect({ ...loaded.config, workspace: defaultConfig().workspace }).toEqual(defaultConfig());
+    expect(loaded.config.skills.path).toBe(join(process.cwd(), 'skills'));
+    const { workspace, skills } = defaultConfig();
+    expect({ ...loaded.config, workspace, skills }).toEqual(defaultConfig());
   });
 
   it('takes relative paths from the config file’s folder', () => {
@@ -132,7 +134,9 @@ describe('loadConfig', () => {
     const { config, warnings } = loadConfig(write('empty.yaml', '# nothing yet\n'), {});
     expect(warnings).toEqual([]);
     expect(config.workspace.root).toBe(join(dir, 'workspace'));
-    expect({ ...config, workspace: defaultConfig().workspace }).toEqual(defaultConfig());
+    expect(config.skills.path).toBe(join(dir, 'skills'));
+    const { workspace, skills } = defaultConfig();
+    expect({ ...config, workspace, skills }).toEqual(defaultConfig());
   });
 
   it('refuses a YAML alias bomb in one line, at once', () => {

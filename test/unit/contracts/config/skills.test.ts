@@ -4,6 +4,8 @@
  */
 import { ConfigError, parseConfig } from '../../../../contracts/config';
 import { agentSkillNames, leadSkillNames } from '../../../../contracts/config/agents';
+import { buildBatchInput } from '../../../../contracts/config/batch-input';
+import { buildLeadRunInput } from '../../../../contracts/config/lead-input';
 
 describe('skills:', () => {
   it('defaults to ./skills beside the config, seen at /mnt/skills, discovery not deferred', () => {
@@ -101,5 +103,36 @@ describe("an agent's skills list", () => {
       'subagents.agents.bash.skills: "csv-summary" is not a list of skill names',
       `subagents.custom_agents.a.skills[1]: "../x" ${notAName}`,
     ]);
+  });
+});
+
+describe("a run's skills settings", () => {
+  const config = parseConfig({
+    models: [{ name: 'scripted', provider: 'scripted', model: 'test' }],
+    skills: { container_path: '/opt/skills/', deferred_discovery: true },
+    lead: { skills: ['csv-summary'] },
+    subagents: { agents: { bash: { skills: [] } } },
+  }).config;
+
+  it('rides on the lead run input only when the caller found a skills folder', () => {
+    expect(buildLeadRunInput(config, { prompt: 'p', workspace: '/tmp/w' }).skills).toBeUndefined();
+    expect(
+      buildLeadRunInput(config, { prompt: 'p', workspace: '/tmp/w', skills_root: '/srv/skills' }).skills,
+    ).toEqual({
+      root: '/srv/skills',
+      container_path: '/opt/skills',
+      deferred_discovery: true,
+      lead: ['csv-summary'],
+      agents: { bash: [] },
+    });
+  });
+
+  it('rides on a batch input the same way', () => {
+    const request = { description: 'd', subagent_type: 'bash', items: [], workspace: '/tmp/w' };
+    expect(buildBatchInput(config, request).skills).toBeUndefined();
+    expect(buildBatchInput(config, { ...request, skills_root: '/srv/skills' }).skills).toMatchObject({
+      root: '/srv/skills',
+      agents: { bash: [] },
+    });
   });
 });
