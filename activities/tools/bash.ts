@@ -178,7 +178,10 @@ export async function runBash(
   } catch (err) {
     // Whatever a failure says (a spawn error repeats its arguments) is masked as the output is.
     if (err instanceof ToolError) throw new ToolError(mask(err.message));
-    if (err instanceof Error && longest > 0) err.message = mask(err.message);
+    if (err instanceof Error && longest > 0) {
+      err.message = mask(err.message);
+      if (err.stack !== undefined) err.stack = mask(err.stack);
+    }
     throw err;
   }
 }
