@@ -23,12 +23,25 @@ export interface MountInUse {
 /** The one wording of a refused write, for every tool and sandbox that can say it. */
 export const SKILLS_READ_ONLY = 'is read-only: skills cannot be changed from a sandbox';
 
-/** What a file tool answers when asked to write under a mount. */
-export function readOnlyMountError(tool: string, requested: string, mount: MountInUse): ToolError {
+/** What a file tool answers when asked to write under `folder` (a mount, or the folder the mounts are in). */
+export function readOnlyMountError(tool: string, requested: string, folder: string): ToolError {
   return new ToolError(
-    `${tool}: "${requested}" is in ${mount.container_path}, which ${SKILLS_READ_ONLY}; ` +
-      'write to the workspace instead',
+    `${tool}: "${requested}" is in ${folder}, which ${SKILLS_READ_ONLY}; write to the workspace instead`,
   );
+}
+
+/**
+ * The read-only folder a write to `absolute` would land in: its mount, or the folder holding the mounts
+ * (`/mnt/skills`, where a new skill folder would go); undefined when it is neither.
+ */
+export function readOnlyFolderOf(mounts: readonly MountInUse[], absolute: string): string | undefined {
+  const mount = mountOf(mounts, absolute);
+  if (mount !== undefined) return mount.container_path;
+  for (const { container_path } of mounts) {
+    const parent = path.posix.dirname(container_path);
+    if (parent !== '/' && isWithin(parent, absolute)) return parent;
+  }
+  return undefined;
 }
 
 function mountProblem(mount: SkillMount): string | undefined {

@@ -2,7 +2,7 @@ import { constants, existsSync } from 'node:fs';
 import { mkdir, open, readlink, type FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { errorCode, type FileRequest } from './file-errors';
-import { mountOf, readOnlyMountError, type MountInUse } from './skill-mounts';
+import { mountOf, readOnlyFolderOf, readOnlyMountError, type MountInUse } from './skill-mounts';
 import { ToolError, type ToolContext } from './tool-context';
 
 /**
@@ -89,10 +89,13 @@ export function resolveInWorkspace(ctx: ToolContext, tool: string, requested: st
   return { tool, requested, root, components };
 }
 
-/** `resolveInWorkspace` for a tool that writes: a path under a skill mount is refused, as read-only. */
+/**
+ * `resolveInWorkspace` for a tool that writes: a path under a skill mount, or beside the mounts (a new folder in
+ * `/mnt/skills`), is refused as read-only.
+ */
 export function resolveForWriting(ctx: ToolContext, tool: string, requested: string): WorkspacePath {
-  const mount = mountOf(ctx.mounts ?? [], path.resolve(ctx.workspace, requested));
-  if (mount !== undefined) throw readOnlyMountError(tool, requested, mount);
+  const folder = readOnlyFolderOf(ctx.mounts ?? [], path.resolve(ctx.workspace, requested));
+  if (folder !== undefined) throw readOnlyMountError(tool, requested, folder);
   return resolveInWorkspace(ctx, tool, requested);
 }
 
@@ -169,7 +172,7 @@ export async function openInWorkspace<T>(
 ): Promise<T> {
   const { root } = target;
   if (createParents && root.mount !== undefined)
-    throw readOnlyMountError(target.tool, target.requested, root.mount);
+    throw readOnlyMountError(target.tool, target.requested, root.mount.container_path);
   let components = target.components;
   for (let hops = 0; ; hops += 1) {
     // The root is the configured folder itself, not something a process inside it can rename.

@@ -134,6 +134,7 @@ describe('file tools under a skill mount', () => {
     ['write_file', { path: '/mnt/skills/public/demo/new.md', content: 'new' }],
     ['write_file', { path: '/mnt/skills/custom/mine/SKILL.md', content: 'new' }],
     ['str_replace', { path: '/mnt/skills/public/demo/SKILL.md', old_str: 'Run', new_str: 'Skip' }],
+    ['write_file', { path: '/mnt/skills/new-skill/SKILL.md', content: 'new' }],
   ])('%s under a mount is refused as read-only (%j)', async (name, args) => {
     const result = await tool(name, args);
     expect(result.is_error).toBe(true);
