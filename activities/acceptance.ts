@@ -78,7 +78,7 @@ async function fileCheck(ctx: ToolContext, criterion: FileCriterion): Promise<Ac
   let handle: FileHandle | undefined;
   try {
     const target = resolveInWorkspace(ctx, criterion.form, criterion.path);
-    handle = await openInWorkspace(ctx, target, (at) => open(at, READ_FLAGS));
+    handle = await openInWorkspace(target, (at) => open(at, READ_FLAGS));
     const stats = await handle.stat();
     if (stats.isDirectory()) return failed(`${name} is a directory, not a file`);
     if (!stats.isFile()) return failed(`${name} is not a regular file (a FIFO, socket or device)`);

@@ -35,7 +35,7 @@ async function loadBatchItemsFile(request: BatchItemsFileRequest): Promise<Batch
   let handle: FileHandle | undefined;
   try {
     const target = resolveInWorkspace(ctx, 'items_file', request.path);
-    handle = await openInWorkspace(ctx, target, (at) => open(at, READ_FLAGS));
+    handle = await openInWorkspace(target, (at) => open(at, READ_FLAGS));
     const stats = await handle.stat();
     if (!stats.isFile()) return { problems: [`items_file: ${name} is not a regular file`] };
     if (stats.size > MAX_ITEMS_FILE_BYTES) {

@@ -3,6 +3,7 @@
  * module-global state. Workflows import only the type (`ProjectActivities`) and proxy it by name; the names
  * are recorded in histories and never change.
  */
+import type { PayloadKeyring } from '../payloads/encryption-codec';
 import type { BlobStore } from '../payloads/store';
 import { createAcceptanceActivities } from './acceptance';
 import { createAdmissionActivities, type PoolSettings } from './admission';
@@ -31,6 +32,8 @@ export interface ProjectActivityDeps {
    * reports the sandbox with, so the probes run once and what is shown is what runs.
    */
   probes?: MachineProbes;
+  /** What bash opens request-scoped secrets with (payloads/secrets.ts); absent: secrets cannot be opened. */
+  secretsKeyring?: PayloadKeyring;
   /** The model providers and what they keep between calls (default: new ones; a worker that restarts keeps its). */
   providers?: ModelProviders;
 }
@@ -42,7 +45,10 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
   return {
     ...createModelActivities({ transcripts, providers, mcpCatalog: deps.mcpCatalog }),
     ...createSummaryActivities({ transcripts, providers }),
-    ...createToolActivities({ probes: deps.probes ?? machineProbes() }),
+    ...createToolActivities({
+      probes: deps.probes ?? machineProbes(),
+      ...(deps.secretsKeyring && { keyring: deps.secretsKeyring }),
+    }),
     ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
     ...createGraphActivities({ store: deps.store, providers }),
     readCancelledResult,

@@ -96,6 +96,10 @@ Options:
   --user ID                 whose run (or batch, or schedule) it is: every delegation carries it, the Web UI
                             filters by it (search attribute UserId); lead.user_id, default: default
   --workspace DIR           the run's workspace (default: workspace.root/<run-id>)
+  --secret NAME             run, start, schedule create (repeatable): the environment variable NAME, handed
+                            to the run sealed (SUBAGENTS_ENCRYPTION_KEY; an embedded run without a key makes
+                            one of its own) for the bash commands of an agent whose active skill declares it
+                            (required-secrets), masked in their output
   --address HOST:PORT, --namespace NS, --task-queue Q
                             the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and
                             the other TEMPORAL_* variables, a temporal.toml profile, or embedded)

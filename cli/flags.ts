@@ -1,5 +1,6 @@
 /**
- * Command-line flags: parsing with one-line errors, and the flags that set config values (`--provider`,
+ * Command-line flags: parsing with one-line errors, `--secret NAME` (read from the environment), and the flags
+ * that set config values (`--provider`,
  * `--model`, `--max-running`, `--max-total`, `--address`, `--namespace`, `--task-queue`, `--metrics-port`).
  * Those are written into the config before it is checked, so they meet the same rules, defaults and clamps as
  * the file's values.
@@ -7,6 +8,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ConfigOverrides, Given } from '../contracts/config/overrides';
 import { withoutUndefined } from '../contracts/records';
+import { secretNameProblem } from '../contracts/secrets';
 
 /** A mistake the user can fix: printed as one line, exit code 2. */
 export class UsageError extends Error {
@@ -32,6 +34,7 @@ export const RUN_FLAGS: FlagSpec = {
   'fairness-key': { type: 'string' },
   user: { type: 'string' },
   workspace: { type: 'string' },
+  secret: { type: 'string', multiple: true },
 };
 
 /** `run` only: `start` has its own prompt. */
@@ -39,7 +42,7 @@ export const PROMPT_FLAGS: FlagSpec = {
   'prompt-file': { type: 'string' },
 };
 
-export type FlagValues = Record<string, string | boolean | undefined>;
+export type FlagValues = Record<string, string | string[] | boolean | undefined>;
 
 /** Why a flag of `run` means nothing to another command: each run's input carries what it sets. */
 const RUN_ONLY_REASONS: Readonly<Record<string, string>> = {
@@ -50,6 +53,7 @@ const RUN_ONLY_REASONS: Readonly<Record<string, string>> = {
   'fairness-key': 'the run takes its turn at admission',
   user: 'the run acts for its user',
   workspace: 'the run chooses its workspace',
+  secret: 'the run takes the secrets its skills need',
   'prompt-file': 'the run takes the prompt',
 };
 
@@ -87,6 +91,31 @@ export function parseFlags(
 export function stringFlag(values: FlagValues, name: string): string | undefined {
   const value = values[name];
   return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The request-scoped secrets `--secret NAME` (repeatable) names, each read from `env` by that name: the value
+ * never appears on a command line. A name that is not an environment variable's, or one not set, is a
+ * UsageError naming it. Undefined when no --secret is given.
+ */
+export function secretFlags(values: FlagValues, env: NodeJS.ProcessEnv): Record<string, string> | undefined {
+  const given = values.secret;
+  const names = Array.isArray(given) ? given : typeof given === 'string' ? [given] : [];
+  if (names.length === 0) return undefined;
+  const secrets: Record<string, string> = {};
+  for (const name of names) {
+    const problem = secretNameProblem(name);
+    if (problem !== undefined) throw new UsageError(`--secret ${JSON.stringify(name)} ${problem}`);
+    const value = env[name];
+    if (value === undefined) {
+      throw new UsageError(
+        `--secret ${name}: the environment variable ${name} is not set; --secret takes a name and reads the ` +
+          `value from this command's environment (e.g. \`export ${name}=…\` first)`,
+      );
+    }
+    secrets[name] = value;
+  }
+  return secrets;
 }
 
 /** An integer flag within [min, max], or a message that says what is accepted. */

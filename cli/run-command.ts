@@ -8,12 +8,21 @@ import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
 import type { SandboxInUse } from '../activities/tools';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
+import { processSecretsKeyring, useEphemeralSecretsKey } from '../payloads/secrets';
 import { configurePayloads } from '../payloads/store';
 import { signalExitCode } from '../worker/shutdown';
 import { newRunId, SubagentsClient, workflowUiUrl, type RunHandle } from '../client/api';
 import { connectClient, connectionSettings } from '../client/connection';
 import { loadCommandConfig, runWorkspace } from './command-setup';
-import { parseFlags, PROMPT_FLAGS, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
+import {
+  parseFlags,
+  PROMPT_FLAGS,
+  RUN_FLAGS,
+  secretFlags,
+  stringFlag,
+  UsageError,
+  type FlagValues,
+} from './flags';
 import { watchRun } from './progress';
 import { resolvePrompt } from './prompt-input';
 import { cancelledRunLine, RunInterrupts } from './run-interrupts';
@@ -71,6 +80,29 @@ export function runHeaderLines(header: RunHeader, options: { withUiUrl: boolean 
   ];
 }
 
+/**
+ * `--secret` without an encryption key: sealed values only this process can open. On a server given by
+ * address, whose workers are other processes, that cannot work: refused. Otherwise the run gets a dev server
+ * and a worker of this command's own (never the recorded dev server's workers, nor a task queue they poll),
+ * and this process a key of its own for the secrets alone (payloads stay as configured). True: own server.
+ */
+export function ownServerForSecrets(address: string | undefined, keyEnv: string): true {
+  if (address) {
+    throw new UsageError(
+      `--secret needs an encryption key shared by this command and the workers of ${address}, and none is ` +
+        `configured: set ${keyEnv} (or payloads.encryption's key_file or key_command) for both ` +
+        '(`openssl rand -base64 32` makes a key)',
+    );
+  }
+  useEphemeralSecretsKey();
+  say(
+    `--secret without an encryption key: this run gets a dev server and a worker of this command's own, and ` +
+      `its secrets a key of this process's own (set ${keyEnv} for this command and the workers to run it ` +
+      'on a shared server)',
+  );
+  return true;
+}
+
 /** How the followed run ended: with its result, or this command stopped following it (a server elsewhere). */
 type Followed = { result: LeadRunResult; cancelledBy?: NodeJS.Signals } | { detachedBy: NodeJS.Signals };
 
@@ -84,12 +116,17 @@ export async function executeRun(request: RunRequest): Promise<number> {
   const env = request.env ?? process.env;
   const json = values.json === true;
   const settings = connectionSettings(config.temporal, env);
-  const ownServer = values.embedded === true;
+  let ownServer = values.embedded === true;
   if (ownServer && settings.address) {
     throw new UsageError(
       `--embedded starts a server of this command's own, but one is given (${settings.address}: --address, ` +
         'temporal.address, TEMPORAL_ADDRESS or a Temporal profile); give one or the other',
     );
+  }
+  // Before anything is made: a missing variable or key ends the command as it is.
+  const secrets = secretFlags(values, env);
+  if (secrets && processSecretsKeyring(config.payloads.encryption).keyId === undefined) {
+    ownServer = ownServerForSecrets(settings.address, config.payloads.encryption.key_env);
   }
   const runId = newRunId();
   const workspace = runWorkspace(config, values, runId);
@@ -134,6 +171,7 @@ export async function executeRun(request: RunRequest): Promise<number> {
             taskQueue: session.settings.taskQueue,
             runId,
             onRetry: (line) => process.stderr.write(`subagents: ${line}\n`),
+            ...(secrets && { secrets }),
           });
           // The live tree carries the link itself; logs and --json get it up front.
           const sandbox = await session.sandbox();

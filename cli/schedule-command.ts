@@ -3,13 +3,17 @@
  * started by the server (see schedules.ts). Every check of `create` runs before the server is asked.
  */
 import type { Config } from '../contracts/config';
+import type { LeadRunInput } from '../contracts/lead';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { loadCommandConfig, requireServer, runWorkspace } from './command-setup';
+import { withSecrets } from '../client/api';
 import { connectClient } from '../client/connection';
+import { processSecretsKeyring } from '../payloads/secrets';
 import {
   parseFlags,
   PROMPT_FLAGS,
   RUN_FLAGS,
+  secretFlags,
   stringFlag,
   UsageError,
   type FlagSpec,
@@ -217,6 +221,28 @@ const CREATE_FLAGS: FlagSpec = {
 };
 
 /**
+ * A scheduled run's input with the --secret values sealed in: the schedule keeps them sealed in its action, and
+ * every occurrence carries them. Its workers are other processes, and later ones: the key must be one they
+ * hold (no process key of this command's own would do).
+ */
+function scheduledSecrets(
+  input: LeadRunInput,
+  secrets: Record<string, string> | undefined,
+  config: Config,
+): LeadRunInput {
+  if (secrets === undefined) return input;
+  const keyring = processSecretsKeyring(config.payloads.encryption);
+  if (keyring.keyId === undefined) {
+    throw new UsageError(
+      `schedule create: --secret needs an encryption key shared by this command and the workers, and none ` +
+        `is configured: set ${config.payloads.encryption.key_env} (or payloads.encryption's key_file or ` +
+        'key_command) for both (`openssl rand -base64 32` makes a key)',
+    );
+  }
+  return withSecrets(input, secrets, keyring);
+}
+
+/**
  * Connects to the server the flags, config or environment name (or the running dev server) and runs `body`;
  * a schedule the server does not know, or refuses, ends as one line (exit 2).
  */
@@ -254,15 +280,21 @@ async function createCommand(args: string[], env: NodeJS.ProcessEnv): Promise<nu
   const overlap = overlapFlag(values) ?? 'skip';
   const config = loadCommandConfig(values, env);
   const taskQueue = config.temporal.task_queue;
+  const secrets = secretFlags(values, env);
   // With --items, each occurrence is a batch of those items (checked whole now); else a lead run.
   let action: ScheduleAction;
   if (stringFlag(values, 'items') !== undefined) {
     if (prompt.length > 0 || stringFlag(values, 'prompt-file') !== undefined)
       throw new UsageError(`${command}: give --items for a batch or a prompt for a lead run, not both`);
+    if (secrets !== undefined)
+      throw new UsageError(`${command}: --secret is for a scheduled lead run; a batch's items take none`);
     const batch = batchFromFlags(command, values, config);
     action = { kind: 'batch', input: batch.build(runWorkspace(config, values, name)) };
   } else {
-    action = { kind: 'lead', input: leadInput(config, values, name, prompt) };
+    action = {
+      kind: 'lead',
+      input: scheduledSecrets(leadInput(config, values, name, prompt), secrets, config),
+    };
   }
   // The same minimum holds for a cron (a seconds field, `@every 1s`), as the server matches it.
   const minimum = minimumIntervalSeconds(env);

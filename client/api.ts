@@ -47,6 +47,8 @@ import type { SubagentResult } from '../contracts/subagent';
 import { workflowResult } from './results';
 import { askWorker, type Asked } from './worker-liveness';
 import { promptDetails, summaryLine } from '../contracts/text';
+import type { PayloadKeyring } from '../payloads/encryption-codec';
+import { processSecretsKeyring, sealSecrets } from '../payloads/secrets';
 import type * as workflows from '../workflows';
 
 /** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
@@ -448,6 +450,26 @@ export function checkWorkspaceFolder(workspace: string, home = homedir()): void 
   }
 }
 
+/**
+ * `input` with `secrets` (name → value) sealed under the keyring's newest key (payloads/secrets.ts) beside the
+ * secrets it already has (a name given again takes the new value). Only sealed values leave this function: the
+ * input, its digest and history never hold a plain one. Throws SecretError when the keyring has no key to seal
+ * with, or a name is not an environment variable's.
+ */
+export function withSecrets(
+  input: LeadRunInput,
+  secrets: Readonly<Record<string, string>> | undefined,
+  keyring: PayloadKeyring,
+): LeadRunInput {
+  if (secrets === undefined || Object.keys(secrets).length === 0) return input;
+  const sealed = sealSecrets(keyring, secrets);
+  const kept = (input.secrets ?? []).filter((secret) => !Object.hasOwn(secrets, secret.name));
+  return {
+    ...input,
+    secrets: [...kept, ...sealed].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+  };
+}
+
 /** sha256 of the input as started: the same request retried has the same digest. */
 function inputDigest(input: LeadRunInput): string {
   return createHash('sha256').update(JSON.stringify(input)).digest('hex');
@@ -468,6 +490,16 @@ export interface StartRunOptions {
   onRetry?: (line: string) => void;
   /** How long a start is retried while the server cannot be reached (default START_RETRY_MS). */
   retryForMs?: number;
+  /**
+   * Request-scoped secrets for the run's skills (name → value, names as environment variables): sealed here
+   * (withSecrets), opened only by the workers' bash tool for an agent whose active skill declares them.
+   */
+  secrets?: Readonly<Record<string, string>>;
+  /**
+   * What `secrets` are sealed with (default: this process's payload keys, processSecretsKeyring): the workers
+   * must hold its newest key.
+   */
+  keyring?: PayloadKeyring;
 }
 
 /** How long `startRun` retries while the server cannot be reached: a restart of the server fits in it. */
@@ -535,11 +567,15 @@ export class SubagentsClient {
    * started again under the same run id returns that run, running or finished; another input under a
    * taken run id is refused (RunIdTakenError), and a finished run is never started a second time. While the
    * server cannot be reached (a restart) the start is retried for `options.retryForMs`, each retry told to
-   * `options.onRetry`; then a ServerUnavailableError.
+   * `options.onRetry`; then a ServerUnavailableError. `options.secrets` are sealed into the input (withSecrets).
    */
   async startRun(input: LeadRunInput, options: StartRunOptions): Promise<RunHandle> {
     const runId = options.runId ?? input.run_id ?? newRunId();
-    const args: LeadRunInput = { ...input, run_id: runId };
+    const sealed =
+      options.secrets === undefined
+        ? input
+        : withSecrets(input, options.secrets, options.keyring ?? processSecretsKeyring());
+    const args: LeadRunInput = { ...sealed, run_id: runId };
     assertLeadRunInput(args);
     checkWorkspaceFolder(args.workspace);
     const digest = inputDigest(args);

@@ -3,9 +3,13 @@
  * with the newest key, a worker opens with any key it holds. The same AES-256-GCM as payloads, bound to the
  * secret's name (a sealed value moved under another name does not open).
  */
+import { randomBytes } from 'node:crypto';
+import type { EncryptionSettings } from '../contracts/config/payloads';
 import type { SealedSecret } from '../contracts/secrets';
 import { secretNameProblem } from '../contracts/secrets';
-import type { PayloadKeyring } from './encryption-codec';
+import { PayloadKeyring } from './encryption-codec';
+import { ENCRYPTION_KEY_BYTES, processEncryptionKeys, type EncryptionKey } from './encryption-keys';
+import { payloadSettings } from './store';
 
 const textEncoder = new TextEncoder();
 
@@ -57,4 +61,31 @@ export function openSecrets(
     values[secret.name] = plain.slice(newline + 1);
   }
   return values;
+}
+
+let ephemeralKey: EncryptionKey | undefined;
+
+/**
+ * A key of this process's own for secrets, made on first call (random, never written anywhere): what an
+ * embedded run (the CLI's own server and worker, one process) seals and opens its secrets with when no
+ * encryption key is configured. Only this process can open what it seals; payloads stay as configured.
+ */
+export function useEphemeralSecretsKey(): string {
+  ephemeralKey ??= {
+    id: `process-${randomBytes(4).toString('hex')}`,
+    material: randomBytes(ENCRYPTION_KEY_BYTES),
+  };
+  return ephemeralKey.id;
+}
+
+/**
+ * The keyring secrets are sealed and opened with in this process: the payload keys of `encryption` (default:
+ * this process's settings), newest first, then this process's own key when it made one (useEphemeralSecretsKey):
+ * it seals only when no key is configured.
+ */
+export function processSecretsKeyring(
+  encryption: EncryptionSettings = payloadSettings().encryption,
+): PayloadKeyring {
+  const keys = processEncryptionKeys(encryption);
+  return new PayloadKeyring(ephemeralKey === undefined ? keys : [...keys, ephemeralKey]);
 }

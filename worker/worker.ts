@@ -32,6 +32,8 @@ import {
 } from './admission';
 import { EventLoopDelay, loadGuardTuner } from './load-guard';
 import { projectDataConverter } from '../payloads/data-converter';
+import type { PayloadKeyring } from '../payloads/encryption-codec';
+import { processSecretsKeyring } from '../payloads/secrets';
 import { activityPayloadStore } from '../payloads/store';
 import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
@@ -57,6 +59,11 @@ export interface ProjectWorkerOptions {
   mcpCatalog?: McpCatalog;
   /** What this machine can start for bash (default: new probes); the process's own, when it reports the sandbox. */
   probes?: MachineProbes;
+  /**
+   * What bash opens request-scoped secrets with (default: the payload keys of `payloads`, and this process's own
+   * key when an embedded run made one: payloads/secrets.ts).
+   */
+  secretsKeyring?: PayloadKeyring;
   /** The model providers (default: new ones); one across restarts keeps the warm-up to once a process. */
   providers?: ModelProviders;
   /**
@@ -255,6 +262,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
       ...(options.transcripts && { transcripts: options.transcripts }),
       ...(options.probes && { probes: options.probes }),
+      secretsKeyring: options.secretsKeyring ?? processSecretsKeyring(options.payloads?.encryption),
       providers,
     }),
     dataConverter,

@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process';
 import type { BashArgs } from '../../contracts/tool-specs';
 import { sandboxLimits, type SandboxLimits } from '../../contracts/tools';
+import type { PayloadKeyring } from '../../payloads/encryption-codec';
+import { inheritedEnv, openBashSecrets, secretMasker } from './bash-secrets';
 import { OutputCollector } from './output';
 import { explainJustBashOutput, justBashLaunch } from './just-bash';
 import type { MachineProbes } from './machine-probes';
 import { inCgroup, makePidsCgroup } from './pids-cgroup';
 import { bubblewrapArgs, bubblewrapExecutable, limitedBashArgs, SANDBOX_ENV } from './sandbox';
 import { chooseSandbox, type SandboxInUse } from './sandbox-choice';
+import { containerOutput, hostCommand, type MountInUse } from './skill-mounts';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 
 interface Launch {
@@ -23,14 +26,12 @@ interface Finished {
   timedOut: boolean;
 }
 
-/** Host fallback: the worker's PATH and HOME, but none of its other variables (keys, tokens). */
+/**
+ * Host fallback: the worker's PATH and HOME, but none of its other variables (keys, tokens); even these few
+ * pass only under names that do not look secret (bash-secrets.ts).
+ */
 function hostEnv(): Record<string, string> {
-  const env: Record<string, string> = { LANG: 'C.UTF-8', TERM: 'dumb' };
-  for (const name of ['PATH', 'HOME', 'LANG', 'TZ']) {
-    const value = process.env[name];
-    if (value !== undefined) env[name] = value;
-  }
-  return env;
+  return { LANG: 'C.UTF-8', TERM: 'dumb', ...inheritedEnv(['PATH', 'HOME', 'LANG', 'TZ'], process.env) };
 }
 
 function killGroup(pid: number | undefined): void {
@@ -46,7 +47,12 @@ function killGroup(pid: number | undefined): void {
  * Runs the command in its own process group and kills the whole group on timeout, on cancellation and once
  * the command itself exits (so nothing it left in the background outlives the call).
  */
-function run(launch: Launch, timeoutMs: number, cap: number, signal?: AbortSignal): Promise<Finished> {
+function run(
+  launch: Launch,
+  timeoutMs: number,
+  collector: OutputCollector,
+  signal?: AbortSignal,
+): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(launch.file, launch.args, {
       cwd: launch.cwd,
@@ -54,7 +60,6 @@ function run(launch: Launch, timeoutMs: number, cap: number, signal?: AbortSigna
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const collector = new OutputCollector(cap);
     let timedOut = false;
     for (const stream of [child.stdout, child.stderr]) {
       stream.setEncoding('utf8');
@@ -90,27 +95,50 @@ function unavailable(sandbox: SandboxInUse): ToolError {
   );
 }
 
-/** How one command starts in the sandbox chosen for it. */
+/** What a command gets besides itself: the skill mounts and the secrets' values (name → value). */
+interface CommandExtras {
+  mounts: readonly MountInUse[];
+  secrets: Readonly<Record<string, string>>;
+}
+
+/**
+ * How one command starts in the sandbox chosen for it. The secrets are set last: a secret named like one of
+ * the sandbox's own variables is what the caller asked for.
+ */
 function launchIn(
   sandbox: SandboxInUse,
   command: string,
   cwd: string,
   limits: SandboxLimits,
   timeoutSeconds: number,
+  extras: CommandExtras,
 ): Launch {
+  const { mounts, secrets } = extras;
   switch (sandbox.kind) {
     case 'bubblewrap':
       return {
         // Found by the probe that chose it; gone since (uninstalled while the worker runs): spawn says ENOENT.
         file: bubblewrapExecutable() ?? 'bwrap',
-        args: [...bubblewrapArgs(cwd), '--', 'bash', ...limitedBashArgs(command, limits)],
+        args: [...bubblewrapArgs(cwd, mounts), '--', 'bash', ...limitedBashArgs(command, limits)],
         cwd,
-        env: { ...SANDBOX_ENV },
+        env: { ...SANDBOX_ENV, ...secrets },
       };
-    case 'just-bash':
-      return { ...justBashLaunch(cwd, command, limits, timeoutSeconds), cwd, env: { ...SANDBOX_ENV } };
+    case 'just-bash': {
+      const secretNames = Object.keys(secrets);
+      return {
+        ...justBashLaunch(cwd, command, limits, timeoutSeconds, { mounts, secretNames }),
+        cwd,
+        env: { ...SANDBOX_ENV, ...secrets },
+      };
+    }
     case 'host':
-      return { file: 'bash', args: limitedBashArgs(command, limits), cwd, env: hostEnv() };
+      // No mount namespace: the skills' container paths in the command name their host folders instead.
+      return {
+        file: 'bash',
+        args: limitedBashArgs(hostCommand(command, mounts), limits),
+        cwd,
+        env: { ...hostEnv(), ...secrets },
+      };
     case 'none':
       throw unavailable(sandbox);
   }
@@ -119,8 +147,15 @@ function launchIn(
 /**
  * The `bash` tool, in the sandbox the settings and the machine allow (sandbox-choice.ts): bubblewrap,
  * just-bash, or the host in the workspace when the config allows it; `probes` say what this machine can start.
+ * The call's secrets are opened with `keyring` and set in the command's environment; what comes back shows
+ * each value masked.
  */
-export async function runBash(args: BashArgs, ctx: ToolContext, probes: MachineProbes): Promise<ToolOutput> {
+export async function runBash(
+  args: BashArgs,
+  ctx: ToolContext,
+  probes: MachineProbes,
+  keyring?: PayloadKeyring,
+): Promise<ToolOutput> {
   const limit = ctx.sandbox.bash_timeout_seconds;
   const timeoutSeconds = args.timeout_seconds ?? limit;
   if (timeoutSeconds > limit) {
@@ -128,9 +163,46 @@ export async function runBash(args: BashArgs, ctx: ToolContext, probes: MachineP
   }
   ctx.signal?.throwIfAborted();
 
+  const secrets = openBashSecrets(ctx.secrets, keyring);
+  const { mask, longest } = secretMasker(secrets);
+  try {
+    return await runIn(
+      args.command,
+      timeoutSeconds,
+      ctx,
+      probes,
+      { mounts: ctx.mounts ?? [], secrets },
+      mask,
+      longest,
+    );
+  } catch (err) {
+    // Whatever a failure says (a spawn error repeats its arguments) is masked as the output is.
+    if (err instanceof ToolError) throw new ToolError(mask(err.message));
+    if (err instanceof Error && longest > 0) {
+      err.message = mask(err.message);
+      if (err.stack !== undefined) err.stack = mask(err.stack);
+    }
+    throw err;
+  }
+}
+
+async function runIn(
+  command: string,
+  timeoutSeconds: number,
+  ctx: ToolContext,
+  probes: MachineProbes,
+  extras: CommandExtras,
+  mask: (text: string) => string,
+  margin: number,
+): Promise<ToolOutput> {
   const sandbox = await chooseSandbox(ctx.sandbox, probes);
   const limits = sandboxLimits(ctx.sandbox);
-  let launch = launchIn(sandbox, args.command, ctx.workspaceReal, limits, timeoutSeconds);
+  let launch = launchIn(sandbox, command, ctx.workspaceReal, limits, timeoutSeconds, extras);
+  // Host bash names the skill folders by their host paths: the model reads their container paths.
+  const shown =
+    sandbox.kind === 'host' && extras.mounts.length > 0
+      ? (text: string) => mask(containerOutput(text, extras.mounts))
+      : mask;
   // just-bash starts no process to count, and its Node runtime's own threads would count against the limit.
   const cgroup =
     sandbox.kind === 'just-bash'
@@ -139,7 +211,8 @@ export async function runBash(args: BashArgs, ctx: ToolContext, probes: MachineP
   if (cgroup) launch = { ...launch, ...inCgroup(cgroup, launch.file, launch.args) };
   let finished: Finished;
   try {
-    finished = await run(launch, timeoutSeconds * 1000, ctx.sandbox.output_cap_chars, ctx.signal);
+    const collector = new OutputCollector(ctx.sandbox.output_cap_chars, shown, margin);
+    finished = await run(launch, timeoutSeconds * 1000, collector, ctx.signal);
   } finally {
     await cgroup?.remove();
   }

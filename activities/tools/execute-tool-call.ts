@@ -12,11 +12,13 @@ import {
   type BuiltinToolSpec,
 } from '../../contracts/tool-specs';
 import type { BuiltinToolName, ToolCallInput, ToolCallResult } from '../../contracts/tools';
+import type { PayloadKeyring } from '../../payloads/encryption-codec';
 import { whileHeartbeating } from '../activity-context';
 import { runBash } from './bash';
 import { listDirectory } from './ls';
 import type { MachineProbes } from './machine-probes';
 import { readFile } from './read-file';
+import { mountsInUse } from './skill-mounts';
 import { strReplace } from './str-replace';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 import { writeFile } from './write-file';
@@ -35,10 +37,10 @@ function bind<T>(schema: z.ZodType<T>, implementation: (args: T, ctx: ToolContex
 
 type Tools = Readonly<Record<BuiltinToolName, (raw: unknown) => PreparedCall>>;
 
-/** The built-in tools, bash with the probes of the machine it runs on. */
-function builtinTools(probes: MachineProbes): Tools {
+/** The built-in tools, bash with the probes of the machine it runs on and the keyring its secrets open with. */
+function builtinTools(probes: MachineProbes, keyring: PayloadKeyring | undefined): Tools {
   return {
-    bash: bind(bashArgsSchema, (args, ctx) => runBash(args, ctx, probes)),
+    bash: bind(bashArgsSchema, (args, ctx) => runBash(args, ctx, probes, keyring)),
     ls: bind(lsArgsSchema, listDirectory),
     read_file: bind(readFileArgsSchema, readFile),
     write_file: bind(writeFileArgsSchema, writeFile),
@@ -49,11 +51,16 @@ function builtinTools(probes: MachineProbes): Tools {
 export interface ToolActivityDeps {
   /** What this machine can start for bash; one per process, shared with whatever reports the sandbox. */
   probes: MachineProbes;
+  /**
+   * The keys request-scoped secrets were sealed with (payloads/secrets.ts: the worker's payload keys, and an
+   * embedded run's own key). Absent: a bash call given secrets fails, naming them.
+   */
+  keyring?: PayloadKeyring;
 }
 
 /** The built-in tool activity of a worker. */
 export function createToolActivities(deps: ToolActivityDeps) {
-  const tools = builtinTools(deps.probes);
+  const tools = builtinTools(deps.probes, deps.keyring);
   return { executeToolCall: (input: ToolCallInput) => executeToolCall(tools, input) };
 }
 
@@ -87,6 +94,8 @@ async function toolContext(input: ToolCallInput, signal: AbortSignal): Promise<T
     workspace,
     workspaceReal: await realpath(workspace),
     sandbox: input.sandbox,
+    mounts: await mountsInUse(input.skill_mounts),
+    ...(input.secrets && input.secrets.length > 0 && { secrets: input.secrets }),
     signal,
   };
 }

@@ -8,6 +8,8 @@ export interface FileRequest {
   tool: string;
   /** The path as the model wrote it. */
   requested: string;
+  /** Where it was looked for, in messages: a skill mount's container path; absent: the workspace. */
+  place?: string;
 }
 
 // Duck-typed: errors from Node's fs are not always `instanceof Error` of the caller's realm (jest's vm).
@@ -52,7 +54,7 @@ export function fileError(
   const code = errorCode(err);
   switch (code) {
     case 'ENOENT':
-      return new ToolError(`${name} does not exist in the workspace`);
+      return new ToolError(`${name} does not exist in ${request.place ?? 'the workspace'}`);
     case 'EISDIR':
       return new ToolError(`${name} is a directory, not a file; list it with ls`);
     case 'ENOTDIR':

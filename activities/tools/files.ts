@@ -1,7 +1,7 @@
 import { constants, type Dirent } from 'node:fs';
 import { open, readdir, type FileHandle } from 'node:fs/promises';
 import { fileError, errorCode, notRegularFile } from './file-errors';
-import { ToolError, type ToolContext } from './tool-context';
+import { ToolError } from './tool-context';
 import { directoryPath, openInWorkspace, type WorkspacePath } from './workspace';
 
 /** Larger files are refused rather than loaded whole into the worker's memory. */
@@ -13,10 +13,10 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 const CREATE_ATTEMPTS = 3;
 
 /** Reads a UTF-8 text file; binary and oversized files are refused with a message saying so. */
-export async function readTextFile(ctx: ToolContext, target: WorkspacePath): Promise<string> {
+export async function readTextFile(target: WorkspacePath): Promise<string> {
   let handle: FileHandle;
   try {
-    handle = await openInWorkspace(ctx, target, (at) => open(at, READ_FLAGS));
+    handle = await openInWorkspace(target, (at) => open(at, READ_FLAGS));
   } catch (err) {
     throw fileError(err, target, 'reading');
   }
@@ -68,18 +68,17 @@ async function openForWriting(at: string, append: boolean): Promise<OpenedForWri
 }
 
 /**
- * Writes (or appends) text, creating missing parent folders inside the workspace. Says whether the file was
- * created.
+ * Writes (or appends) text, creating missing parent folders inside the workspace (a skill mount refuses:
+ * openInWorkspace). Says whether the file was created.
  */
 export async function writeTextFile(
-  ctx: ToolContext,
   target: WorkspacePath,
   content: string,
   append: boolean,
 ): Promise<{ created: boolean }> {
   let opened: OpenedForWriting;
   try {
-    opened = await openInWorkspace(ctx, target, (at) => openForWriting(at, append), true);
+    opened = await openInWorkspace(target, (at) => openForWriting(at, append), true);
   } catch (err) {
     throw fileError(err, target, 'writing');
   }
@@ -100,11 +99,11 @@ export async function writeTextFile(
 }
 
 /** The entries of a workspace folder, as they are in the folder that was opened. */
-export async function listFolder(ctx: ToolContext, target: WorkspacePath): Promise<Dirent[]> {
+export async function listFolder(target: WorkspacePath): Promise<Dirent[]> {
   let openedAt = '';
   let handle: FileHandle;
   try {
-    handle = await openInWorkspace(ctx, target, async (at) => {
+    handle = await openInWorkspace(target, async (at) => {
       const folder = await open(at, READ_FLAGS);
       openedAt = at;
       return folder;

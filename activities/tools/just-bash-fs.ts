@@ -6,6 +6,7 @@
 import {
   InMemoryFs,
   MountableFs,
+  OverlayFs,
   ReadWriteFs,
   type BufferEncoding,
   type CpOptions,
@@ -15,6 +16,8 @@ import {
   type RmOptions,
 } from 'just-bash';
 import { posix } from 'node:path';
+import type { SkillMount } from '../../contracts/tools';
+import { SKILLS_READ_ONLY } from './skill-mounts';
 
 type WriteOptions = Parameters<IFileSystem['writeFile']>[2];
 
@@ -151,11 +154,82 @@ class ScratchFs extends InMemoryFs {
 }
 
 /**
- * The whole tree for one command. `workspaceReal` must have every link resolved: it is mounted at that path.
- * A workspace under /tmp is still on disk: the mount wins over the scratch folder around it.
+ * A skill folder, read from disk within its root (OverlayFs: a link out of it is not followed). Every write
+ * fails with EROFS, saying which path and why, as the file tools do.
  */
-export function justBashFileSystem(workspaceReal: string, maxFileBytes: number): IFileSystem {
+class SkillFs extends OverlayFs {
+  constructor(
+    private readonly containerPath: string,
+    root: string,
+    maxFileBytes: number,
+  ) {
+    super({ root, mountPoint: '/', readOnly: true, allowSymlinks: true, maxFileReadSize: maxFileBytes });
+  }
+
+  private refuse(op: string, path: string): never {
+    const where = posix.join(this.containerPath, path);
+    throw Object.assign(
+      new Error(`EROFS: read-only file system, ${op} '${where}' (${this.containerPath} ${SKILLS_READ_ONLY})`),
+      { code: 'EROFS' },
+    );
+  }
+
+  override writeFile(path: string): Promise<void> {
+    return this.refuse('write', path);
+  }
+
+  override appendFile(path: string): Promise<void> {
+    return this.refuse('write', path);
+  }
+
+  override mkdir(path: string): Promise<void> {
+    return this.refuse('mkdir', path);
+  }
+
+  override rm(path: string): Promise<void> {
+    return this.refuse('rm', path);
+  }
+
+  override cp(_src: string, dest: string): Promise<void> {
+    return this.refuse('cp', dest);
+  }
+
+  override mv(src: string): Promise<void> {
+    return this.refuse('mv', src);
+  }
+
+  override chmod(path: string): Promise<void> {
+    return this.refuse('chmod', path);
+  }
+
+  override symlink(_target: string, linkPath: string): Promise<void> {
+    return this.refuse('symlink', linkPath);
+  }
+
+  override link(_existingPath: string, newPath: string): Promise<void> {
+    return this.refuse('link', newPath);
+  }
+
+  override utimes(path: string): Promise<void> {
+    return this.refuse('utimes', path);
+  }
+}
+
+/**
+ * The whole tree for one command. `workspaceReal` must have every link resolved: it is mounted at that path.
+ * A workspace under /tmp is still on disk: the mount wins over the scratch folder around it. Each skill folder
+ * (`host_path` with its links resolved) is mounted read-only at its container path: reads come from disk,
+ * within the folder (a link out of it is not followed), and every write fails with EROFS.
+ */
+export function justBashFileSystem(
+  workspaceReal: string,
+  maxFileBytes: number,
+  mounts: readonly SkillMount[] = [],
+): IFileSystem {
   const fs = new MountableFs({ base: new ScratchFs(maxFileBytes) });
   fs.mount(workspaceReal, new WorkspaceFs(workspaceReal, maxFileBytes));
+  for (const mount of mounts) {
+    fs.mount(mount.container_path, new SkillFs(mount.container_path, mount.host_path, maxFileBytes));
+  }
   return fs;
 }

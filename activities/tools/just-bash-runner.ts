@@ -9,6 +9,7 @@
  * heartbeats. It prints the command's stdout, then its stderr, and exits with the command's exit code.
  */
 import { Bash, getCommandNames, latin1FromBytes, stdoutAsBytes, type CommandName } from 'just-bash';
+import type { SkillMount } from '../../contracts/tools';
 import { justBashFileSystem } from './just-bash-fs';
 import { SANDBOX_ENV } from './sandbox';
 
@@ -17,6 +18,10 @@ export interface JustBashRunnerOptions {
   max_file_bytes: number;
   /** just-bash's own deadline; the worker kills the process at the tool's timeout before it is reached. */
   deadline_ms: number;
+  /** Skill folders (host paths resolved), mounted read-only at their container paths. */
+  mounts: SkillMount[];
+  /** The request-scoped secrets, by name: the command gets these variables of the runner's environment. */
+  secret_names: string[];
 }
 
 /** Exit status when the runner itself could not run the command (as a shell says for "cannot execute"). */
@@ -36,6 +41,16 @@ function write(stream: NodeJS.WriteStream, data: string | Buffer): Promise<void>
   return new Promise((resolve) => (data.length === 0 ? resolve() : stream.write(data, () => resolve())));
 }
 
+/** The secrets' values, from this process's environment (bash.ts put them there). */
+function secretsOf(names: readonly string[]): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of names) {
+    const value = process.env[name];
+    if (value !== undefined) values[name] = value;
+  }
+  return values;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [workspace, optionsJson, command] = argv;
   if (workspace === undefined || optionsJson === undefined || command === undefined) {
@@ -44,9 +59,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const options = JSON.parse(optionsJson) as JustBashRunnerOptions;
   const bash = new Bash({
-    fs: justBashFileSystem(workspace, options.max_file_bytes),
+    fs: justBashFileSystem(workspace, options.max_file_bytes, options.mounts),
     cwd: workspace,
-    env: { ...SANDBOX_ENV },
+    env: { ...SANDBOX_ENV, ...secretsOf(options.secret_names) },
     commands: COMMANDS,
     executionLimits: { maxExecutionTimeMs: options.deadline_ms },
   });

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { SandboxLimits } from '../../contracts/tools';
 import type { JustBashRunnerOptions } from './just-bash-runner';
+import type { MountInUse } from './skill-mounts';
 import { SANDBOX_ENV, type SandboxProbe } from './sandbox';
 import { isInstalled, missingPackageMessage } from '../../payloads/optional-packages';
 
@@ -29,11 +30,19 @@ export function justBashLaunch(
   command: string,
   limits: SandboxLimits,
   timeoutSeconds: number,
+  extras: { mounts?: readonly MountInUse[]; secretNames?: readonly string[] } = {},
 ): { file: string; args: string[] } {
   const options: JustBashRunnerOptions = {
     max_file_bytes: limits.max_file_size_mb * 2 ** 20,
     // Past the worker's own kill at the timeout: only keeps just-bash's default deadline (1 h) from coming first.
     deadline_ms: Math.ceil(timeoutSeconds * 1000) + 1000,
+    mounts: (extras.mounts ?? []).flatMap((mount) =>
+      mount.hostReal === undefined
+        ? []
+        : [{ container_path: mount.container_path, host_path: mount.hostReal }],
+    ),
+    // Names only: the values travel in the runner's environment, never on a command line others can read.
+    secret_names: [...(extras.secretNames ?? [])],
   };
   return {
     file: SHELL,

@@ -7,7 +7,7 @@ import { resolveInWorkspace } from './workspace';
 /** The `read_file` tool: the lines asked for, numbered like `cat -n`. */
 export async function readFile(args: ReadFileArgs, ctx: ToolContext): Promise<ToolOutput> {
   const target = resolveInWorkspace(ctx, 'read_file', args.path);
-  const text = await readTextFile(ctx, target);
+  const text = await readTextFile(target);
   const lines = text.split('\n');
   if (text.endsWith('\n')) lines.pop();
   if (text === '') return succeeded('(empty file)');

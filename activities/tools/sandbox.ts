@@ -2,12 +2,13 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, lstatSync, readlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import type { SandboxLimits } from '../../contracts/tools';
+import { bubblewrapMountArgs, type MountInUse } from './skill-mounts';
 
 export type SandboxProbe = { available: true } | { available: false; reason: string };
 
 /**
  * The environment inside the sandbox, whole: nothing of the worker's environment (API keys above all) is
- * passed in. HOME is the sandbox's scratch /tmp so that caches never land in the workspace.
+ * passed in; a call's request-scoped secrets are added to it (bash.ts). HOME is the sandbox's scratch /tmp so that caches never land in the workspace.
  */
 export const SANDBOX_ENV: Readonly<Record<string, string>> = {
   PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -50,9 +51,10 @@ function systemMountArgs(): string[] {
 /**
  * bubblewrap arguments, up to the command: system folders read-only, a fresh /proc, /dev and tmpfs /tmp,
  * the workspace bound read-write at its own path (so paths agree with the file tools) and made the current
- * directory, the root itself read-only, every namespace unshared (no network), no capabilities.
+ * directory, each skill mount's folder bound read-only at its container path, the root itself read-only, every
+ * namespace unshared (no network), no capabilities.
  */
-export function bubblewrapArgs(workspaceReal?: string): string[] {
+export function bubblewrapArgs(workspaceReal?: string, mounts: readonly MountInUse[] = []): string[] {
   const workspace = workspaceReal ? ['--bind', workspaceReal, workspaceReal, '--chdir', workspaceReal] : [];
   return [
     ...systemMountArgs(),
@@ -63,6 +65,7 @@ export function bubblewrapArgs(workspaceReal?: string): string[] {
     '--tmpfs',
     '/tmp',
     ...workspace,
+    ...bubblewrapMountArgs(mounts),
     '--remount-ro',
     '/',
     '--unshare-all',

@@ -1,7 +1,7 @@
 import type { StrReplaceArgs } from '../../contracts/tool-specs';
 import { readTextFile, writeTextFile } from './files';
 import { succeeded, ToolError, type ToolContext, type ToolOutput } from './tool-context';
-import { resolveInWorkspace } from './workspace';
+import { resolveForWriting } from './workspace';
 
 const LINES_LISTED = 10;
 
@@ -26,8 +26,8 @@ function describeLines(text: string, offsets: number[]): string {
 
 /** The `str_replace` tool: an exact, unambiguous text edit. */
 export async function strReplace(args: StrReplaceArgs, ctx: ToolContext): Promise<ToolOutput> {
-  const target = resolveInWorkspace(ctx, 'str_replace', args.path);
-  const text = await readTextFile(ctx, target);
+  const target = resolveForWriting(ctx, 'str_replace', args.path);
+  const text = await readTextFile(target);
   const found = occurrences(text, args.old_str);
   if (found.length === 0) {
     throw new ToolError(
@@ -43,7 +43,7 @@ export async function strReplace(args: StrReplaceArgs, ctx: ToolContext): Promis
   }
   // split/join rather than String.replace, which would read `$&` and friends in new_str as patterns.
   const edited = text.split(args.old_str).join(args.new_str);
-  await writeTextFile(ctx, target, edited, false);
+  await writeTextFile(target, edited, false);
   const count = found.length === 1 ? '1 occurrence' : `${found.length} occurrences`;
   return succeeded(`Replaced ${count} in "${args.path}" (${describeLines(text, found)}).`);
 }

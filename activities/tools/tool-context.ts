@@ -1,4 +1,6 @@
+import type { SealedSecret } from '../../contracts/secrets';
 import type { SandboxSettings } from '../../contracts/tools';
+import type { MountInUse } from './skill-mounts';
 
 /** What one tool run produced, before it is addressed to its tool call. */
 export interface ToolOutput {
@@ -13,6 +15,10 @@ export interface ToolContext {
   /** The same folder with every symbolic link resolved: confinement is checked against it. */
   workspaceReal: string;
   sandbox: SandboxSettings;
+  /** The skill folders, read-only at their container paths (skill-mounts.ts), longest path first; absent: none. */
+  mounts?: readonly MountInUse[];
+  /** The request-scoped secrets bash opens and hands its command (bash.ts); absent: none. */
+  secrets?: readonly SealedSecret[];
   /** Aborted when the activity is cancelled; the activity heartbeats meanwhile (executeToolCall). */
   signal?: AbortSignal;
 }

@@ -6,8 +6,11 @@ import {
   BUILTIN_TOOL_NAMES,
   DEFAULT_SANDBOX,
   type SandboxSettings,
+  type SkillMount,
+  type ToolCallInput,
   type ToolCallResult,
 } from '../../../../contracts/tools';
+import type { SealedSecret } from '../../../../contracts/secrets';
 
 /** The tool activity as a worker registers it, over this machine's probes (run once for the test file). */
 export const { executeToolCall } = createToolActivities({ probes: machineProbes() });
@@ -35,6 +38,10 @@ export async function removeFixture(fixture: Fixture): Promise<void> {
 export interface CallOptions {
   allowed_tools?: string[];
   sandbox?: Partial<SandboxSettings>;
+  skill_mounts?: SkillMount[];
+  secrets?: SealedSecret[];
+  /** The activity to call (default: one without a keyring, as built above). */
+  activity?: (input: ToolCallInput) => Promise<ToolCallResult>;
 }
 
 /** Calls a tool as the activity would; `args` objects are sent as JSON, strings exactly as given. */
@@ -44,10 +51,12 @@ export function callTool(
   args: unknown,
   options: CallOptions = {},
 ): Promise<ToolCallResult> {
-  return executeToolCall({
+  return (options.activity ?? executeToolCall)({
     call: { id: 'call-1', name, args: typeof args === 'string' ? args : JSON.stringify(args) },
     workspace,
     allowed_tools: options.allowed_tools ?? [...BUILTIN_TOOL_NAMES],
     sandbox: { ...DEFAULT_SANDBOX, ...options.sandbox },
+    ...(options.skill_mounts && { skill_mounts: options.skill_mounts }),
+    ...(options.secrets && { secrets: options.secrets }),
   });
 }
