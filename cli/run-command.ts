@@ -308,6 +308,8 @@ export async function startCommand(args: string[], env: NodeJS.ProcessEnv = proc
         model.script_file = join(DEMO_DIR, 'script.yaml');
     }
   }
+  // The demo's skills (cli/demo/skills) unless the config names a skills folder of its own that exists.
+  if (existingSkillsRoot(config) === undefined) config.skills.path = join(DEMO_DIR, 'skills');
   say(
     online
       ? `Model: ${config.models[0].model} at ${env.OPENAI_BASE_URL}`

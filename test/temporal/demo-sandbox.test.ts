@@ -47,6 +47,11 @@ it('completes with just-bash where bubblewrap is missing, its answer quoting the
     'Incidents per warehouse: Task Succeeded. Result: Counted with `grep -c` in notes/incidents.md; ' +
       'the bash tool answered:\nnorth: 2\nsouth: 1\neast: 0\n[exit code: 0]\n',
   );
+  // The reorder subagent read the csv-summary skill at /mnt/skills and ran its script there.
+  expect(result.final_output).toContain(
+    "The csv-summary skill's script printed:\nsku,name,warehouse,quantity,reorder_level\n" +
+      'A-101,Steel nuts M8,north,300,500\nB-200,Copper wire 2mm,south,80,100\n2 of 5 rows below\n[exit code: 0]',
+  );
 });
 
 it('shows a bash that cannot run in its answer, instead of counts it never made', async () => {
