@@ -314,6 +314,8 @@ export function openStatusLines(
     `${runId}: ${state}, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
       `delegations: ${countsText(status.counts)}`,
     ...(storeFault !== undefined ? [`waiting on the payload store: ${storeFault}`] : []),
+    // Its tools are limited to what they allow (their allowed-tools), from the read that activated them on.
+    ...(status.active_skills ? [`active skills: ${status.active_skills.join(', ')}`] : []),
     ...pendingQuestionLines(runId, status.questions),
     ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
   ];

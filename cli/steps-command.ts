@@ -296,8 +296,9 @@ export function stepLines(step: SubagentStep): string[] {
   if (step.kind === 'tool') {
     const error = step.is_error ? ' error' : '';
     const promoted = step.promoted ? ` (promoted: ${step.promoted.join(', ')})` : '';
+    const skill = step.activated_skill ? ` (skill ${step.activated_skill} active)` : '';
     return [
-      `${step.seq} tool ${step.name} [${step.tool_call_id}]${error}${promoted}: ${oneLine(step.text)}${cut}`,
+      `${step.seq} tool ${step.name} [${step.tool_call_id}]${error}${promoted}${skill}: ${oneLine(step.text)}${cut}`,
     ];
   }
   return [

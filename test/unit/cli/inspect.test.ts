@@ -113,6 +113,11 @@ describe('status lines', () => {
     expect(
       openStatusLines('run-1', { state: 'running', turns: 2, token_usage: {}, counts, last_seq: 3 }),
     ).toEqual(['run-1: running, 2 lead turns; delegations: 2 in_progress']);
+    const skilled = { state: 'running' as const, turns: 2, token_usage: {}, counts, last_seq: 3 };
+    expect(openStatusLines('run-1', { ...skilled, active_skills: ['csv-summary'] })).toEqual([
+      'run-1: running, 2 lead turns; delegations: 2 in_progress',
+      'active skills: csv-summary',
+    ]);
   });
 });
 
@@ -235,5 +240,19 @@ describe('steps from history', () => {
       { guardStopped: false },
     );
     expect(stepLines(steps[1])).toEqual(['2 tool ls [x] error: Tool "ls" failed: worker lost']);
+  });
+
+  it('names the skill a read of its SKILL.md made active', () => {
+    const read = {
+      seq: 3,
+      kind: 'tool' as const,
+      text: '# CSV summary',
+      truncated: false,
+      tool_call_id: 'r',
+      name: 'read_file',
+      is_error: false,
+      activated_skill: 'csv-summary',
+    };
+    expect(stepLines(read)).toEqual(['3 tool read_file [r] (skill csv-summary active): # CSV summary']);
   });
 });
