@@ -18,6 +18,12 @@ import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import type { GraphProgress, GraphRunResult } from '../contracts/graph';
 import type { AssistantMessage, ToolCall, ToolMessage } from '../contracts/messages';
 import type { ModelCallResult } from '../contracts/model';
+import {
+  screenCalls,
+  type ActiveSkill,
+  type RunSkillsSnapshot,
+  type SnapshotSkill,
+} from '../contracts/run-skills';
 import { recordsAfter, subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
 import type { SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
@@ -55,7 +61,9 @@ export type HistoryRecord =
   /** A graph agent's run (one activity): its AI and tool messages, as the workflow made steps of them. */
   | { kind: 'graph'; messages: (AssistantMessage | ToolMessage)[] }
   /** A graph agent's run that returned nothing: why. */
-  | { kind: 'graph_unfinished'; reason: string };
+  | { kind: 'graph_unfinished'; reason: string }
+  /** The agent's skills, as its run's snapshot found them (`loadRunSkills`). */
+  | { kind: 'skills'; skills: SnapshotSkill[] };
 
 export interface RebuiltSteps {
   steps: SubagentStep[];
@@ -77,12 +85,20 @@ export function stepsFromHistory(
   const missing: string[] = [];
   let pending: ToolCall[] = [];
   let outcomes = new Map<string, HistoryRecord[]>();
-  const push = (message: Parameters<typeof buildStep>[1], promoted?: string[]) =>
-    steps.push(buildStep(steps.length + 1, message, promoted));
+  // The skills' policy, replayed from the snapshot as the workflow applied it: which read activated a skill,
+  // which call it refused (a refused call ran nowhere: its result is the refusal).
+  let skills: SnapshotSkill[] = [];
+  let active: ActiveSkill[] = [];
+  let screened = new Map<string, { refusal?: ToolMessage; activated?: string }>();
+  const push = (message: Parameters<typeof buildStep>[1], promoted?: string[], activated?: string) =>
+    steps.push(buildStep(steps.length + 1, message, promoted, activated));
   const flush = () => {
     for (const call of pending) {
       const outcome = outcomes.get(call.id)?.shift();
-      if (outcome?.kind === 'tool') {
+      const policy = screened.get(call.id);
+      if (policy?.refusal) {
+        push(policy.refusal);
+      } else if (outcome?.kind === 'tool') {
         const { result } = outcome;
         push(
           {
@@ -93,6 +109,7 @@ export function stepsFromHistory(
             is_error: result.is_error,
           },
           (result as Partial<ToolSearchResult>).promoted,
+          policy?.activated,
         );
       } else if (outcome?.kind === 'tool_failed') {
         push({
@@ -114,9 +131,14 @@ export function stepsFromHistory(
     }
     pending = [];
     outcomes = new Map();
+    screened = new Map();
   };
   const lastModel = records.reduce((last, record, i) => (record.kind === 'model' ? i : last), -1);
   records.forEach((record, i) => {
+    if (record.kind === 'skills') {
+      skills = record.skills;
+      return;
+    }
     if (record.kind === 'graph' || record.kind === 'graph_unfinished') {
       flush();
       if (record.kind === 'graph') for (const message of record.messages) push(message);
@@ -135,6 +157,11 @@ export function stepsFromHistory(
     const calls = dropped ? [] : result.tool_calls;
     push({ role: 'assistant', content: result.content, ...(calls.length > 0 && { tool_calls: calls }) });
     pending = calls;
+    if (skills.length > 0 && calls.length > 0) {
+      const decided = screenCalls(calls, active, skills, undefined);
+      active = decided.active;
+      calls.forEach((call, k) => screened.set(call.id, decided.screened[k]));
+    }
   });
   flush();
   return { steps, missing };
@@ -148,6 +175,9 @@ const TOOL_ACTIVITIES: ReadonlySet<string> = new Set([
   'executeMcpToolCall',
   'searchMcpTools',
 ]);
+
+/** The local activity that takes an agent's skills snapshot (activities/skills/run-skills.ts). */
+const SKILLS_ACTIVITY = 'loadRunSkills';
 
 /** The activity that runs a graph agent's whole run and returns its messages (activities/graph/run-graph.ts). */
 const GRAPH_ACTIVITY = 'runGraphSubagent';
@@ -202,6 +232,10 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
       const data = await decode<{ activity_type?: string }>(marker.details.data);
       if (data.activity_type !== undefined && TOOL_ACTIVITIES.has(data.activity_type))
         records.push({ kind: 'tool', result: await decode<ToolCallResult>(marker.details.result) });
+      if (data.activity_type === SKILLS_ACTIVITY) {
+        const snapshot = await decode<RunSkillsSnapshot>(marker.details.result);
+        records.push({ kind: 'skills', skills: snapshot.skills });
+      }
     }
   }
   // The workflow stopped waiting (a cancel, its wall clock): the run's messages never reached history.

@@ -242,6 +242,46 @@ describe('steps from history', () => {
     expect(stepLines(steps[1])).toEqual(['2 tool ls [x] error: Tool "ls" failed: worker lost']);
   });
 
+  it("replays the skills' policy: the read that activated a skill, and the call it refused (which never ran)", () => {
+    const skill = {
+      name: 'a',
+      description: 'A.',
+      category: 'public' as const,
+      container_path: '/mnt/skills/public/a/SKILL.md',
+      content_hash: 'sha256:0',
+      allowed_tools: ['read_file'],
+      required_secrets: [],
+    };
+    const call = (id: string, name: string, args: Record<string, unknown>) => ({
+      id,
+      name,
+      args: JSON.stringify(args),
+    });
+    const { steps, missing } = stepsFromHistory(
+      [
+        { kind: 'skills', skills: [skill] },
+        {
+          kind: 'model',
+          result: {
+            content: '',
+            model_name: 'm',
+            tool_calls: [
+              call('r', 'read_file', { path: '/mnt/skills/public/a/SKILL.md' }),
+              call('b', 'bash', { command: 'ls' }),
+            ],
+          },
+        },
+        { kind: 'tool', result: { tool_call_id: 'r', name: 'read_file', content: '# a', is_error: false } },
+      ],
+      { guardStopped: false },
+    );
+    expect(missing).toEqual([]);
+    expect(steps.slice(1).map(stepLines)).toEqual([
+      ['2 tool read_file [r] (skill a active): # a'],
+      [expect.stringMatching(/^3 tool bash \[b\] error: Tool bash is not allowed while skill a is active/)],
+    ]);
+  });
+
   it('names the skill a read of its SKILL.md made active', () => {
     const read = {
       seq: 3,
