@@ -89,11 +89,13 @@ type Ctx = z.core.$RefinementCtx<RawSection>;
 function providerPolicy(
   raw: RawSection,
   ctx: Ctx,
+  on: boolean,
 ): Omit<GuardrailPolicy, 'fail_closed' | 'unattended'> | undefined {
   const issue = (path: (string | number)[], input: unknown, message: string) =>
     ctx.addIssue({ code: 'custom', path, input, message });
   if (raw.provider !== undefined && raw.rules !== undefined && raw.provider.use !== RULES_NAME) {
-    issue(['rules'], undefined, `and provider ${raw.provider.use} are two providers (keep one)`);
+    // Both may be written while guardrails are off (an example file shows both); on, one must go.
+    if (on) issue(['rules'], undefined, `and provider ${raw.provider.use} are two providers (keep one)`);
     return undefined;
   }
   if (raw.provider === undefined || raw.provider.use === RULES_NAME) {
@@ -145,7 +147,7 @@ export const guardrailsSection = section('guardrails', fields(true)).transform(
   (raw, ctx): GuardrailsSettings => {
     const failClosed = raw.fail_closed ?? true;
     const unattended = raw.unattended ?? 'deny';
-    const base = providerPolicy(raw, ctx);
+    const base = providerPolicy(raw, ctx, raw.enabled === true);
     if (raw.enabled === true && base === undefined && raw.provider === undefined && raw.rules === undefined) {
       ctx.addIssue({
         code: 'custom',
@@ -185,7 +187,7 @@ export function agentGuardrailsSection(where: string) {
         message: 'is set for the whole run (guardrails.approval_timeout_seconds), not per agent',
       });
     }
-    const policy = providerPolicy(raw, ctx);
+    const policy = providerPolicy(raw, ctx, raw.enabled !== false);
     if (
       raw.enabled !== false &&
       policy === undefined &&
