@@ -10,6 +10,7 @@ import { createAdmissionActivities, type PoolSettings } from './admission';
 import { createBatchToolActivities } from './batch-tools';
 import { readCancelledResult } from './cancelled-results';
 import { createGraphActivities } from './graph';
+import { createGuardrailActivities } from './guardrails';
 import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
 import { createModelActivities, ModelProviders } from './model';
@@ -56,6 +57,7 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
     ...createAcceptanceActivities(),
     ...createBatchToolActivities(),
     ...createSkillActivities(),
+    ...createGuardrailActivities(),
   };
 }
 

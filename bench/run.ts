@@ -16,6 +16,7 @@ import { benchHandBack } from './handback';
 import { benchLongRun } from './long-run';
 import { benchProviderHandout } from './provider-handout';
 import { benchRecovery } from './recovery';
+import { benchGuardrails } from './guardrails';
 import { benchToolSearch } from './tool-search';
 import { benchTurnOverhead } from './turn-overhead';
 import { benchWorkerStart } from './worker-start';
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
     results.push(...(await benchEncryption()));
     results.push(...(await benchHandBack(server)));
     results.push(...(await benchEmbeddedMemory()));
+    results.push(...(await benchGuardrails()));
     process.stdout.write(`${formatTable(results)}\n`);
     const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
     const out = join(__dirname, '..', '..', 'bench', 'results.json');

@@ -43,6 +43,8 @@ export function eventLine(event: TaskEvent, description?: string): string {
     case 'clarification_answered':
     case 'clarification_timed_out':
       return clarificationEventLine(event, at);
+    case 'tool_denied':
+      return `${at} ${event.task_id} ${event.agent}: ${event.tool} denied: ${event.reason} (${event.policy_id})`;
     case 'batch_finished': {
       const { completed = 0, failed = 0, cancelled = 0, total } = event.counts;
       const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';

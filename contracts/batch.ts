@@ -11,6 +11,7 @@ import { defineQuery } from '@temporalio/workflow';
 import type { LoopDetectionSettings, ResolvedAgent } from './subagent';
 import { BATCH_ITEM_STATES, BATCH_STATUSES, type SubagentStopReason } from './status';
 import type { RunSkillsSettings } from './input-schemas';
+import type { RunGuardrailsSettings } from './guardrail-rules';
 import type { SealedSecret } from './secrets';
 import type { SummarizationRuntime } from './summarization';
 import type { SandboxSettings } from './tools';
@@ -51,6 +52,8 @@ export interface BatchInput {
   secrets?: SealedSecret[];
   /** The skills settings (contracts/run-skills.ts): each item's subagent carries them. Absent: none. */
   skills?: RunSkillsSettings;
+  /** The run's guardrails (contracts/guardrail-rules.ts): each item applies them with no approver. Absent: none. */
+  guardrails?: RunGuardrailsSettings;
   /** Continue as new past this many events (default BATCH_HISTORY_EVENTS; lower in tests). */
   history_events?: number;
   /** Set by the batch itself when it continues as new. */

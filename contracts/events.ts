@@ -26,6 +26,9 @@ export const CLARIFICATION_EVENT_TYPES = [
   'clarification_timed_out',
 ] as const;
 
+/** A tool call a guardrail kept from running (denied by its policy, by a person, or for want of one). */
+export const GUARDRAIL_EVENT_TYPES = ['tool_denied'] as const;
+
 export const TASK_EVENT_TYPES = [
   'task_queued',
   'task_started',
@@ -33,6 +36,7 @@ export const TASK_EVENT_TYPES = [
   ...TERMINAL_TASK_EVENT_TYPES,
   ...BATCH_EVENT_TYPES,
   ...CLARIFICATION_EVENT_TYPES,
+  ...GUARDRAIL_EVENT_TYPES,
 ] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
@@ -134,6 +138,16 @@ export interface ClarificationTimedOutEvent extends TaskEventBase {
   timeout_seconds: number;
 }
 
+/** `task_id`: the denied call's tool_call_id. */
+export interface ToolDeniedEvent extends TaskEventBase {
+  type: 'tool_denied';
+  tool: string;
+  /** `lead`, or the agent type of the subagent whose call it was. */
+  agent: string;
+  reason: string;
+  policy_id: string;
+}
+
 export type ClarificationEvent =
   ClarificationRequestedEvent | ClarificationAnsweredEvent | ClarificationTimedOutEvent;
 
@@ -144,7 +158,8 @@ export type TaskEvent =
   | TaskRunningEvent
   | TaskTerminalEvent
   | BatchStartedEvent
-  | BatchFinishedEvent;
+  | BatchFinishedEvent
+  | ToolDeniedEvent;
 
 /** An event before the log gives it its `seq`. */
 export type NewTaskEvent =
@@ -156,4 +171,5 @@ export type NewTaskEvent =
   | Omit<TaskRunningEvent, 'seq'>
   | Omit<TaskTerminalEvent, 'seq'>
   | Omit<BatchStartedEvent, 'seq'>
-  | Omit<BatchFinishedEvent, 'seq'>;
+  | Omit<BatchFinishedEvent, 'seq'>
+  | Omit<ToolDeniedEvent, 'seq'>;

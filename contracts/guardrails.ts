@@ -55,3 +55,13 @@ export function deniedToolText(tool: string, reason: string, policyId: string): 
 export function approvalTimedOutReason(timeoutSeconds: number): string {
   return `no decision came within ${timeoutSeconds} s`;
 }
+
+/** What the guardrail module activity is asked: one call, for the module at `module` (absolute) and its export. */
+export interface GuardrailModuleInput {
+  module: string;
+  export: string;
+  request: GuardrailRequest;
+}
+
+/** What the module answered (checked in the workflow), or why it gave no answer (it threw, or did not load). */
+export type GuardrailModuleAnswer = { answer: unknown } | { error: string };

@@ -18,6 +18,13 @@ import type { ChatMessage } from './messages';
 import { MODEL_PROVIDERS } from './model';
 import { secretNameProblem } from './secrets';
 import { skillNameProblem } from './skills';
+import { GUARDRAIL_DECISIONS } from './guardrails';
+import {
+  GUARDRAIL_PROVIDER_KINDS,
+  rulePatternProblem,
+  toolGlobProblem,
+  UNATTENDED_MODES,
+} from './guardrail-rules';
 import { SANDBOX_KINDS } from './tools';
 import { systemFolderProblem } from './workspace-folders';
 
@@ -85,6 +92,45 @@ function runSkillsSchema({ bool, text }: Pick<ValueTypes, 'bool' | 'text'>) {
     lead: names.optional(),
     /** Each agent's `skills:` list, by agent name; an agent not named gets every enabled skill. */
     agents: mappingOf(names, 'skill lists by agent').optional(),
+  });
+}
+
+/**
+ * A run's guardrails (contracts/guardrail-rules.ts): the run's policy, each agent's, how long an `ask` waits.
+ * Present only when the config puts a policy in force: a run without one evaluates nothing (no activity, no
+ * state). Refinements, not `.regex`, for the same reason as above.
+ */
+function runGuardrailsSchema({ bool, seconds, text }: Pick<ValueTypes, 'bool' | 'seconds' | 'text'>) {
+  const glob = z.string().refine((value) => toolGlobProblem(value) === undefined, {
+    error: 'is not a tool name or glob',
+  });
+  const pattern = z.string().refine((value) => rulePatternProblem(value) === undefined, {
+    error: 'is not a pattern RE2 takes (or is too long)',
+  });
+  const policy = object({
+    provider: oneOf(GUARDRAIL_PROVIDER_KINDS),
+    allowed_tools: listOf(glob, 'tool globs').optional(),
+    denied_tools: listOf(glob, 'tool globs').optional(),
+    rules: listOf(
+      object({
+        tool: glob,
+        args: mappingOf(pattern, 'argument patterns').optional(),
+        decision: oneOf(GUARDRAIL_DECISIONS),
+        reason: text.optional(),
+        id: text.optional(),
+      }),
+      'rules',
+    ).optional(),
+    module: text.refine((path) => path.startsWith('/'), { error: 'is not an absolute path' }).optional(),
+    export: text.optional(),
+    fail_closed: bool,
+    unattended: oneOf(UNATTENDED_MODES),
+  });
+  return object({
+    approval_timeout_seconds: seconds,
+    run: policy.optional(),
+    agents: mappingOf(policy, 'policies by agent').optional(),
+    no_approver: z.literal(true).optional(),
   });
 }
 
@@ -383,6 +429,8 @@ function leadRunFields(
     secrets: sealedSecrets(types).optional(),
     /** The run's skills; every delegation carries them. Absent (no skills folder, or a run from before): none. */
     skills: runSkillsSchema(types).optional(),
+    /** The run's guardrails; every delegation carries them. Absent (none in force, or a run from before): none. */
+    guardrails: runGuardrailsSchema(types).optional(),
     model: agents.model.settings,
     /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
     tools: listOf(toolName, 'tool names'),
@@ -496,6 +544,8 @@ function subagentInputSchema(
       secrets: sealedSecrets(types).optional(),
       /** Its lead's skills settings (contracts/run-skills.ts); its own list is `agents[<its agent>]`. */
       skills: runSkillsSchema(types).optional(),
+      /** Its lead's guardrails (contracts/guardrail-rules.ts); its own policy is `agents[<its agent>]`, else `run`. */
+      guardrails: runGuardrailsSchema(types).optional(),
       /**
        * Its first progress report to the parent waits until it has run this long (at a turn's end): a child
        * done sooner reports only its result. Absent (children started before this existed): after its first
@@ -577,6 +627,8 @@ export type DelegationLimitSettings = z.output<DelegationSchemas['limits']>;
 export type BatchLimits = z.output<DelegationSchemas['batchLimits']>;
 /** What a lead run may do with batches (present in its input only when the config enables them). */
 export type BatchToolSettings = z.output<DelegationSchemas['batchTool']>;
+/** A run's guardrails as its inputs carry them (the interface in contracts/guardrail-rules.ts is the same shape). */
+export type RunGuardrailsInput = z.output<ReturnType<typeof runGuardrailsSchema>>;
 /** A run's skills settings (contracts/run-skills.ts). */
 export type RunSkillsSettings = z.output<ReturnType<typeof runSkillsSchema>>;
 /** What `leadRunWorkflow` starts with (contracts/lead.ts). */

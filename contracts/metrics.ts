@@ -22,5 +22,8 @@ export const LEAD_RUNS = 'subagents_lead_runs';
 /** Histogram, seconds: how long an execution slot request waited for its answer (granted or refused). */
 export const ADMISSION_WAIT_SECONDS = 'subagents_admission_wait_seconds';
 
+/** Counter: guardrail decisions on tool calls, by `decision` (allow, deny, ask), `tool` and `policy`. */
+export const GUARDRAIL_DECISIONS_METRIC = 'subagents_guardrail_decisions';
+
 /** The label value of an absent stop reason (a label must have a value to be filtered on). */
 export const NO_STOP_REASON = 'none';

@@ -23,6 +23,29 @@ function withAbsoluteGraphs<A extends { graph?: string }>(
   );
 }
 
+/** A guardrail policy whose module path is made absolute against `base`; any other as it is. */
+function withAbsoluteModule<P extends { module?: string } | undefined>(policy: P, base: string): P {
+  return policy?.module === undefined ? policy : { ...policy, module: resolve(base, policy.module) };
+}
+
+/** Agents' guardrail overrides with their module paths absolute. */
+function withAbsoluteAgentGuardrails<A extends { guardrails?: { policy?: { module?: string } } }>(
+  agents: Record<string, A>,
+  base: string,
+): Record<string, A> {
+  return Object.fromEntries(
+    Object.entries(agents).map(([name, agent]) => [
+      name,
+      agent.guardrails === undefined
+        ? agent
+        : {
+            ...agent,
+            guardrails: { ...agent.guardrails, policy: withAbsoluteModule(agent.guardrails.policy, base) },
+          },
+    ]),
+  );
+}
+
 export interface LoadedConfig {
   /** Every default applied; file paths in it are absolute. */
   config: Config;
@@ -172,8 +195,14 @@ function withAbsolutePaths(config: Config, base: string): Config {
           },
     subagents: {
       ...config.subagents,
-      custom_agents: withAbsoluteGraphs(config.subagents.custom_agents, base),
+      agents: withAbsoluteAgentGuardrails(config.subagents.agents, base),
+      custom_agents: withAbsoluteAgentGuardrails(
+        withAbsoluteGraphs(config.subagents.custom_agents, base),
+        base,
+      ),
     },
+    // A custom guardrail provider is loaded by the workers: its path travels absolute, as a graph module's.
+    guardrails: { ...config.guardrails, policy: withAbsoluteModule(config.guardrails.policy, base) },
     workspace: withoutUndefined({
       root,
       sample_dir: absolute(config.workspace.sample_dir),

@@ -6,6 +6,7 @@
  */
 import { ActivityFailure, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { ProjectActivities } from '../activities';
+import type { ApprovalOutcome, GuardrailDecision } from '../contracts/guardrails';
 import type { LoopCarry } from '../contracts/loop-carry';
 import type { McpToolFilter } from '../contracts/mcp';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
@@ -20,6 +21,7 @@ import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
 import { sha256Hex } from './digest';
 import { runGuards, type Guard, type GuardsOutcome } from './guards';
+import type { AgentGuardrails } from './guardrails';
 import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
 import type { AgentSkills } from './skills';
@@ -58,6 +60,13 @@ export interface AgentLoopConfig {
   summarization?: SummarizationRuntime;
   /** The agent's skills: its prompt block, the folders its tools mount, the `allowed-tools` policy. */
   skills?: AgentSkills;
+  /** The agent's guardrails (workflows/guardrails.ts), applied after the skills' policy; absent: none in force. */
+  guardrails?: AgentGuardrails;
+  /**
+   * Who answers a guardrail's `ask` (workflows/approvals.ts); absent (no approver: a batch item, a scheduled run
+   * with nobody attached), `guardrails.unattended` decides.
+   */
+  approvals?: { ask(call: ToolCall, decision: GuardrailDecision): Promise<ApprovalOutcome> };
 }
 
 /** What plugs into the loop: delegation (the lead's, or a subagent's that may delegate) and progress reports. */
@@ -340,7 +349,12 @@ export async function runAgentLoop(
     }
 
     // The skills' policy, in the calls' order: refusals are results, never run; reads of a SKILL.md activate.
-    const screened = config.skills?.screen(calls);
+    const skillScreen = config.skills?.screen(calls);
+    // Then the guardrails, on what the skills let through: a denial is a result too, and never runs. Only a run
+    // whose input has guardrails awaits here (no command for a built-in provider; a module's local activity).
+    const screened = config.guardrails
+      ? await config.guardrails.screen(calls, skillScreen, config.approvals)
+      : skillScreen;
     lastCall = showRunning(state, config, calls);
     const settled = await tools.start(calls, plugins.claimedCalls, screened);
     tools.inCallOrder(calls, settled).forEach(({ result, promoted }, i) => {

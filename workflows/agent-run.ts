@@ -22,6 +22,8 @@ import type { McpToolFilter } from '../contracts/mcp';
 import type { TaskEvent } from '../contracts/events';
 import type { ModelSettings } from '../contracts/model';
 import type { RunSkillsSettings } from '../contracts/run-skills';
+import { policyFor, type RunGuardrailsSettings } from '../contracts/guardrail-rules';
+import { DEFAULT_USER_ID } from '../contracts/skills';
 import type { SealedSecret } from '../contracts/secrets';
 import { subagentProgressSignal } from '../contracts/queries';
 import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
@@ -37,6 +39,7 @@ import { Delegator } from './delegation/delegator';
 import { defaultGuards } from './guards';
 import { showLiveState } from './outcome';
 import { agentSkills, type AgentSkills, type AgentSkillsRequest } from './skills';
+import { AgentGuardrails } from './guardrails';
 
 /** What every agent of one run shares (from the workflow input). */
 export interface RunContext {
@@ -57,6 +60,8 @@ export interface RunContext {
   secrets?: SealedSecret[];
   /** The run's skills (contracts/run-skills.ts); absent: none, and no snapshot is taken. */
   skills?: RunSkillsSettings;
+  /** The run's guardrails (contracts/guardrail-rules.ts); absent: none in force, nothing is decided. */
+  guardrails?: RunGuardrailsSettings;
 }
 
 /** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
@@ -71,6 +76,7 @@ export function runContext(
     user_id?: string;
     secrets?: SealedSecret[];
     skills?: RunSkillsSettings;
+    guardrails?: RunGuardrailsSettings;
   },
   runId: string,
 ): RunContext {
@@ -85,6 +91,7 @@ export function runContext(
     ...(input.user_id !== undefined && { userId: input.user_id }),
     ...(input.secrets !== undefined && { secrets: input.secrets }),
     ...(input.skills !== undefined && { skills: input.skills }),
+    ...(input.guardrails !== undefined && { guardrails: input.guardrails }),
   };
 }
 
@@ -139,6 +146,7 @@ export function createDelegator(
     ...(context.userId !== undefined && { userId: context.userId }),
     ...(context.secrets !== undefined && { secrets: context.secrets }),
     ...(context.skills !== undefined && { skills: context.skills }),
+    ...(context.guardrails !== undefined && { guardrails: context.guardrails }),
   });
 }
 
@@ -187,6 +195,35 @@ export interface AgentRunOptions {
   recordSteps: boolean;
   /** Called after every model response (progress reports). */
   onTurn?: LoopPlugins['onTurn'];
+}
+
+/** `{ guardrails }` for the loop's config when a policy applies to this agent; else nothing. */
+function withGuardrails(
+  context: RunContext,
+  agentName: string,
+  delegator: Delegator | undefined,
+): { guardrails?: AgentGuardrails } {
+  const settings = context.guardrails;
+  const policy = settings && policyFor(settings, agentName);
+  if (!settings || !policy) return {};
+  const guardrails = new AgentGuardrails(
+    policy,
+    settings,
+    { runId: context.runId, userId: context.userId ?? DEFAULT_USER_ID, agent: agentName },
+    // The agent's event log, when it keeps one (the lead; a subagent that delegates): `tool_denied`.
+    delegator &&
+      ((call, decision) =>
+        delegator.recordEvent({
+          type: 'tool_denied',
+          task_id: call.id,
+          at: new Date().toISOString(),
+          tool: call.name,
+          agent: agentName,
+          reason: decision.reason,
+          policy_id: decision.policy_id,
+        })),
+  );
+  return { guardrails };
 }
 
 /** A graceful timeout this long before the hard backstop at the latest, so the partial text is kept. */
@@ -271,6 +308,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     recordSteps: options.recordSteps,
     ...(context.summarization && { summarization: context.summarization }),
     ...(skills && { skills }),
+    ...withGuardrails(context, agent.name, delegator),
   };
 
   // The wall clock counts from when the server started the run (its chain), as the hard backstop

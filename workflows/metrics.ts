@@ -11,7 +11,14 @@
 import { metricMeter } from '@temporalio/workflow';
 import type { AdmissionPool } from '../contracts/admission';
 import type { LeadRunResult } from '../contracts/lead';
-import { ADMISSION_WAIT_SECONDS, DELEGATIONS, LEAD_RUNS, NO_STOP_REASON } from '../contracts/metrics';
+import type { GuardrailDecision } from '../contracts/guardrails';
+import {
+  ADMISSION_WAIT_SECONDS,
+  DELEGATIONS,
+  GUARDRAIL_DECISIONS_METRIC,
+  LEAD_RUNS,
+  NO_STOP_REASON,
+} from '../contracts/metrics';
 import type { SubagentResult } from '../contracts/subagent';
 
 /** A delegation that ended, as the delegating workflow took its result: status, stop reason, agent type. */
@@ -47,4 +54,11 @@ export function recordAdmissionWait(
   metricMeter
     .createHistogram(ADMISSION_WAIT_SECONDS, 'float', 's', 'Execution slot waits, request to answer')
     .record(Math.max(0, waitedMs) / 1000, { pool, outcome });
+}
+
+/** A guardrail's decision on one tool call (the provider's: an `ask` counts as `ask`, however it was answered). */
+export function recordGuardrailDecision(decision: GuardrailDecision, tool: string): void {
+  metricMeter
+    .createCounter(GUARDRAIL_DECISIONS_METRIC, 'decisions', 'Guardrail decisions on tool calls')
+    .add(1, { decision: decision.decision, tool, policy: decision.policy_id });
 }

@@ -2,7 +2,7 @@
 import { resolveAgent, resolveSummarization } from './agents';
 import type { Config } from './index';
 import type { BatchInput, BatchItem, BatchLimits } from '../batch';
-import { configBatchLimits, runSkillsSettings } from './lead-input';
+import { configBatchLimits, runSkillsSettings, withGuardrails } from './lead-input';
 
 export interface BatchRequest {
   description: string;
@@ -37,6 +37,7 @@ export function buildBatchInput(config: Config, request: BatchRequest): BatchInp
     ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
     ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
     ...(request.skills_root !== undefined && { skills: runSkillsSettings(config, request.skills_root) }),
+    ...withGuardrails(config),
     honest_close: true,
   };
 }

@@ -44,6 +44,7 @@ import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { isMcpToolName } from '../mcp';
 import { extensionsConfigKey, mcpServersSection } from './mcp';
 import { agentSkillsList, skillsSection } from './skills';
+import { agentGuardrailsSection, guardrailsSection } from './guardrails';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
@@ -89,6 +90,7 @@ const agentOverride = section('subagents.agents.<name>', {
   model: text.optional(),
   tools: toolFilterSection('subagents.agents.<name>.tools').optional(),
   skills: agentSkillsList.optional(),
+  guardrails: agentGuardrailsSection('subagents.agents.<name>.guardrails').optional(),
 });
 
 const customAgent = section('subagents.custom_agents.<name>', {
@@ -101,6 +103,7 @@ const customAgent = section('subagents.custom_agents.<name>', {
   one_time_nodes: wholeNumber(0).optional(),
   tools: toolFilterSection('subagents.custom_agents.<name>.tools').optional(),
   skills: agentSkillsList.optional(),
+  guardrails: agentGuardrailsSection('subagents.custom_agents.<name>.guardrails').optional(),
   model: text.optional(),
   max_turns: wholeNumber(1).default(50),
   timeout_seconds: seconds.default(900),
@@ -305,6 +308,7 @@ const sections = {
   mcp_servers: mcpServersSection.prefault({}),
   tool_search: toolSearch.prefault({}),
   skills: skillsSection.prefault({}),
+  guardrails: guardrailsSection.prefault({}),
   extensions_config: extensionsConfigKey.optional(),
 };
 
@@ -338,6 +342,7 @@ export type CustomAgentConfig = z.output<typeof customAgent>;
 export type TokenBudgetOverride = z.output<ReturnType<typeof tokenBudgetSection>>;
 export type MetricsSettings = z.output<typeof metrics>;
 export type { SkillsSettings } from './skills';
+export type { GuardrailsSettings } from './guardrails';
 export type TracingSettings = z.output<typeof tracing>;
 
 type CrossProblem = [path: ProblemPath, input: unknown, message: string];

@@ -16,6 +16,8 @@ import type { LeadRunInput } from '../lead';
 import type { RunSkillsSettings } from '../run-skills';
 import { BUILTIN_TOOL_NAMES } from '../tools';
 import { allMcpTools } from './mcp';
+import { agentPolicy } from './guardrails';
+import type { GuardrailPolicy, RunGuardrailsSettings } from '../guardrail-rules';
 
 export interface LeadRunRequest {
   prompt: string;
@@ -41,6 +43,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
     ...(request.run_id !== undefined && { run_id: request.run_id }),
     ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
     ...(skills && { skills }),
+    ...withGuardrails(config),
     model: resolveLeadModel(config),
     tools: [...BUILTIN_TOOL_NAMES],
     ...withMcp(allMcpTools(config.mcp_servers), config),
@@ -90,6 +93,36 @@ export function runSkillsSettings(config: Config, root: string): RunSkillsSettin
     ...(lead !== undefined && { lead: [...lead] }),
     ...(Object.keys(lists).length > 0 && { agents: lists }),
   };
+}
+
+/**
+ * The run's guardrails: the top-level policy (the lead's, and every agent's without its own) and each agent's
+ * override (`subagents.agents.<name>.guardrails` wins over `custom_agents.<name>.guardrails`). Nothing when no
+ * policy is in force, so a run without guardrails carries no field and its workflows evaluate nothing.
+ */
+export function runGuardrailsSettings(config: Config): RunGuardrailsSettings | undefined {
+  const run = config.guardrails;
+  const agents: Record<string, GuardrailPolicy> = {};
+  const { agents: overrides, custom_agents: customAgents } = config.subagents;
+  for (const name of listAgentNames(config)) {
+    const own =
+      (Object.hasOwn(overrides, name) ? overrides[name].guardrails : undefined) ??
+      (Object.hasOwn(customAgents, name) ? customAgents[name].guardrails : undefined);
+    if (own !== undefined) agents[name] = agentPolicy(run, own);
+  }
+  const anyInForce = Object.values(agents).some((policy) => policy.provider !== 'none');
+  if (run.policy === undefined && !anyInForce) return undefined;
+  return {
+    approval_timeout_seconds: run.approval_timeout_seconds,
+    ...(run.policy && { run: run.policy }),
+    ...(Object.keys(agents).length > 0 && { agents }),
+  };
+}
+
+/** `{ guardrails }` for a workflow input when the config puts a policy in force; else nothing. */
+export function withGuardrails(config: Config): { guardrails?: RunGuardrailsSettings } {
+  const guardrails = runGuardrailsSettings(config);
+  return guardrails ? { guardrails } : {};
 }
 
 /** The config's batch limits: the defaults of every batch, the ceiling of a lead's. */

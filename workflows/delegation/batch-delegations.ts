@@ -189,6 +189,7 @@ export class BatchDelegations {
       ...(this.options.userId !== undefined && { user_id: this.options.userId }),
       ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
       ...(this.options.skills !== undefined && { skills: this.options.skills }),
+      ...(this.options.guardrails !== undefined && { guardrails: this.options.guardrails }),
       honest_close: true,
     };
   }

@@ -47,6 +47,7 @@ import {
 } from '../../contracts/messages';
 import type { SubagentProgressUpdate } from '../../contracts/queries';
 import type { RunSkillsSettings } from '../../contracts/run-skills';
+import type { RunGuardrailsSettings } from '../../contracts/guardrail-rules';
 import { runSearchAttributes } from '../../contracts/search-attributes';
 import type { SealedSecret } from '../../contracts/secrets';
 import {
@@ -118,6 +119,8 @@ export interface DelegatorOptions {
   secrets?: SealedSecret[];
   /** The run's skills settings, handed to every child (each takes its own snapshot). Absent: none. */
   skills?: RunSkillsSettings;
+  /** The run's guardrails, handed to every child (each applies its own agent's policy). Absent: none. */
+  guardrails?: RunGuardrailsSettings;
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
@@ -320,6 +323,7 @@ export class Delegator {
       ...(this.options.userId !== undefined && { user_id: this.options.userId }),
       ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
       ...(this.options.skills !== undefined && { skills: this.options.skills }),
+      ...(this.options.guardrails !== undefined && { guardrails: this.options.guardrails }),
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
       asks_slot: true,
       uncancelled_timers: true,

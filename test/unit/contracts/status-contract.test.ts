@@ -1,5 +1,9 @@
 import contract from '../../../contracts/subagent_status_contract.json';
-import { BATCH_EVENT_TYPES, CLARIFICATION_EVENT_TYPES } from '../../../contracts/events';
+import {
+  BATCH_EVENT_TYPES,
+  CLARIFICATION_EVENT_TYPES,
+  GUARDRAIL_EVENT_TYPES,
+} from '../../../contracts/events';
 import {
   BATCH_ITEM_STATES,
   BATCH_LEDGER_STATUSES,
@@ -25,6 +29,7 @@ describe('status contract', () => {
     expect([...BATCH_ITEM_STATES]).toEqual(contract.batch_item_state);
     expect([...BATCH_EVENT_TYPES]).toEqual(contract.batch_event_type);
     expect([...CLARIFICATION_EVENT_TYPES]).toEqual(contract.clarification_event_type);
+    expect([...GUARDRAIL_EVENT_TYPES]).toEqual(contract.guardrail_event_type);
     // A batch's ledger statuses are ledger statuses.
     expect([...BATCH_LEDGER_STATUSES]).toEqual(contract.batch_ledger_status);
     for (const status of BATCH_LEDGER_STATUSES) expect(LEDGER_STATUSES).toContain(status);
@@ -58,6 +63,7 @@ describe('status contract', () => {
         'batch_ledger_status',
         'batch_status',
         'clarification_event_type',
+        'guardrail_event_type',
         'ledger_status',
         'metadata_keys',
         'run_stop_reason',

@@ -114,6 +114,7 @@ describe('the configuration with nothing written', () => {
       'mcp_servers',
       'tool_search',
       'skills',
+      'guardrails',
       'extensions_config',
     ]);
   });
