@@ -22,5 +22,11 @@ export const LEAD_RUNS = 'subagents_lead_runs';
 /** Histogram, seconds: how long an execution slot request waited for its answer (granted or refused). */
 export const ADMISSION_WAIT_SECONDS = 'subagents_admission_wait_seconds';
 
+/**
+ * Histogram, seconds: how long a tool call held for approval (a guardrail's `ask`) waited, by `outcome`
+ * (approved, denied, timed_out, cancelled) and `tool`.
+ */
+export const APPROVAL_WAIT_SECONDS = 'subagents_approval_wait_seconds';
+
 /** The label value of an absent stop reason (a label must have a value to be filtered on). */
 export const NO_STOP_REASON = 'none';

@@ -7,6 +7,7 @@
 import { ActivityFailure, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { ProjectActivities } from '../activities';
 import type { LoopCarry } from '../contracts/loop-carry';
+import type { ApprovalOutcome, GuardrailDecision } from '../contracts/guardrails';
 import type { McpToolFilter } from '../contracts/mcp';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
 import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
@@ -58,6 +59,11 @@ export interface AgentLoopConfig {
   summarization?: SummarizationRuntime;
   /** The agent's skills: its prompt block, the folders its tools mount, the `allowed-tools` policy. */
   skills?: AgentSkills;
+  /**
+   * Asks a person about a call a guardrail decided `ask` (workflows/approvals.ts); absent when no person is
+   * attached to the run (a batch item).
+   */
+  approvals?: { ask(call: ToolCall, decision: GuardrailDecision): Promise<ApprovalOutcome> };
 }
 
 /** What plugs into the loop: delegation (the lead's, or a subagent's that may delegate) and progress reports. */

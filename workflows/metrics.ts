@@ -10,8 +10,15 @@
  */
 import { metricMeter } from '@temporalio/workflow';
 import type { AdmissionPool } from '../contracts/admission';
+import type { ApprovalEnd } from '../contracts/approvals';
 import type { LeadRunResult } from '../contracts/lead';
-import { ADMISSION_WAIT_SECONDS, DELEGATIONS, LEAD_RUNS, NO_STOP_REASON } from '../contracts/metrics';
+import {
+  ADMISSION_WAIT_SECONDS,
+  APPROVAL_WAIT_SECONDS,
+  DELEGATIONS,
+  LEAD_RUNS,
+  NO_STOP_REASON,
+} from '../contracts/metrics';
 import type { SubagentResult } from '../contracts/subagent';
 
 /** A delegation that ended, as the delegating workflow took its result: status, stop reason, agent type. */
@@ -47,4 +54,11 @@ export function recordAdmissionWait(
   metricMeter
     .createHistogram(ADMISSION_WAIT_SECONDS, 'float', 's', 'Execution slot waits, request to answer')
     .record(Math.max(0, waitedMs) / 1000, { pool, outcome });
+}
+
+/** A tool call's wait for a person's decision (a guardrail's `ask`), from the ask to its end, on the workflow clock. */
+export function recordApprovalWait(tool: string, outcome: ApprovalEnd, waitedMs: number): void {
+  metricMeter
+    .createHistogram(APPROVAL_WAIT_SECONDS, 'float', 's', 'Tool calls held for approval, ask to decision')
+    .record(Math.max(0, waitedMs) / 1000, { tool, outcome });
 }

@@ -118,6 +118,8 @@ export interface DelegatorOptions {
   secrets?: SealedSecret[];
   /** The run's skills settings, handed to every child (each takes its own snapshot). Absent: none. */
   skills?: RunSkillsSettings;
+  /** No person is attached to the run (a batch item): handed to every child, which then never waits for one. */
+  unattended?: boolean;
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
@@ -320,6 +322,7 @@ export class Delegator {
       ...(this.options.userId !== undefined && { user_id: this.options.userId }),
       ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
       ...(this.options.skills !== undefined && { skills: this.options.skills }),
+      ...(this.options.unattended && { unattended: true as const }),
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
       asks_slot: true,
       uncancelled_timers: true,
