@@ -48,6 +48,12 @@ Commands:
   answer <run-id> "<answer>" [--question REF]
                             answer the question the run waits on (ask_clarification: the lead's, or a
                             subagent's, e.g. --question call_1/q1, as status shows it)
+  approve <run-id> [--call REF] [--note TEXT]
+                            run a tool call a guardrail holds for approval (ask): the one waiting, or REF
+                            as status lists it (a1, or call_1/a1 for a subagent's); several waiting: they
+                            are listed (exit 2); none: exit 1; recorded with $USER@host
+  deny <run-id> [--call REF] --reason TEXT
+                            refuse it: the agent reads the reason as the call's result and goes on
   batch start --items FILE --type AGENT [--description TEXT] [--wait]
                             a durable batch: one subagent per line of FILE (JSONL: {"key", "prompt",
                             "acceptance_criteria"?}); --max-running-items N, --max-live-items N,
@@ -133,6 +139,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   cancel: (args) =>
     (require('./inspect-commands') as typeof import('./inspect-commands')).cancelCommand(args),
   answer: (args) => (require('./answer-command') as typeof import('./answer-command')).answerCommand(args),
+  approve: (args) =>
+    (require('./approval-commands') as typeof import('./approval-commands')).approveCommand(args),
+  deny: (args) => (require('./approval-commands') as typeof import('./approval-commands')).denyCommand(args),
   batch: (args) => (require('./batch-command') as typeof import('./batch-command')).batchCommand(args),
   schedule: (args) =>
     (require('./schedule-command') as typeof import('./schedule-command')).scheduleCommand(args),

@@ -20,6 +20,8 @@ export const CLIENT_COMMANDS: ReadonlySet<string> = new Set([
   'report',
   'cancel',
   'answer',
+  'approve',
+  'deny',
   'batch',
   'schedule',
 ]);

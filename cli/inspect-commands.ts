@@ -23,6 +23,7 @@ import { delegationStatus } from './delegation-status';
 import { identify, notALeadRunMessage, type Identified } from '../client/id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { eventLine } from './progress';
+import { pendingApprovalLines } from './approvals';
 import { pendingQuestionLines } from './questions';
 import { queuePlace, renderLedgerTable } from './tree';
 import { workerCommandLine } from './worker-presence';
@@ -317,6 +318,7 @@ export function openStatusLines(
     // Its tools are limited to what they allow (their allowed-tools), from the read that activated them on.
     ...(status.active_skills ? [`active skills: ${status.active_skills.join(', ')}`] : []),
     ...pendingQuestionLines(runId, status.questions),
+    ...pendingApprovalLines(runId, status.approvals),
     ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
   ];
 }

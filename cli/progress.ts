@@ -94,7 +94,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
   };
 
   const treeSnapshot = (
-    status: Pick<LeadStatus, 'state' | 'admission' | 'turns' | 'token_usage' | 'questions'>,
+    status: Pick<LeadStatus, 'state' | 'admission' | 'turns' | 'token_usage' | 'questions' | 'approvals'>,
     ledger: LedgerEntry[],
   ): TreeSnapshot => ({
     run_id: handle.runId,
@@ -113,6 +113,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
     ledger,
     progress,
     ...(status.questions && status.state !== 'finished' && { questions: status.questions }),
+    ...(status.approvals && status.state !== 'finished' && { approvals: status.approvals }),
     ...(options.answerFlags && { answer_flags: options.answerFlags }),
     ...(options.uiUrl && { ui_url: options.uiUrl }),
     ...(options.childUiUrl && {

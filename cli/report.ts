@@ -269,7 +269,14 @@ function ledgerTable(ledger: readonly LedgerEntry[] | undefined): string {
 }
 
 function stepBlock(step: SubagentStep): string {
-  const kind = step.kind === 'tool' ? (step.is_error ? 'tool step--error' : 'tool') : 'ai';
+  const kind =
+    step.kind === 'tool'
+      ? step.is_error
+        ? 'tool step--error'
+        : 'tool'
+      : step.kind === 'approval'
+        ? 'tool'
+        : 'ai';
   return `<div class="step step--${kind}"><pre>${escapeHtml(stepLines(step).join('\n'))}</pre></div>`;
 }
 

@@ -335,6 +335,13 @@ export function stepLines(step: SubagentStep): string[] {
       `${step.seq} tool ${step.name} [${step.tool_call_id}]${error}${promoted}${skill}: ${oneLine(step.text)}${cut}`,
     ];
   }
+  if (step.kind === 'approval') {
+    const who = step.by !== undefined ? ` by ${oneLine(step.by, 80)}` : '';
+    const note = step.note !== undefined ? `: ${oneLine(step.note)}` : '';
+    return [
+      `${step.seq} approval ${step.name} [${step.tool_call_id}] ${step.decision}${who} at ${step.at}${note}`,
+    ];
+  }
   return [
     `${step.seq} ai: ${step.text.trim() ? oneLine(step.text) : '(no text)'}${cut}`,
     ...step.tool_calls.map(

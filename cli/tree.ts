@@ -4,6 +4,7 @@
  */
 import { stripVTControlCharacters, styleText } from 'node:util';
 import stringWidth from 'string-width';
+import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
 import type { TaskEvent } from '../contracts/events';
 import type { LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/lead';
@@ -12,6 +13,7 @@ import type { TokenUsage } from '../contracts/messages';
 import { STOP_REASON_LABELS, type LedgerStatus, type RunStopReason } from '../contracts/status';
 import { ownEntry } from '../contracts/records';
 import { groupThousands } from '../contracts/text';
+import { pendingApprovalLines } from './approvals';
 import { oneLine, pendingQuestionLines } from './questions';
 
 /** A child's latest turns and cumulative usage, from its last `task_running` or terminal event. */
@@ -43,6 +45,8 @@ export interface TreeSnapshot {
   ui_url?: string;
   /** Questions (`ask_clarification`) the run waits on: each drawn with the command that answers it. */
   questions?: PendingQuestion[];
+  /** Tool calls the run holds for approval: each drawn with the commands that approve and deny it. */
+  approvals?: PendingApproval[];
   /** What the answer command needs besides the run id (`--address …` for a server only this process knows). */
   answer_flags?: string;
   /** Per task id: the child workflow's page, linked under a child that did not complete. */
@@ -418,6 +422,7 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
   });
   // Never cut: the command must stay whole to be copied.
   lines.push(...pendingQuestionLines(snapshot.run_id, snapshot.questions, snapshot.answer_flags));
+  lines.push(...pendingApprovalLines(snapshot.run_id, snapshot.approvals, snapshot.answer_flags));
   return lines;
 }
 

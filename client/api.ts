@@ -28,6 +28,7 @@ import {
   type PendingQuestion,
   type RecordedAnswer,
 } from '../contracts/clarification';
+import type { PendingApproval, RecordedDecision } from '../contracts/approvals';
 import type { NewTaskEvent, TaskEvent } from '../contracts/events';
 import { assertLeadRunInput, InvalidInputError, systemFolderProblem } from '../contracts/inputs';
 import {
@@ -44,6 +45,7 @@ import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import { explainStartFailure } from './search-attribute-errors';
 import type { SubagentResult } from '../contracts/subagent';
+import { decide } from './approvals';
 import { workflowResult } from './results';
 import { askWorker, type Asked } from './worker-liveness';
 import { promptDetails, summaryLine } from '../contracts/text';
@@ -236,6 +238,13 @@ export interface AnswerOptions {
   question?: string;
 }
 
+export { ApprovalRefusedError } from './approvals';
+
+export interface DecisionOptions {
+  /** Who decides, as recorded in history and the step log (default: this client's identity). */
+  by?: string;
+}
+
 export class RunHandle {
   constructor(
     readonly runId: string,
@@ -389,6 +398,47 @@ export class RunHandle {
           );
     }
     return err instanceof Error ? err : new Error(String(err));
+  }
+
+  /** Tool calls the run and its subagents hold for a person's decision (a guardrail's `ask`); none once it ended. */
+  async pending(): Promise<PendingApproval[]> {
+    return (await this.status()).approvals ?? [];
+  }
+
+  /**
+   * Approves a held call (`ref`: `a1`, or `<delegation id>/a1` for a subagent's; absent: the one call waiting)
+   * with an optional note: the call then runs. Returns what the run recorded; refused (ApprovalRefusedError)
+   * when none or several wait, the call is unknown or already decided or timed out. Needs a worker.
+   */
+  approve(ref?: string, note?: string, options: DecisionOptions = {}): Promise<RecordedDecision> {
+    return decide(
+      this.decisionTarget(),
+      ref,
+      { kind: 'approve', ...(note !== undefined && { note }) },
+      options.by ?? this.handle.client.options.identity,
+    );
+  }
+
+  /**
+   * Denies a held call with a reason (required: the agent reads it as the call's result, and goes on). As
+   * `approve` otherwise.
+   */
+  deny(ref: string | undefined, reason: string, options: DecisionOptions = {}): Promise<RecordedDecision> {
+    return decide(
+      this.decisionTarget(),
+      ref,
+      { kind: 'deny', reason },
+      options.by ?? this.handle.client.options.identity,
+    );
+  }
+
+  private decisionTarget() {
+    return {
+      runId: this.runId,
+      leadWorkflowId: this.handle.workflowId,
+      client: this.handle.client,
+      pending: () => this.pending(),
+    };
   }
 
   /** Cancels the run; its running children are cancelled with it and report back before it ends. */

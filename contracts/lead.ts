@@ -3,6 +3,7 @@
  * and watch it (no Node APIs: the workflow bundle imports this file). snake_case on the wire.
  */
 import { defineQuery } from '@temporalio/workflow';
+import type { PendingApproval } from './approvals';
 import type { PendingQuestion } from './clarification';
 import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
@@ -87,6 +88,11 @@ export interface LeadStatus {
   last_seq: number;
   /** Questions (`ask_clarification`) of the lead and its subagents waiting for an answer; absent: none. */
   questions?: PendingQuestion[];
+  /**
+   * Tool calls of the lead and its subagents a guardrail held for a person's decision (`subagents approve` /
+   * `deny`); absent: none.
+   */
+  approvals?: PendingApproval[];
   /** The skills active in the lead's run (contracts/run-skills.ts), while any is. */
   active_skills?: string[];
 }

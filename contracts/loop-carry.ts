@@ -44,6 +44,8 @@ export interface LoopCarry {
   skills?: RunSkillsSnapshot;
   /** The skills that became active in this agent's run, in the order they did; absent: none. */
   active_skills?: ActiveSkill[];
+  /** Tool calls this agent held for approval, earlier executions included: the next one is `a<n + 1>`. */
+  approvals_asked?: number;
   /** How many executions came before this one. */
   continued: number;
 }

@@ -24,6 +24,11 @@ export const ADMISSION_WAIT_SECONDS = 'subagents_admission_wait_seconds';
 
 /** Counter: guardrail decisions on tool calls, by `decision` (allow, deny, ask), `tool` and `policy`. */
 export const GUARDRAIL_DECISIONS_METRIC = 'subagents_guardrail_decisions';
+/**
+ * Histogram, seconds: how long a tool call held for approval (a guardrail's `ask`) waited, by `outcome`
+ * (approved, denied, timed_out, cancelled) and `tool`.
+ */
+export const APPROVAL_WAIT_SECONDS = 'subagents_approval_wait_seconds';
 
 /** The label value of an absent stop reason (a label must have a value to be filtered on). */
 export const NO_STOP_REASON = 'none';

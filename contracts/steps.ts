@@ -39,4 +39,21 @@ export interface SubagentToolStep extends SubagentStepBase {
   activated_skill?: string;
 }
 
-export type SubagentStep = SubagentAiStep | SubagentToolStep;
+/**
+ * A person's decision on a tool call a guardrail held for approval (or the wait's timeout): who, when, and
+ * their note or reason. It comes between the turn that made the call and the call's result.
+ */
+export interface SubagentApprovalStep extends SubagentStepBase {
+  kind: 'approval';
+  tool_call_id: string;
+  name: string;
+  decision: 'approved' | 'denied' | 'timed_out';
+  /** Who decided; absent on a timeout. */
+  by?: string;
+  /** ISO 8601 (workflow clock). */
+  at: string;
+  /** The approver's note or the denier's reason. */
+  note?: string;
+}
+
+export type SubagentStep = SubagentAiStep | SubagentToolStep | SubagentApprovalStep;

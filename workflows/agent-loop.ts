@@ -63,8 +63,8 @@ export interface AgentLoopConfig {
   /** The agent's guardrails (workflows/guardrails.ts), applied after the skills' policy; absent: none in force. */
   guardrails?: AgentGuardrails;
   /**
-   * Who answers a guardrail's `ask` (workflows/approvals.ts); absent (no approver: a batch item, a scheduled run
-   * with nobody attached), `guardrails.unattended` decides.
+   * Who answers a guardrail's `ask` (workflows/approvals.ts); absent when no person is attached to the run (a batch
+   * item and what it delegates): `guardrails.unattended` decides.
    */
   approvals?: { ask(call: ToolCall, decision: GuardrailDecision): Promise<ApprovalOutcome> };
 }

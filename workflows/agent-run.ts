@@ -33,6 +33,7 @@ import { isBuiltinToolName } from '../contracts/tools';
 import type { SandboxSettings } from '../contracts/tools';
 import { runAgentLoop, type AgentLoopState, type LoopEnd, type LoopPlugins } from './agent-loop';
 import { combineClaimedCalls } from './claimed-calls';
+import { Approvals } from './approvals';
 import { Clarifications } from './clarification';
 import { historyWantsContinueAsNew } from './continue-as-new';
 import { Delegator } from './delegation/delegator';
@@ -62,6 +63,17 @@ export interface RunContext {
   skills?: RunSkillsSettings;
   /** The run's guardrails (contracts/guardrail-rules.ts); absent: none in force, nothing is decided. */
   guardrails?: RunGuardrailsSettings;
+  /** How long a tool call held for approval waits (`guardrails.approval_timeout_seconds`); absent: the default. */
+  approvalTimeoutSeconds?: number;
+  /** No person is attached (a batch item, and what it delegates): no call is ever held for approval. */
+  unattended?: boolean;
+}
+
+/** `guardrails.approval_timeout_seconds` from an input that carries it (read defensively: older inputs do not). */
+function approvalTimeoutOf(input: object): number | undefined {
+  const guardrails = (input as { guardrails?: { approval_timeout_seconds?: unknown } }).guardrails;
+  const seconds = guardrails?.approval_timeout_seconds;
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }
 
 /** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
@@ -77,9 +89,11 @@ export function runContext(
     secrets?: SealedSecret[];
     skills?: RunSkillsSettings;
     guardrails?: RunGuardrailsSettings;
+    unattended?: true;
   },
   runId: string,
 ): RunContext {
+  const approvalTimeoutSeconds = approvalTimeoutOf(input);
   return {
     runId,
     depth: input.depth,
@@ -92,6 +106,8 @@ export function runContext(
     ...(input.secrets !== undefined && { secrets: input.secrets }),
     ...(input.skills !== undefined && { skills: input.skills }),
     ...(input.guardrails !== undefined && { guardrails: input.guardrails }),
+    ...(approvalTimeoutSeconds !== undefined && { approvalTimeoutSeconds }),
+    ...(input.unattended && { unattended: true }),
   };
 }
 
@@ -147,6 +163,7 @@ export function createDelegator(
     ...(context.secrets !== undefined && { secrets: context.secrets }),
     ...(context.skills !== undefined && { skills: context.skills }),
     ...(context.guardrails !== undefined && { guardrails: context.guardrails }),
+    ...(context.unattended && { unattended: true }),
   });
 }
 
@@ -183,6 +200,44 @@ export function createClarifications(
   return clarifications;
 }
 
+/**
+ * The agent's tool calls held for approval and those of its subagents, its Updates registered (always: a
+ * decision sent to a run that holds nothing is refused in words, not for want of a handler). A subagent's
+ * decisions go into its step log.
+ */
+export function createApprovals(
+  context: RunContext,
+  agent: { name: string; leadWorkflowId: string; recordSteps: boolean },
+  state: () => AgentLoopState,
+  delegator?: Delegator,
+): Approvals {
+  const approvals = new Approvals({
+    agentName: agent.name,
+    runId: context.runId,
+    leadWorkflowId: agent.leadWorkflowId,
+    ...(context.approvalTimeoutSeconds !== undefined && { timeoutSeconds: context.approvalTimeoutSeconds }),
+    counter: state(),
+    ...(delegator && { delegationEnded: (taskId: string) => delegator.hasEnded(taskId) }),
+    showDoing: (doing, commands) =>
+      showLiveState({
+        agent: agent.name,
+        turns: state().turns,
+        ...(state().usage && { tokens: state().usage }),
+        doing,
+        ...(commands !== undefined && { commands }),
+      }),
+    ...(agent.recordSteps && {
+      recordStep: (step) => {
+        const current = state();
+        current.step_seq += 1;
+        current.steps.push({ ...step, seq: current.step_seq });
+      },
+    }),
+  });
+  approvals.register();
+  return approvals;
+}
+
 export interface AgentRunOptions {
   context: RunContext;
   agent: AgentSpec;
@@ -191,6 +246,8 @@ export interface AgentRunOptions {
   delegator?: Delegator;
   /** Its questions (`ask_clarification`), when the run has them. */
   clarifications?: Clarifications;
+  /** Asks a person about calls a guardrail decided `ask`; absent when none is attached (a batch item). */
+  approvals?: Approvals;
   /** Keep the step log (for a steps query). */
   recordSteps: boolean;
   /** Called after every model response (progress reports). */
@@ -309,6 +366,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     ...(context.summarization && { summarization: context.summarization }),
     ...(skills && { skills }),
     ...withGuardrails(context, agent.name, delegator),
+    ...(options.approvals && !context.unattended && { approvals: options.approvals }),
   };
 
   // The wall clock counts from when the server started the run (its chain), as the hard backstop

@@ -16,12 +16,21 @@ import {
 } from '../contracts/lead';
 import { CLOSING_FAILURE_TYPES } from '../contracts/closing';
 import { failOnInvalidLeadRunInput } from '../contracts/inputs';
+import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
 import type { ChatMessage } from '../contracts/messages';
 import { recordsAfter } from '../contracts/queries';
 import type { RunStopReason } from '../contracts/status';
 import { initialLoopState, restoreLoopState, type AgentLoopState } from './agent-loop';
-import { createClarifications, createDelegator, runAgent, runContext, type RunContext } from './agent-run';
+import {
+  createApprovals,
+  createClarifications,
+  createDelegator,
+  runAgent,
+  runContext,
+  type RunContext,
+} from './agent-run';
+import type { Approvals } from './approvals';
 import type { Clarifications } from './clarification';
 import type { Delegator } from './delegation/delegator';
 import { countByStatus, leadTokenUsage } from './delegation/ledger';
@@ -51,6 +60,7 @@ interface LeadRun {
   state: AgentLoopState;
   delegator: Delegator;
   clarifications: Clarifications;
+  approvals: Approvals;
 }
 
 /** A new run, or the previous execution's state when this one continues it. */
@@ -94,6 +104,11 @@ function questionsOf(questions: PendingQuestion[]): { questions?: PendingQuestio
   return questions.length > 0 ? { questions } : {};
 }
 
+/** The status's `approvals`: present only while some call waits (older clients see the shape they knew). */
+function approvalsOf(approvals: PendingApproval[]): { approvals?: PendingApproval[] } {
+  return approvals.length > 0 ? { approvals } : {};
+}
+
 /** What the status query answers: where the run stands, its turns, tokens, delegations and questions. */
 function leadStatus(run: LeadRun, { queuedAt, finished }: RunStanding): LeadStatus {
   const { runId, state, delegator } = run;
@@ -105,13 +120,14 @@ function leadStatus(run: LeadRun, { queuedAt, finished }: RunStanding): LeadStat
     counts: countByStatus(delegator.ledger, runId),
     last_seq: delegator.events.length,
     ...(!finished && questionsOf(run.clarifications.pending())),
+    ...(!finished && approvalsOf(run.approvals.pending())),
     ...withActiveSkills(state),
   };
 }
 
 /** The lead's turns on the agent loop, its wall clock counted from `admittedAt`. */
 async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<ExecutionEnd<LeadRunInput>> {
-  const { input, runId, delegator, clarifications } = run;
+  const { input, runId, delegator, clarifications, approvals } = run;
   const end = await runAgent({
     context: run.context,
     agent: {
@@ -129,6 +145,7 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
     state: run.state,
     delegator,
     clarifications,
+    approvals,
     recordSteps: false,
   });
   // A batch outlives the run's answer, not a cancel of the run.
@@ -202,7 +219,13 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
     () => state,
     delegator,
   );
-  const run: LeadRun = { input, runId, context, state, delegator, clarifications };
+  const approvals = createApprovals(
+    context,
+    { name: 'lead', leadWorkflowId: workflowInfo().workflowId, recordSteps: false },
+    () => state,
+    delegator,
+  );
+  const run: LeadRun = { input, runId, context, state, delegator, clarifications, approvals };
   setHandler(leadLedgerQuery, () => delegator.ledger);
   setHandler(leadEventsQuery, (afterSeq = 0) => recordsAfter(delegator.events, afterSeq));
 

@@ -10,10 +10,12 @@
  */
 import { metricMeter } from '@temporalio/workflow';
 import type { AdmissionPool } from '../contracts/admission';
+import type { ApprovalEnd } from '../contracts/approvals';
 import type { LeadRunResult } from '../contracts/lead';
 import type { GuardrailDecision } from '../contracts/guardrails';
 import {
   ADMISSION_WAIT_SECONDS,
+  APPROVAL_WAIT_SECONDS,
   DELEGATIONS,
   GUARDRAIL_DECISIONS_METRIC,
   LEAD_RUNS,
@@ -61,4 +63,11 @@ export function recordGuardrailDecision(decision: GuardrailDecision, tool: strin
   metricMeter
     .createCounter(GUARDRAIL_DECISIONS_METRIC, 'decisions', 'Guardrail decisions on tool calls')
     .add(1, { decision: decision.decision, tool, policy: decision.policy_id });
+}
+
+/** A tool call's wait for a person's decision (a guardrail's `ask`), from the ask to its end, on the workflow clock. */
+export function recordApprovalWait(tool: string, outcome: ApprovalEnd, waitedMs: number): void {
+  metricMeter
+    .createHistogram(APPROVAL_WAIT_SECONDS, 'float', 's', 'Tool calls held for approval, ask to decision')
+    .record(Math.max(0, waitedMs) / 1000, { tool, outcome });
 }

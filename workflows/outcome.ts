@@ -140,6 +140,8 @@ export interface LiveState {
   doing: string;
   /** A command that moves it on (the answer to its question), shown as code to copy. */
   command?: string;
+  /** Commands that move it on, each under its own label (`Approve with`, `Deny with`), shown as code to copy. */
+  commands?: readonly { label: string; command: string }[];
   lastCall?: string;
   /** Deferred MCP tools `tool_search` promoted in this run. */
   promoted?: readonly string[];
@@ -154,6 +156,7 @@ export function showLiveState(live: LiveState): void {
       (live.tokens ? ` · ${groupThousands(live.tokens.total_tokens)} tokens` : ''),
     `Now: ${markdownText(live.doing)}`,
     ...(live.command !== undefined ? [`Answer with: ${codeSpan(live.command)}`] : []),
+    ...(live.commands ?? []).map(({ label, command }) => `${markdownText(label)}: ${codeSpan(command)}`),
     ...(live.lastCall !== undefined ? [`Last tool call: ${codeSpan(live.lastCall)}`] : []),
     ...(live.promoted && live.promoted.length > 0
       ? [`Promoted tools: ${markdownText(live.promoted.join(', '))}`]

@@ -28,7 +28,13 @@ import {
   type SubagentResult,
 } from '../contracts/subagent';
 import { initialLoopState, restoreLoopState, type AgentLoopState, type LoopPlugins } from './agent-loop';
-import { createClarifications, createDelegator, runContext, type RunContext } from './agent-run';
+import {
+  createApprovals,
+  createClarifications,
+  createDelegator,
+  runContext,
+  type RunContext,
+} from './agent-run';
 import { runSubagentAgent } from './graph-subagent';
 import { reportsOutcome } from './outcome';
 import {
@@ -133,6 +139,12 @@ async function runSubagent(
     () => state,
     delegator,
   );
+  const approvals = createApprovals(
+    context,
+    { name: agent.name, leadWorkflowId: input.run_id, recordSteps: true },
+    () => state,
+    delegator,
+  );
   const end = await runSubagentAgent(input, {
     context,
     agent: {
@@ -151,6 +163,7 @@ async function runSubagent(
     state,
     ...(delegator && { delegator }),
     clarifications,
+    approvals,
     recordSteps: true,
     onTurn: progressReporter(input),
   });

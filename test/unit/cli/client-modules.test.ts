@@ -55,6 +55,8 @@ const CLIENT_COMMANDS: string[][] = [
   ['report', 'run-1'],
   ['cancel', 'run-1'],
   ['answer', 'run-1', 'yes'],
+  ['approve', 'run-1'],
+  ['deny', 'run-1', '--reason', 'no'],
   ['batch', 'status', 'batch-1'],
   ['schedule', 'list'],
 ];

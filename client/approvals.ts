@@ -1,0 +1,167 @@
+/**
+ * Deciding a tool call a run holds for approval (a guardrail's `ask`): the Update goes to the workflow that
+ * holds the call (the lead, or one of its subagents, found through the lead's status), and a refusal comes
+ * back as an ApprovalRefusedError in the user's terms. `RunHandle.approve` / `.deny` are built on it.
+ */
+import {
+  ApplicationFailure,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type WorkflowClient,
+} from '@temporalio/client';
+import {
+  approvalTarget,
+  APPROVAL_REFUSALS,
+  approverProblem,
+  approveToolCallUpdate,
+  denyReasonProblem,
+  denyToolCallUpdate,
+  isApprovalUsageMistake,
+  noteProblem,
+  type ApprovalRefusal,
+  type PendingApproval,
+  type RecordedDecision,
+} from '../contracts/approvals';
+
+/**
+ * A decision the run refused, or could not be given: the message says why and what would be accepted. `kind`
+ * tells a mistake in the request (invalid, unknown, ambiguous) from the run's state (not waiting, closed).
+ */
+export class ApprovalRefusedError extends Error {
+  override name = 'ApprovalRefusedError';
+
+  constructor(
+    message: string,
+    readonly kind: ApprovalRefusal,
+  ) {
+    super(message);
+  }
+
+  /** A mistake the user can fix in the request itself. */
+  get isUsageMistake(): boolean {
+    return isApprovalUsageMistake(this.kind);
+  }
+}
+
+const REFUSAL_KINDS: readonly string[] = Object.values(APPROVAL_REFUSALS);
+
+/** What deciding needs of the run: its ids, its client, and the calls it holds now. */
+export interface DecisionTarget {
+  runId: string;
+  leadWorkflowId: string;
+  client: WorkflowClient;
+  pending(): Promise<PendingApproval[]>;
+}
+
+export type Decision = { kind: 'approve'; note?: string } | { kind: 'deny'; reason: string };
+
+/** `ref` is shaped as a call's name in a run: `a1`, or `<delegation id>/a1` for a subagent's. */
+const REF_SHAPE = /^([A-Za-z0-9_.:-]+\/)*[A-Za-z0-9_.:-]+$/;
+
+/** One line per waiting call: `a1 (lead): bash rm -rf build/`. */
+export function pendingApprovalList(approvals: readonly PendingApproval[]): string {
+  return approvals.map((a) => `${a.ref} (${a.asked_by}): ${a.tool} ${a.args}`).join('; ');
+}
+
+/**
+ * Where a decision goes: the call `ref` names, else the one call waiting. Refused (ApprovalRefusedError) when
+ * `ref` is not a call's name or several calls wait and none is named. None waiting: the lead, which says so.
+ */
+export async function decisionTarget(
+  run: DecisionTarget,
+  ref: string | undefined,
+): Promise<{ workflowId: string; id?: string }> {
+  if (ref !== undefined) {
+    const trimmed = ref.trim();
+    if (!REF_SHAPE.test(trimmed)) {
+      throw new ApprovalRefusedError(
+        `--call ${JSON.stringify(ref)} is not a held call of a run (e.g. a1, or call_1/a1 for a subagent's)`,
+        APPROVAL_REFUSALS.unknown,
+      );
+    }
+    return approvalTarget(run.leadWorkflowId, trimmed);
+  }
+  const waiting = await run.pending();
+  if (waiting.length > 1) {
+    throw new ApprovalRefusedError(
+      `run ${run.runId} holds ${waiting.length} calls for approval (${pendingApprovalList(waiting)}): ` +
+        'name one with --call',
+      APPROVAL_REFUSALS.ambiguous,
+    );
+  }
+  return waiting.length === 1
+    ? { workflowId: waiting[0].workflow_id, id: waiting[0].id }
+    : { workflowId: run.leadWorkflowId };
+}
+
+/** Why the decision cannot be sent as it is, or undefined. */
+function decisionProblem(decision: Decision, by: string): string | undefined {
+  return (
+    approverProblem(by) ??
+    (decision.kind === 'approve' ? noteProblem(decision.note) : denyReasonProblem(decision.reason))
+  );
+}
+
+/** Sends the decision to the workflow holding the call, and returns what it recorded. */
+export async function decide(
+  run: DecisionTarget,
+  ref: string | undefined,
+  decision: Decision,
+  by: string,
+): Promise<RecordedDecision> {
+  const problem = decisionProblem(decision, by);
+  if (problem !== undefined) throw new ApprovalRefusedError(problem, APPROVAL_REFUSALS.invalid);
+  const target = await decisionTarget(run, ref);
+  const handle = run.client.getHandle(target.workflowId);
+  const id = target.id !== undefined ? { approval_id: target.id } : {};
+  try {
+    return decision.kind === 'approve'
+      ? await handle.executeUpdate(approveToolCallUpdate, {
+          args: [{ ...id, by, ...(decision.note !== undefined && { note: decision.note }) }],
+        })
+      : await handle.executeUpdate(denyToolCallUpdate, { args: [{ ...id, by, reason: decision.reason }] });
+  } catch (err) {
+    throw await decisionFailure(run, err, target.workflowId, ref);
+  }
+}
+
+/** Why a decision did not land, in the user's terms. */
+async function decisionFailure(
+  run: DecisionTarget,
+  err: unknown,
+  workflowId: string,
+  ref: string | undefined,
+): Promise<Error> {
+  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.type && REFUSAL_KINDS.includes(cause.type)) {
+    return new ApprovalRefusedError(cause.message, cause.type as ApprovalRefusal);
+  }
+  const who = workflowId === run.leadWorkflowId ? `run ${run.runId}` : `the subagent that holds ${ref}`;
+  // A workflow that never registered the handlers has not come as far as running a tool (queued for a slot).
+  if (cause instanceof ApplicationFailure && /No registered handler for update/.test(cause.message)) {
+    return new ApprovalRefusedError(`${who} is not waiting for a decision`, APPROVAL_REFUSALS.notWaiting);
+  }
+  // The server answers an Update to a closed workflow as to a missing one: which it is, describe says.
+  if (err instanceof WorkflowNotFoundError) {
+    const exists = await run.client
+      .getHandle(workflowId)
+      .describe()
+      .then(
+        () => true,
+        () => false,
+      );
+    if (exists) {
+      return new ApprovalRefusedError(
+        `${who} has ended: it is not waiting for a decision`,
+        APPROVAL_REFUSALS.notWaiting,
+      );
+    }
+    return workflowId === run.leadWorkflowId
+      ? err
+      : new ApprovalRefusedError(
+          `run ${run.runId} has no subagent for ${ref} (${workflowId})`,
+          APPROVAL_REFUSALS.unknown,
+        );
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}

@@ -1,0 +1,368 @@
+/**
+ * Approvals: a tool call a guardrail decided `ask` waits for a person. The call is recorded and shown (the
+ * run's `status`, the Web UI's current details, a named timer), then the agent waits on a durable condition,
+ * holding no activity and no worker slot, until `approve_tool_call` or `deny_tool_call` (Updates, checked by
+ * their validators) decides it or `approval_timeout_seconds` pass (then it is denied). A subagent's waiting
+ * call is announced to its parent (a signal, passed up to the lead), so the lead's `status` lists every
+ * waiting call of the run; the decision goes to the workflow that asked. The wait runs inside the agent's loop,
+ * so its wall clock counts it and a cancel ends it.
+ */
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  approvalArgsLine,
+  approvalNoticeSignal,
+  approvalRef,
+  APPROVAL_REFUSALS,
+  approvalTimerSummary,
+  approveCommandLine,
+  approverProblem,
+  approveToolCallUpdate,
+  DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+  denyCommandLine,
+  denyReasonProblem,
+  denyToolCallUpdate,
+  noteProblem,
+  type ApprovalNotice,
+  type ApprovalRecord,
+  type ApprovalRefusal,
+  type ApproveRequest,
+  type DenyRequest,
+  type PendingApproval,
+  type RecordedDecision,
+} from '../contracts/approvals';
+import {
+  approvalTimedOutReason,
+  type ApprovalOutcome,
+  type GuardrailDecision,
+} from '../contracts/guardrails';
+import type { ToolCall } from '../contracts/messages';
+import type { SubagentApprovalStep } from '../contracts/steps';
+import { truncateHeadTail } from '../contracts/text';
+import { recordApprovalWait } from './metrics';
+
+export interface ApprovalsOptions {
+  agentName: string;
+  /** The lead run's id (the approve command names it) and its workflow id (refs count from it). */
+  runId: string;
+  leadWorkflowId: string;
+  /** How long a call waits for a decision (`guardrails.approval_timeout_seconds`); absent: 3,600 s. */
+  timeoutSeconds?: number;
+  /** The agent's count of calls held so far (its loop state, carried across continue-as-new). */
+  counter: { approvals_asked?: number };
+  /** Whether this agent's delegation `taskId` has ended (its waiting calls are then gone). */
+  delegationEnded?: (taskId: string) => boolean;
+  /** Shows what the agent is doing in the Web UI's current details, with the commands that move it on. */
+  showDoing?: (doing: string, commands?: { label: string; command: string }[]) => void;
+  /** Records a decision in the agent's step log, where it keeps one. */
+  recordStep?: (step: Omit<SubagentApprovalStep, 'seq'>) => void;
+}
+
+/** A decision request of either kind, as the validators check it. */
+type DecisionRequest = { kind: 'approve'; request: ApproveRequest } | { kind: 'deny'; request: DenyRequest };
+
+function now(): string {
+  // The workflow clock: deterministic on replay.
+  return new Date().toISOString();
+}
+
+function refused(type: ApprovalRefusal, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+function pendingOf(record: ApprovalRecord): PendingApproval {
+  const { state: _state, by: _by, note: _note, closed_at: _closed, ...pending } = record;
+  return pending;
+}
+
+/** Why a decision request cannot be taken as it is (no approver, empty reason, too long), or undefined. */
+export function decisionRequestProblem(decision: DecisionRequest): string | undefined {
+  const { request } = decision;
+  if (typeof request !== 'object' || request === null) return 'the decision is not an object';
+  const id = request.approval_id;
+  if (id !== undefined && (typeof id !== 'string' || id.trim() === '')) return 'the call id is empty';
+  return (
+    approverProblem(request.by) ??
+    (decision.kind === 'approve'
+      ? noteProblem(decision.request.note)
+      : denyReasonProblem(decision.request.reason))
+  );
+}
+
+export class Approvals {
+  /** This execution's own held calls, open and closed. */
+  private readonly records: ApprovalRecord[] = [];
+  /** Held calls of this agent's subagents (at any depth) still open, by `<workflow id>#<id>`. */
+  private readonly children = new Map<string, PendingApproval>();
+  /** Calls held before this execution (continue-as-new): their ids are known, their records gone. */
+  private readonly askedBefore: number;
+
+  constructor(private readonly options: ApprovalsOptions) {
+    this.askedBefore = options.counter.approvals_asked ?? 0;
+  }
+
+  /** The Updates that decide, and children's notices. Registering changes no history: safe for any run. */
+  register(): void {
+    setHandler(approveToolCallUpdate, (request) => this.decide({ kind: 'approve', request }), {
+      validator: (request) => void this.check({ kind: 'approve', request }),
+    });
+    setHandler(denyToolCallUpdate, (request) => this.decide({ kind: 'deny', request }), {
+      validator: (request) => void this.check({ kind: 'deny', request }),
+    });
+    setHandler(approvalNoticeSignal, (notice) => this.hear(notice));
+  }
+
+  get timeoutSeconds(): number {
+    return this.options.timeoutSeconds ?? DEFAULT_APPROVAL_TIMEOUT_SECONDS;
+  }
+
+  /** Every call of this agent and its subagents waiting for a decision, oldest first. */
+  pending(): PendingApproval[] {
+    const own = this.records.filter((r) => r.state === 'pending').map(pendingOf);
+    const ended = this.options.delegationEnded;
+    const children = [...this.children.values()].filter(
+      (a) => ended === undefined || !ended(a.ref.split('/')[0]),
+    );
+    return [...own, ...children].sort((a, b) => a.asked_at.localeCompare(b.asked_at));
+  }
+
+  /**
+   * Holds `call` until a person decides or the timeout passes: the loop runs it when `approved`, else gives the
+   * model the outcome's `note` as the reason. Throws when the agent is cancelled or its wall clock runs out.
+   */
+  async ask(call: ToolCall, decision: GuardrailDecision): Promise<ApprovalOutcome> {
+    const { counter } = this.options;
+    counter.approvals_asked = (counter.approvals_asked ?? 0) + 1;
+    const id = `a${counter.approvals_asked}`;
+    const { workflowId } = workflowInfo();
+    const askedAt = new Date();
+    const timeoutSeconds = this.timeoutSeconds;
+    const args = approvalArgsLine(call.args);
+    const record: ApprovalRecord = {
+      ref: approvalRef(this.options.leadWorkflowId, workflowId, id),
+      id,
+      workflow_id: workflowId,
+      asked_by: this.options.agentName,
+      tool: call.name,
+      args,
+      call_id: call.id,
+      reason: truncateHeadTail(decision.reason, 1000),
+      policy_id: decision.policy_id,
+      asked_at: askedAt.toISOString(),
+      expires_at: new Date(askedAt.getTime() + timeoutSeconds * 1000).toISOString(),
+      timeout_seconds: timeoutSeconds,
+      state: 'pending',
+    };
+    this.records.push(record);
+    this.tellParent({ state: 'asked', approval: (({ ref: _ref, ...asked }) => asked)(pendingOf(record)) });
+    this.show();
+    try {
+      await condition(() => record.state !== 'pending', timeoutSeconds * 1000, {
+        summary: approvalTimerSummary(call.name, args),
+      });
+    } catch (err) {
+      // Cancelled, or the agent's wall clock ran out: the call closes with the agent, unrun.
+      if (record.state === 'pending') this.close(record, 'cancelled');
+      throw err;
+    }
+    // The decision, when one came in the same task as the timer: a decision made is never lost.
+    if (record.state === 'pending') this.close(record, 'timed_out');
+    else this.closed(record);
+    this.show(record);
+    return this.outcomeOf(record);
+  }
+
+  private outcomeOf(record: ApprovalRecord): ApprovalOutcome {
+    const at = record.closed_at ?? now();
+    if (record.state === 'approved' || record.state === 'denied') {
+      return {
+        approved: record.state === 'approved',
+        how: record.state,
+        ...(record.by !== undefined && { by: record.by }),
+        at,
+        ...(record.note !== undefined && { note: record.note }),
+      };
+    }
+    return { approved: false, how: 'timed_out', at, note: approvalTimedOutReason(record.timeout_seconds) };
+  }
+
+  /** The Web UI's current details: the oldest call still waiting with its two commands, else how `last` ended. */
+  private show(last?: ApprovalRecord): void {
+    const show = this.options.showDoing;
+    if (!show) return;
+    const waiting = this.records.find((r) => r.state === 'pending');
+    if (waiting) {
+      const several = this.records.filter((r) => r.state === 'pending').length > 1;
+      const ref = several || waiting.ref.includes('/') ? waiting.ref : undefined;
+      show(`waiting for approval of ${waiting.ref}: ${waiting.tool} ${waiting.args} (${waiting.reason})`, [
+        { label: 'Approve with', command: approveCommandLine(this.options.runId, ref) },
+        { label: 'Deny with', command: denyCommandLine(this.options.runId, ref) },
+      ]);
+    } else if (last) {
+      const by = last.by !== undefined ? ` by ${last.by}` : '';
+      const end = last.state === 'timed_out' ? 'timed out (denied)' : `${last.state}${by}`;
+      show(`${last.ref} ${end}${last.state === 'approved' ? `: running ${last.tool}` : ''}`);
+    }
+  }
+
+  private close(record: ApprovalRecord, end: 'timed_out' | 'cancelled'): void {
+    record.state = end;
+    record.closed_at = now();
+    this.closed(record);
+  }
+
+  /** A held call ended: measured, logged in the step log, and the parent told. */
+  private closed(record: ApprovalRecord): void {
+    if (record.state === 'pending') return;
+    recordApprovalWait(
+      record.tool,
+      record.state,
+      Date.parse(record.closed_at ?? now()) - Date.parse(record.asked_at),
+    );
+    if (record.state !== 'cancelled') {
+      const by = record.by;
+      const note =
+        record.state === 'timed_out' ? approvalTimedOutReason(record.timeout_seconds) : record.note;
+      this.options.recordStep?.({
+        kind: 'approval',
+        text:
+          `${record.ref} ${record.tool} ${record.args}: ${record.state}` +
+          `${by !== undefined ? ` by ${by}` : ''}${note !== undefined ? ` (${note})` : ''}`,
+        truncated: false,
+        tool_call_id: record.call_id,
+        name: record.tool,
+        decision: record.state,
+        ...(by !== undefined && { by }),
+        at: record.closed_at ?? now(),
+        ...(note !== undefined && { note }),
+      });
+    }
+    this.tellParent({ state: 'closed', workflow_id: record.workflow_id, id: record.id, end: record.state });
+  }
+
+  /** The refusal for `decision`, thrown (the Updates' validators), or the call it decides. */
+  private check(decision: DecisionRequest): ApprovalRecord {
+    const problem = decisionRequestProblem(decision);
+    if (problem !== undefined) throw refused(APPROVAL_REFUSALS.invalid, problem);
+    const id = decision.request.approval_id;
+    if (id === undefined) {
+      const open = this.records.filter((r) => r.state === 'pending');
+      if (open.length === 1) return open[0];
+      if (open.length > 1) {
+        throw refused(
+          APPROVAL_REFUSALS.ambiguous,
+          `${open.length} calls wait for a decision (${open.map((r) => `${r.ref}: ${r.tool} ${r.args}`).join('; ')}): ` +
+            'name one with --call',
+        );
+      }
+      throw refused(APPROVAL_REFUSALS.notWaiting, this.notWaitingText());
+    }
+    const record = this.records.find((r) => r.id === id);
+    if (record === undefined) {
+      const number = /^a(\d+)$/.exec(id)?.[1];
+      if (number !== undefined && Number(number) >= 1 && Number(number) <= this.askedBefore) {
+        throw refused(
+          APPROVAL_REFUSALS.closed,
+          `call ${id} of ${this.who()} is closed (held before the run continued as new)`,
+        );
+      }
+      const known = this.records.map((r) => r.id);
+      throw refused(
+        APPROVAL_REFUSALS.unknown,
+        `${this.who()} has no call ${JSON.stringify(id)} held for approval (its calls: ${known.join(', ') || 'none'})`,
+      );
+    }
+    switch (record.state) {
+      case 'pending':
+        return record;
+      case 'approved':
+      case 'denied':
+        throw refused(
+          APPROVAL_REFUSALS.closed,
+          `call ${record.ref} (${record.tool}) was already ${record.state} by ${record.by} at ${record.closed_at}; ` +
+            'a call is decided once',
+        );
+      case 'timed_out':
+        throw refused(
+          APPROVAL_REFUSALS.closed,
+          `call ${record.ref} (${record.tool}) timed out at ${record.closed_at} (no decision within ` +
+            `${record.timeout_seconds} s) and was denied; the run went on without it`,
+        );
+      case 'cancelled':
+        throw refused(
+          APPROVAL_REFUSALS.closed,
+          `call ${record.ref} (${record.tool}) was closed at ${record.closed_at}: its agent was cancelled or ran ` +
+            'out of time',
+        );
+    }
+  }
+
+  private who(): string {
+    const { workflowId } = workflowInfo();
+    return workflowId === this.options.leadWorkflowId
+      ? `run ${this.options.runId}`
+      : `subagent ${this.options.agentName} (${workflowId})`;
+  }
+
+  private notWaitingText(): string {
+    const base = `${this.who()} is not waiting for a decision`;
+    const children = this.pending().filter((a) => a.workflow_id !== workflowInfo().workflowId);
+    if (children.length === 0) return `${base} (no tool call of it is held for approval)`;
+    return `${base}; its subagents' are: ${children.map((a) => a.ref).join(', ')} (name one with --call)`;
+  }
+
+  /** An Update's handler: records the decision; the waiting call wakes in the same workflow task. */
+  private decide(decision: DecisionRequest): RecordedDecision {
+    const record = this.check(decision);
+    const { request } = decision;
+    record.state = decision.kind === 'approve' ? 'approved' : 'denied';
+    record.by = request.by.trim();
+    const note = decision.kind === 'approve' ? decision.request.note : decision.request.reason.trim();
+    if (note !== undefined && note.trim() !== '') record.note = note;
+    record.closed_at = now();
+    return {
+      ref: record.ref,
+      approval_id: record.id,
+      workflow_id: record.workflow_id,
+      asked_by: record.asked_by,
+      tool: record.tool,
+      args: record.args,
+      decision: record.state,
+      by: record.by,
+      at: record.closed_at,
+      ...(record.note !== undefined && { note: record.note }),
+    };
+  }
+
+  /** A subagent's held call opened or closed: kept for `pending()`, and passed up. */
+  private hear(notice: ApprovalNotice): void {
+    if (notice.state === 'asked') {
+      const { approval } = notice;
+      this.children.set(`${approval.workflow_id}#${approval.id}`, {
+        ...approval,
+        ref: approvalRef(this.options.leadWorkflowId, approval.workflow_id, approval.id),
+      });
+    } else {
+      this.children.delete(`${notice.workflow_id}#${notice.id}`);
+    }
+    this.tellParent(notice);
+  }
+
+  /** A subagent tells the workflow that started it (a lead run has none). */
+  private tellParent(notice: ApprovalNotice): void {
+    const parent = workflowInfo().parent;
+    if (!parent || workflowInfo().workflowId === this.options.leadWorkflowId) return;
+    const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
+    // Also when the agent is being cancelled: the parent must hear its call closed. A parent that has ended
+    // cannot take it; nothing is lost then.
+    void CancellationScope.nonCancellable(() => handle.signal(approvalNoticeSignal, notice)).catch(
+      () => undefined,
+    );
+  }
+}
