@@ -2,8 +2,8 @@
  * Approvals against the real server. First, the asking side alone: stand-ins for the lead and a subagent that
  * hold calls through the real `Approvals` (test/fixtures/approvals) show each held call in `status`, the Web
  * UI's current details and a named timer, wait with no activity, take `subagents approve|deny` and the client's
- * `pending/approve/deny`, refuse what does not fit, and deny on the timeout. Then, once a guardrail provider
- * decides `ask` (workflows/guardrails.ts, the deciding side), the real flow: a lead run's bash call held across
+ * `pending/approve/deny`, refuse what does not fit, and deny on the timeout. Then the real flow, a guardrail rule
+ * deciding `ask` (workflows/guardrails.ts): a lead run's bash call held across
  * a worker's SIGKILL and approved from the CLI runs exactly once; a deny and a timeout reach the model with
  * their reason; a second decision is refused; a batch item is never held.
  */
@@ -260,11 +260,7 @@ it("lists a subagent's held call in the lead's status and routes its decision to
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// The real flow: these need the deciding side (guardrails config, a provider deciding `ask` on every call),
-// and run once it is there.
-
-const deciding = existsSync(join(__dirname, '../../workflows/guardrails.js'));
-const withGuardrails = deciding ? describe : describe.skip;
+// The real flow: a guardrail rule (the deciding side, workflows/guardrails.ts) decides `ask` on a bash call.
 
 /** A lead whose bash calls that match `rm` are held: `guardrails.rules`, as the issue's acceptance suite sets it. */
 function guardedLead(script: ModelScriptFileInput, extra: Record<string, unknown> = {}): LeadRunInput {
@@ -288,7 +284,7 @@ const appendAndRemove = (id: string) => ({
   args: { command: 'echo ran >> log.txt; rm -f scratch.txt' },
 });
 
-withGuardrails('with the deciding side (guardrails: rules deciding ask)', () => {
+describe('with the deciding side (guardrails: rules deciding ask)', () => {
   it('holds a bash call across a worker SIGKILL; approved from the CLI it runs exactly once', async () => {
     const input = guardedLead({
       scripts: [
