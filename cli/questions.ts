@@ -4,20 +4,9 @@
  */
 import { answerCommandLine, type PendingQuestion } from '../contracts/clarification';
 import type { ClarificationEvent } from '../contracts/events';
+import { oneLine } from '../contracts/text';
 
-/**
- * Text from a model or a user on one line: whitespace runs become one space and control characters go, so
- * no escape sequence a model wrote can reach the terminal.
- */
-export function oneLine(text: string): string {
-  let out = '';
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    if (/\s/.test(char)) out += ' ';
-    else if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += char;
-  }
-  return out.replace(/ {2,}/g, ' ').trim();
-}
+export { oneLine } from '../contracts/text';
 
 function choices(options: readonly string[] | undefined): string {
   return options === undefined ? '' : ` [${options.map(oneLine).join(' | ')}]`;

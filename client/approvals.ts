@@ -3,12 +3,7 @@
  * holds the call (the lead, or one of its subagents, found through the lead's status), and a refusal comes
  * back as an ApprovalRefusedError in the user's terms. `RunHandle.approve` / `.deny` are built on it.
  */
-import {
-  ApplicationFailure,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type WorkflowClient,
-} from '@temporalio/client';
+import { type WorkflowClient } from '@temporalio/client';
 import {
   approvalTarget,
   APPROVAL_REFUSALS,
@@ -22,6 +17,7 @@ import {
   type PendingApproval,
   type RecordedDecision,
 } from '../contracts/approvals';
+import { updateFailure } from './update-refusals';
 
 /**
  * A decision the run refused, or could not be given: the message says why and what would be accepted. `kind`
@@ -126,42 +122,23 @@ export async function decide(
 }
 
 /** Why a decision did not land, in the user's terms. */
-async function decisionFailure(
+function decisionFailure(
   run: DecisionTarget,
   err: unknown,
   workflowId: string,
   ref: string | undefined,
 ): Promise<Error> {
-  const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-  if (cause instanceof ApplicationFailure && cause.type && REFUSAL_KINDS.includes(cause.type)) {
-    return new ApprovalRefusedError(cause.message, cause.type as ApprovalRefusal);
-  }
-  const who = workflowId === run.leadWorkflowId ? `run ${run.runId}` : `the subagent that holds ${ref}`;
-  // A workflow that never registered the handlers has not come as far as running a tool (queued for a slot).
-  if (cause instanceof ApplicationFailure && /No registered handler for update/.test(cause.message)) {
-    return new ApprovalRefusedError(`${who} is not waiting for a decision`, APPROVAL_REFUSALS.notWaiting);
-  }
-  // The server answers an Update to a closed workflow as to a missing one: which it is, describe says.
-  if (err instanceof WorkflowNotFoundError) {
-    const exists = await run.client
-      .getHandle(workflowId)
-      .describe()
-      .then(
-        () => true,
-        () => false,
-      );
-    if (exists) {
-      return new ApprovalRefusedError(
-        `${who} has ended: it is not waiting for a decision`,
-        APPROVAL_REFUSALS.notWaiting,
-      );
-    }
-    return workflowId === run.leadWorkflowId
-      ? err
-      : new ApprovalRefusedError(
-          `run ${run.runId} has no subagent for ${ref} (${workflowId})`,
-          APPROVAL_REFUSALS.unknown,
-        );
-  }
-  return err instanceof Error ? err : new Error(String(err));
+  return updateFailure(err, {
+    client: run.client,
+    runId: run.runId,
+    leadWorkflowId: run.leadWorkflowId,
+    workflowId,
+    subagentName: `the subagent that holds ${ref}`,
+    ref,
+    awaited: 'a decision',
+    refusals: REFUSAL_KINDS,
+    notWaiting: APPROVAL_REFUSALS.notWaiting,
+    unknown: APPROVAL_REFUSALS.unknown,
+    refused: (message, kind: ApprovalRefusal) => new ApprovalRefusedError(message, kind),
+  });
 }

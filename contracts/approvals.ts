@@ -6,6 +6,7 @@
  */
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 import { questionRef, questionTarget } from './clarification';
+import { oneLine } from './text';
 
 /** How long a call waits for a decision unless the config says otherwise (`guardrails.approval_timeout_seconds`). */
 export const DEFAULT_APPROVAL_TIMEOUT_SECONDS = 3600;
@@ -162,17 +163,6 @@ export function approvalTarget(leadWorkflowId: string, ref: string): { workflowI
   return questionTarget(leadWorkflowId, ref);
 }
 
-/** Text on one line: whitespace runs become one space, control characters go. */
-function flatten(text: string): string {
-  let out = '';
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    if (/\s/.test(char)) out += ' ';
-    else if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += char;
-  }
-  return out.replace(/ {2,}/g, ' ').trim();
-}
-
 function cut(text: string, max: number): string {
   const chars = [...text];
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
@@ -193,12 +183,12 @@ export function approvalArgsLine(rawArgs: string, max = APPROVAL_ARGS_MAX_CHARS)
   } catch {
     // Not JSON: shown as the model sent it.
   }
-  return cut(flatten(text), max);
+  return cut(oneLine(text), max);
 }
 
 /** The wait's timer in the Web UI: `approval: bash rm -rf build/`. */
 export function approvalTimerSummary(tool: string, argsLine: string): string {
-  return cut(`approval: ${flatten(tool)} ${argsLine}`.trim(), TIMER_CALL_MAX_CHARS + 'approval: '.length);
+  return cut(`approval: ${oneLine(tool)} ${argsLine}`.trim(), TIMER_CALL_MAX_CHARS + 'approval: '.length);
 }
 
 /** The command that approves the call `ref` of run `runId` (`--call` only when needed); `flags` as answer's. */

@@ -27,6 +27,20 @@ function tailOf(text: string, count: number): string {
   return text.slice(isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start);
 }
 
+/**
+ * Text from a model or a user on one line: whitespace runs become one space and control characters go, so
+ * no escape sequence a model wrote can reach a terminal.
+ */
+export function oneLine(text: string): string {
+  let out = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    if (/\s/.test(char)) out += ' ';
+    else if (code >= 0x20 && (code < 0x7f || code > 0x9f)) out += char;
+  }
+  return out.replace(/ {2,}/g, ' ').trim();
+}
+
 /** 1234567 → "1,234,567", without locale data (the workflow sandbox must not depend on ICU). */
 export function groupThousands(value: number): string {
   const sign = value < 0 ? '-' : '';

@@ -7,14 +7,7 @@
  * waiting call of the run; the decision goes to the workflow that asked. The wait runs inside the agent's loop,
  * so its wall clock counts it and a cancel ends it.
  */
-import {
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  getExternalWorkflowHandle,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   approvalArgsLine,
   approvalNoticeSignal,
@@ -45,6 +38,7 @@ import {
 import type { ToolCall } from '../contracts/messages';
 import type { SubagentApprovalStep } from '../contracts/steps';
 import { truncateHeadTail } from '../contracts/text';
+import { holderName, tellParent } from './held-for-a-person';
 import { recordApprovalWait } from './metrics';
 
 export interface ApprovalsOptions {
@@ -160,7 +154,7 @@ export class Approvals {
       state: 'pending',
     };
     this.records.push(record);
-    this.tellParent({ state: 'asked', approval: (({ ref: _ref, ...asked }) => asked)(pendingOf(record)) });
+    this.notifyParent({ state: 'asked', approval: (({ ref: _ref, ...asked }) => asked)(pendingOf(record)) });
     this.show();
     try {
       await condition(() => record.state !== 'pending', timeoutSeconds * 1000, {
@@ -243,7 +237,7 @@ export class Approvals {
         ...(note !== undefined && { note }),
       });
     }
-    this.tellParent({ state: 'closed', workflow_id: record.workflow_id, id: record.id, end: record.state });
+    this.notifyParent({ state: 'closed', workflow_id: record.workflow_id, id: record.id, end: record.state });
   }
 
   /** The refusal for `decision`, thrown (the Updates' validators), or the call it decides. */
@@ -269,13 +263,13 @@ export class Approvals {
       if (number !== undefined && Number(number) >= 1 && Number(number) <= this.askedBefore) {
         throw refused(
           APPROVAL_REFUSALS.closed,
-          `call ${id} of ${this.who()} is closed (held before the run continued as new)`,
+          `call ${id} of ${holderName(this.options)} is closed (held before the run continued as new)`,
         );
       }
       const known = this.records.map((r) => r.id);
       throw refused(
         APPROVAL_REFUSALS.unknown,
-        `${this.who()} has no call ${JSON.stringify(id)} held for approval (its calls: ${known.join(', ') || 'none'})`,
+        `${holderName(this.options)} has no call ${JSON.stringify(id)} held for approval (its calls: ${known.join(', ') || 'none'})`,
       );
     }
     switch (record.state) {
@@ -303,15 +297,8 @@ export class Approvals {
     }
   }
 
-  private who(): string {
-    const { workflowId } = workflowInfo();
-    return workflowId === this.options.leadWorkflowId
-      ? `run ${this.options.runId}`
-      : `subagent ${this.options.agentName} (${workflowId})`;
-  }
-
   private notWaitingText(): string {
-    const base = `${this.who()} is not waiting for a decision`;
+    const base = `${holderName(this.options)} is not waiting for a decision`;
     const children = this.pending().filter((a) => a.workflow_id !== workflowInfo().workflowId);
     if (children.length === 0) return `${base} (no tool call of it is held for approval)`;
     return `${base}; its subagents' are: ${children.map((a) => a.ref).join(', ')} (name one with --call)`;
@@ -351,18 +338,11 @@ export class Approvals {
     } else {
       this.children.delete(`${notice.workflow_id}#${notice.id}`);
     }
-    this.tellParent(notice);
+    this.notifyParent(notice);
   }
 
-  /** A subagent tells the workflow that started it (a lead run has none). */
-  private tellParent(notice: ApprovalNotice): void {
-    const parent = workflowInfo().parent;
-    if (!parent || workflowInfo().workflowId === this.options.leadWorkflowId) return;
-    const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
-    // Also when the agent is being cancelled: the parent must hear its call closed. A parent that has ended
-    // cannot take it; nothing is lost then.
-    void CancellationScope.nonCancellable(() => handle.signal(approvalNoticeSignal, notice)).catch(
-      () => undefined,
-    );
+  /** Passes a notice up to the workflow that started this one (workflows/held-for-a-person.ts). */
+  private notifyParent(notice: ApprovalNotice): void {
+    tellParent(approvalNoticeSignal, notice, this.options.leadWorkflowId);
   }
 }

@@ -5,14 +5,7 @@
  * closes the question. A subagent's question is announced to its parent (a signal, passed up to the lead), so
  * the lead's `status` lists every question of the run; the answer goes to the workflow that asked.
  */
-import {
-  ApplicationFailure,
-  CancellationScope,
-  condition,
-  getExternalWorkflowHandle,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   answerClarificationUpdate,
   answerCommandLine,
@@ -39,6 +32,7 @@ import { toolMessageFor, type ToolCall, type ToolMessage, type ToolSpec } from '
 import { RESULT_BRIEF_MAX_CHARS } from '../contracts/subagent';
 import { truncateHeadTail } from '../contracts/text';
 import type { LoopPlugins } from './agent-loop';
+import { holderName, tellParent } from './held-for-a-person';
 
 export interface ClarificationOptions {
   /** The run's settings; absent (disabled, or a run from before) → no tool, and nothing ever waits. */
@@ -197,13 +191,13 @@ export class Clarifications {
       if (number !== undefined && Number(number) >= 1 && Number(number) <= this.askedBefore) {
         throw refused(
           ANSWER_REFUSALS.closed,
-          `question ${id} of ${this.who()} is closed (asked before the run continued as new)`,
+          `question ${id} of ${holderName(this.options)} is closed (asked before the run continued as new)`,
         );
       }
       const known = this.questions.map((q) => q.id);
       throw refused(
         ANSWER_REFUSALS.unknown,
-        `${this.who()} has no question ${JSON.stringify(id)} (its questions: ${known.join(', ') || 'none'})`,
+        `${holderName(this.options)} has no question ${JSON.stringify(id)} (its questions: ${known.join(', ') || 'none'})`,
       );
     }
     switch (question.state) {
@@ -229,15 +223,8 @@ export class Clarifications {
     }
   }
 
-  private who(): string {
-    const { workflowId } = workflowInfo();
-    return workflowId === this.options.leadWorkflowId
-      ? `run ${this.options.runId}`
-      : `subagent ${this.options.agentName} (${workflowId})`;
-  }
-
   private notWaitingText(): string {
-    const base = `${this.who()} is not waiting for an answer`;
+    const base = `${holderName(this.options)} is not waiting for an answer`;
     const children = this.pending().filter((q) => q.workflow_id !== workflowInfo().workflowId);
     if (children.length === 0) return `${base} (it has no open question)`;
     return `${base}; its subagents are: ${children.map((q) => q.ref).join(', ')} (name one with --question)`;
@@ -264,7 +251,7 @@ export class Clarifications {
   private opened(question: PendingQuestion): void {
     this.logRequested(question);
     const { ref: _ref, ...asked } = question;
-    this.tellParent({ state: 'asked', question: asked });
+    this.notifyParent({ state: 'asked', question: asked });
   }
 
   private logRequested(question: PendingQuestion): void {
@@ -286,7 +273,7 @@ export class Clarifications {
   private closed(question: QuestionRecord): void {
     if (question.state === 'pending') return;
     this.endEvent(question.ref, question.id, question.state, question.answer, question.timeout_seconds);
-    this.tellParent({
+    this.notifyParent({
       state: 'closed',
       workflow_id: question.workflow_id,
       id: question.id,
@@ -342,18 +329,11 @@ export class Clarifications {
       this.children.delete(key);
       if (pending) this.endEvent(pending.ref, pending.id, notice.end, notice.answer, pending.timeout_seconds);
     }
-    this.tellParent(notice);
+    this.notifyParent(notice);
   }
 
-  /** A subagent tells the workflow that started it (a lead run has none). */
-  private tellParent(notice: ClarificationNotice): void {
-    const parent = workflowInfo().parent;
-    if (!parent || workflowInfo().workflowId === this.options.leadWorkflowId) return;
-    const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
-    // Also when the agent is being cancelled: the parent must hear its question closed. A parent that has
-    // ended cannot take it; nothing is lost then.
-    void CancellationScope.nonCancellable(() => handle.signal(clarificationNoticeSignal, notice)).catch(
-      () => undefined,
-    );
+  /** Passes a notice up to the workflow that started this one (workflows/held-for-a-person.ts). */
+  private notifyParent(notice: ClarificationNotice): void {
+    tellParent(clarificationNoticeSignal, notice, this.options.leadWorkflowId);
   }
 }
