@@ -8,11 +8,8 @@ import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import {
-  ApplicationFailure,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
   type Client,
@@ -46,6 +43,7 @@ import { runSearchAttributes } from '../contracts/search-attributes';
 import { explainStartFailure } from './search-attribute-errors';
 import type { SubagentResult } from '../contracts/subagent';
 import { decide } from './approvals';
+import { updateFailure } from './update-refusals';
 import { workflowResult } from './results';
 import { askWorker, type Asked } from './worker-liveness';
 import { promptDetails, summaryLine } from '../contracts/text';
@@ -360,44 +358,20 @@ export class RunHandle {
   }
 
   /** Why an answer did not land, in the user's terms. */
-  private async answerFailure(
-    err: unknown,
-    workflowId: string,
-    question: string | undefined,
-  ): Promise<Error> {
-    const cause = err instanceof WorkflowUpdateFailedError ? err.cause : undefined;
-    if (cause instanceof ApplicationFailure && cause.type && REFUSAL_KINDS.includes(cause.type)) {
-      return new AnswerRefusedError(cause.message, cause.type as AnswerRefusal);
-    }
-    const who =
-      workflowId === this.handle.workflowId ? `run ${this.runId}` : `the subagent that asked ${question}`;
-    // A workflow that never registered the handler: it has not come as far as asking (queued for a slot).
-    if (cause instanceof ApplicationFailure && /No registered handler for update/.test(cause.message)) {
-      return new AnswerRefusedError(`${who} is not waiting for an answer`, ANSWER_REFUSALS.notWaiting);
-    }
-    // The server answers an Update to a closed workflow as to a missing one: which it is, describe says.
-    if (err instanceof WorkflowNotFoundError) {
-      const exists = await this.handle.client
-        .getHandle(workflowId)
-        .describe()
-        .then(
-          () => true,
-          () => false,
-        );
-      if (exists) {
-        return new AnswerRefusedError(
-          `${who} has ended: it is not waiting for an answer`,
-          ANSWER_REFUSALS.notWaiting,
-        );
-      }
-      return workflowId === this.handle.workflowId
-        ? err
-        : new AnswerRefusedError(
-            `run ${this.runId} has no subagent for ${question} (${workflowId})`,
-            ANSWER_REFUSALS.unknown,
-          );
-    }
-    return err instanceof Error ? err : new Error(String(err));
+  private answerFailure(err: unknown, workflowId: string, question: string | undefined): Promise<Error> {
+    return updateFailure(err, {
+      client: this.handle.client,
+      runId: this.runId,
+      leadWorkflowId: this.handle.workflowId,
+      workflowId,
+      subagentName: `the subagent that asked ${question}`,
+      ref: question,
+      awaited: 'an answer',
+      refusals: REFUSAL_KINDS,
+      notWaiting: ANSWER_REFUSALS.notWaiting,
+      unknown: ANSWER_REFUSALS.unknown,
+      refused: (message, kind: AnswerRefusal) => new AnswerRefusedError(message, kind),
+    });
   }
 
   /** Tool calls the run and its subagents hold for a person's decision (a guardrail's `ask`); none once it ended. */
@@ -552,7 +526,10 @@ export interface StartRunOptions {
   keyring?: PayloadKeyring;
 }
 
-/** How long `startRun` retries while the server cannot be reached: a restart of the server fits in it. */
+/**
+ * How long `startRun` retries once the server has answered "unavailable": a restart of the server fits in it,
+ * also on a busy machine (19.5 s measured under a full test suite).
+ */
 export const START_RETRY_MS = 30_000;
 
 /** The server could not be reached for the whole retry budget: nothing may have started. */
@@ -572,8 +549,10 @@ export function isServerUnavailable(err: unknown): boolean {
 
 /**
  * `start()`, retried with backoff (0.5 s doubling to 4 s) while the server cannot be reached, for at most
- * `budgetMs`: as the workers ride out a server restart. Safe because a start is idempotent (one run id, one
- * input). Past the budget, a ServerUnavailableError says so.
+ * `budgetMs` after its first "unavailable" answer: as the workers ride out a server restart. Counted from that
+ * answer, not from the first try: the connection's own retries (about 20 s) come before it, and a restart on
+ * a busy machine takes 20 s by itself. Safe because a start is idempotent (one run id, one input). Past the
+ * budget, a ServerUnavailableError says so.
  */
 async function retryWhileUnavailable<T>(
   what: string,
@@ -582,12 +561,13 @@ async function retryWhileUnavailable<T>(
   onRetry: ((line: string) => void) | undefined,
 ): Promise<T> {
   const started = Date.now();
-  const deadline = started + budgetMs;
+  let deadline: number | undefined;
   for (let delayMs = 500; ; delayMs = Math.min(delayMs * 2, 4000)) {
     try {
       return await start();
     } catch (err) {
       if (!isServerUnavailable(err)) throw err;
+      deadline ??= Date.now() + budgetMs;
       const left = deadline - Date.now();
       if (left <= 0)
         throw new ServerUnavailableError(
