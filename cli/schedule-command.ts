@@ -204,11 +204,16 @@ function leadInput(config: Config, values: FlagValues, name: string, positionals
     prompt = argument;
   }
   // The folder `run` would make for a run id, made for the schedule's name: every occurrence works there.
-  return buildLeadRunInput(config, {
+  const input = buildLeadRunInput(config, {
     prompt,
     workspace: runWorkspace(config, values, name),
     skills_root: existingSkillsRoot(config),
   });
+  // Nobody follows a scheduled run: a guardrail's `ask` is settled at once by `guardrails.unattended`, for the
+  // run and everything it delegates, rather than held for an hour nobody watches.
+  return input.guardrails === undefined
+    ? input
+    : { ...input, guardrails: { ...input.guardrails, no_approver: true as const } };
 }
 
 const CREATE_FLAGS: FlagSpec = {

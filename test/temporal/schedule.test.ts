@@ -330,3 +330,60 @@ it('runs a batch on a schedule: each occurrence a batch of its own, its items ru
     }
   });
 });
+
+it("settles a guardrail's ask at once in a scheduled run: nobody follows it to approve", async () => {
+  const name = uniqueName('unattended');
+  const taskQueue = uniqueTaskQueue('schedule-unattended');
+  const dir = tempDir('schedule-unattended');
+  const script = writeScript(dir, {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          { tool_calls: [{ name: 'bash', id: 'clean', args: { command: 'rm -f old.log' } }] },
+          { content: 'Lead: {{tool_result:clean}}' },
+        ],
+      },
+    ],
+  });
+  const config = join(dir, 'config.yaml');
+  writeFileSync(
+    config,
+    `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n` +
+      'guardrails:\n  enabled: true\n  rules:\n    - { tool: bash, args: { command: "rm " }, decision: ask, reason: deletes files }\n',
+  );
+  const env = cliEnv({ SUBAGENTS_SCHEDULE_MIN_SECONDS: '1' });
+  const server = ['--address', testAddress(), '--namespace', testNamespace()];
+  await withProjectWorker(taskQueue, async () => {
+    const created = await runCli(
+      [
+        'schedule',
+        'create',
+        name,
+        '--every',
+        '1h',
+        ...server,
+        '--task-queue',
+        taskQueue,
+        '--config',
+        config,
+        '--workspace',
+        join(dir, 'workspace'),
+        'Clean up.',
+      ],
+      env,
+    );
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+    try {
+      expect((await runCli(['schedule', 'trigger', name, ...server], env)).code).toBe(0);
+      const [run] = (await closedRuns(name, 1, 30_000)).recent_runs;
+      const result = (await testClient().workflow.getHandle(run.run_id).result()) as LeadRunResult;
+      expect(result.final_output).toBe(
+        'Lead: Guardrail denied: bash — no person is attached to approve it (guardrails.unattended: deny) ' +
+          '(rules[0])',
+      );
+    } finally {
+      await runCli(['schedule', 'delete', name, ...server], env);
+    }
+  });
+});
