@@ -575,11 +575,6 @@ function subagentInputSchema(
        * (the `honest-close` patch, which costs a marker in every workflow that checks it).
        */
       honest_close: z.literal(true).optional(),
-      /**
-       * No person is attached to the run (a batch item, and whatever it delegates): a tool call a guardrail
-       * decided `ask` is never held for approval. Absent: a person may be asked.
-       */
-      unattended: z.literal(true).optional(),
       /** Set by the subagent itself when it continues as new: where the previous execution left off. */
       carry: run.loopCarry.optional(),
     },

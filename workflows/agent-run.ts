@@ -63,17 +63,6 @@ export interface RunContext {
   skills?: RunSkillsSettings;
   /** The run's guardrails (contracts/guardrail-rules.ts); absent: none in force, nothing is decided. */
   guardrails?: RunGuardrailsSettings;
-  /** How long a tool call held for approval waits (`guardrails.approval_timeout_seconds`); absent: the default. */
-  approvalTimeoutSeconds?: number;
-  /** No person is attached (a batch item, and what it delegates): no call is ever held for approval. */
-  unattended?: boolean;
-}
-
-/** `guardrails.approval_timeout_seconds` from an input that carries it (read defensively: older inputs do not). */
-function approvalTimeoutOf(input: object): number | undefined {
-  const guardrails = (input as { guardrails?: { approval_timeout_seconds?: unknown } }).guardrails;
-  const seconds = guardrails?.approval_timeout_seconds;
-  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
 }
 
 /** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
@@ -89,11 +78,9 @@ export function runContext(
     secrets?: SealedSecret[];
     skills?: RunSkillsSettings;
     guardrails?: RunGuardrailsSettings;
-    unattended?: true;
   },
   runId: string,
 ): RunContext {
-  const approvalTimeoutSeconds = approvalTimeoutOf(input);
   return {
     runId,
     depth: input.depth,
@@ -106,8 +93,6 @@ export function runContext(
     ...(input.secrets !== undefined && { secrets: input.secrets }),
     ...(input.skills !== undefined && { skills: input.skills }),
     ...(input.guardrails !== undefined && { guardrails: input.guardrails }),
-    ...(approvalTimeoutSeconds !== undefined && { approvalTimeoutSeconds }),
-    ...(input.unattended && { unattended: true }),
   };
 }
 
@@ -163,7 +148,6 @@ export function createDelegator(
     ...(context.secrets !== undefined && { secrets: context.secrets }),
     ...(context.skills !== undefined && { skills: context.skills }),
     ...(context.guardrails !== undefined && { guardrails: context.guardrails }),
-    ...(context.unattended && { unattended: true }),
   });
 }
 
@@ -215,7 +199,7 @@ export function createApprovals(
     agentName: agent.name,
     runId: context.runId,
     leadWorkflowId: agent.leadWorkflowId,
-    ...(context.approvalTimeoutSeconds !== undefined && { timeoutSeconds: context.approvalTimeoutSeconds }),
+    ...(context.guardrails && { timeoutSeconds: context.guardrails.approval_timeout_seconds }),
     counter: state(),
     ...(delegator && { delegationEnded: (taskId: string) => delegator.hasEnded(taskId) }),
     showDoing: (doing, commands) =>
@@ -366,7 +350,8 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     ...(context.summarization && { summarization: context.summarization }),
     ...(skills && { skills }),
     ...withGuardrails(context, agent.name, delegator),
-    ...(options.approvals && !context.unattended && { approvals: options.approvals }),
+    // No person attached (a batch's item, a scheduled run, what they delegate): `guardrails.unattended` decides.
+    ...(options.approvals && !context.guardrails?.no_approver && { approvals: options.approvals }),
   };
 
   // The wall clock counts from when the server started the run (its chain), as the hard backstop

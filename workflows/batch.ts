@@ -311,8 +311,6 @@ function childInput(input: BatchInput, runId: string, i: number, entry: LiveItem
     ...(input.guardrails !== undefined && {
       guardrails: { ...input.guardrails, no_approver: true as const },
     }),
-    // No person watches an item: a guardrail's `ask` is never held for approval there.
-    unattended: true,
     // Progress reports would fill the batch's history: the batch follows its items by their results.
     first_report_after_ms: (agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS) * 1000,
     admitted_at: entry.grantedAt ?? new Date().toISOString(),

@@ -121,8 +121,6 @@ export interface DelegatorOptions {
   skills?: RunSkillsSettings;
   /** The run's guardrails, handed to every child (each applies its own agent's policy). Absent: none. */
   guardrails?: RunGuardrailsSettings;
-  /** No person is attached to the run (a batch item): handed to every child, which then never waits for one. */
-  unattended?: boolean;
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
@@ -326,7 +324,6 @@ export class Delegator {
       ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
       ...(this.options.skills !== undefined && { skills: this.options.skills }),
       ...(this.options.guardrails !== undefined && { guardrails: this.options.guardrails }),
-      ...(this.options.unattended && { unattended: true as const }),
       first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
       asks_slot: true,
       uncancelled_timers: true,
