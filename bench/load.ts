@@ -1,8 +1,11 @@
 /**
- * `npm run bench:load`: many lead runs at once on one machine. Each run is the workload of issue 13: a lead
- * that delegates three subagents in one response, each subagent making one tool call (`read_file`) and then
- * answering, and the lead answering from their reports; the model is the scripted one (no waiting on a
- * provider), so what is measured is the system: Temporal's server, the worker and the project's workflows.
+ * `npm run bench:load`: many lead runs at once on one machine. Each run is a fan-out: a lead that delegates
+ * three subagents in one response and answers from their reports. By default (`--child answer`, issue 29's
+ * shape) each subagent answers in its first model call, so a run makes five model calls in four executions,
+ * as the floor's run makes five no-op activities; `--child read-then-answer` is issue 13's workload (each
+ * subagent reads a file, then answers: three activities each, and the floor's children run three no-ops). The
+ * model is the scripted one (no waiting on a provider), so what is measured is the system: Temporal's server,
+ * the worker and the project's workflows.
  *
  * For each level N (default 10, 50, 200): N runs are started at once through the client API (as `subagents
  * run` starts one), on a fresh task queue served by worker processes of their own (`worker-main`, as
@@ -15,12 +18,13 @@
  *     admission workflow), from visibility, over N.
  *
  * The floor: the same shape as plain Temporal (bench/floor/: a parent with 2 no-op activities and 3 children
- * of 1 no-op activity each; no admission, no codec, no search attributes), on the same server, with worker
- * processes of its own as ours have, run just before ours at each level (floor, ours, floor, ours … with
+ * of one no-op activity each, three with `--child read-then-answer`; no admission, no codec, no search
+ * attributes), on the same server, with worker processes of its own as ours have, run just before ours at each level (floor, ours, floor, ours … with
  * --rounds), so the machine's load weighs on both alike. Printed besides: ours ÷ floor for runs/s and for
  * worker and server CPU per run. Absolute runs/s depend on the machine; that ratio is what we drive up.
  *
- * Flags: --runs 10,50,200 · --rounds 1 (floor/ours pairs per level) · --no-floor · --floor-only · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
+ * Flags: --runs 10,50,200 · --child answer|read-then-answer · --rounds 1 (floor/ours pairs per level)
+ * · --no-floor · --floor-only · --workers 1 · --pragma name=value (repeatable; the dev server's SQLite pragmas)
  * · --dynamic key=json (repeatable; a dev server dynamic config value beyond the project's own)
  * · --memory (SQLite in memory instead of a file on disk) · --postgres (a Temporal server on PostgreSQL,
  * devserver/temporal-postgres.ts: a throwaway cluster, Temporal's own server built with Go on first use) · --label
@@ -44,7 +48,12 @@ import { spawnWorkerProcess } from '../test/support/chaos-workers';
 import { tempDir } from '../test/support/subagent-input';
 import { bundleFloorWorkflows, runFloor, spawnFloorWorker } from './floor/floor';
 import { connectProjectClient } from './support/project-client';
-import { FANOUT_CHILDREN as CHILDREN, fanOutInput } from './support/fanout-workload';
+import {
+  CHILD_ACTIVITIES,
+  FANOUT_CHILDREN as CHILDREN,
+  fanOutInput,
+  type FanOutChildWork,
+} from './support/fanout-workload';
 import { percentile } from './stats';
 import { PeakRss, sampleProcess } from './support/process-sample';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -120,6 +129,7 @@ interface Options {
   rounds: number;
   floor: boolean;
   ours: boolean;
+  childWork: FanOutChildWork;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -137,8 +147,15 @@ function parseOptions(argv: string[]): Options {
       rounds: { type: 'string', default: '1' },
       'no-floor': { type: 'boolean', default: false },
       'floor-only': { type: 'boolean', default: false },
+      child: { type: 'string', default: 'answer' },
     },
   });
+  const childWork = values.child as FanOutChildWork;
+  if (!(childWork in CHILD_ACTIVITIES)) {
+    throw new Error(
+      `--child takes ${Object.keys(CHILD_ACTIVITIES).join(' or ')} (got ${JSON.stringify(values.child)})`,
+    );
+  }
   if (values['no-floor'] && values['floor-only'])
     throw new Error('--no-floor and --floor-only exclude each other: give one');
   const rounds = Number(values.rounds);
@@ -176,6 +193,7 @@ function parseOptions(argv: string[]): Options {
     rounds,
     floor: !values['no-floor'],
     ours: !values['floor-only'],
+    childWork,
   };
 }
 
@@ -385,7 +403,8 @@ async function main(): Promise<void> {
   writeFileSync(workerConfig, `subagent_runtime:\n  max_running: ${most}\n  max_queued: ${most}\n`);
   const { connection, client, api } = await connectProjectClient(server);
   try {
-    const input = fanOutInput('bench-load');
+    const input = fanOutInput('bench-load', options.childWork);
+    const childActivities = CHILD_ACTIVITIES[options.childWork];
     const ours: Shape = {
       name: 'ours',
       client,
@@ -413,7 +432,7 @@ async function main(): Promise<void> {
           taskQueue,
           bundlePath: floorBundlePath,
         }),
-      run: (taskQueue, runId) => runFloor(floorClient, taskQueue, runId, CHILDREN),
+      run: (taskQueue, runId) => runFloor(floorClient, taskQueue, runId, CHILDREN, childActivities),
     };
     const levels: MeasuredLevel[] = [];
     const floorLevels: MeasuredLevel[] = [];

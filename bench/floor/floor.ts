@@ -35,17 +35,21 @@ export function spawnFloorWorker(options: FloorWorkerOptions): Promise<ChildProc
   });
 }
 
-/** Starts one floor run (a parent of `children` children) and awaits its end; whether it completed. */
+/**
+ * Starts one floor run (a parent of `children` children, each running `childActivities` no-ops) and awaits its
+ * end; whether it completed.
+ */
 export async function runFloor(
   client: Client,
   taskQueue: string,
   workflowId: string,
   children: number,
+  childActivities = 1,
 ): Promise<boolean> {
   const handle = await client.workflow.start<typeof floorParentWorkflow>('floorParentWorkflow', {
     taskQueue,
     workflowId,
-    args: [children],
+    args: [children, childActivities],
   });
   return handle.result().then(
     () => true,
