@@ -10,34 +10,13 @@ import type { Client } from '@a2a-js/sdk/client' with { 'resolution-mode': 'requ
 import type { A2AProviderSettings } from '../../../contracts/remote-subagent';
 import { isRetryableStatus } from '../../model/errors';
 import { redactSecrets, type ResolvedValues } from '../shared';
+import { A2AAuthError, A2ACardError, A2AUnavailableError, reasonOf } from './errors';
 import { a2aClientSdk } from './sdk';
-
-/** The agent refused the credentials (HTTP 401/403): the delegation ends `auth_required`. */
-export class A2AAuthError extends Error {
-  override name = 'A2AAuthError';
-
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The agent could not be reached, or answered with a fault that passes with time: worth another attempt. */
-export class A2AUnavailableError extends Error {
-  override name = 'A2AUnavailableError';
-}
-
-/** No usable agent card where the settings point: no other attempt would find one. */
-export class A2ACardError extends Error {
-  override name = 'A2ACardError';
-}
 
 /** The well-known path of an agent card (A2A 1.0 §8.2). */
 const CARD_PATH = '.well-known/agent-card.json';
 /** One call that is not a stream: how long it may take to answer before it counts as unreachable. */
-export const REQUEST_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 60_000;
 /** How much of an error response's body a message quotes. */
 const BODY_SNIPPET_CHARS = 300;
 
@@ -62,26 +41,6 @@ export function agentCardUrls(url: string): string[] {
   const under = new URL(CARD_PATH, base).href;
   const atRoot = new URL(`/${CARD_PATH}`, parsed).href;
   return under === atRoot ? [under] : [under, atRoot];
-}
-
-const firstLine = (value: unknown): string | undefined =>
-  typeof value === 'string' && value !== '' ? value.split('\n')[0] : undefined;
-
-/** The first line of an error's message, with what its causes say (`fetch failed (ECONNREFUSED)`). */
-export function reasonOf(err: unknown): string {
-  const first = firstLine((err as { message?: unknown } | null)?.message) ?? (String(err) || 'unknown error');
-  const causes: string[] = [];
-  let at = (err as { cause?: unknown } | null)?.cause as {
-    code?: unknown;
-    message?: unknown;
-    cause?: unknown;
-  };
-  for (let depth = 0; typeof at === 'object' && at !== null && depth < 4; depth += 1) {
-    const said = typeof at.code === 'string' ? at.code : firstLine(at.message);
-    if (said !== undefined && !causes.includes(said)) causes.push(said);
-    at = at.cause as typeof at;
-  }
-  return causes.length > 0 ? `${first} (${causes.join('; ')})` : first;
 }
 
 /** What a call is, for a message: its JSON-RPC method, else its HTTP method and path. */

@@ -5,7 +5,8 @@
  */
 import type { A2AProviderSettings, RemoteProbeResult } from '../../../contracts/remote-subagent';
 import { redactSecrets, resolveEnvReferences, type ResolvedValues } from '../shared';
-import { connectA2A, reasonOf } from './connection';
+import { connectA2A } from './connection';
+import { reasonOf } from './errors';
 
 export { runA2ASubagent } from './run';
 

@@ -15,7 +15,6 @@
  * activity's cancellation through; the deadline cancels it and ends `timed_out`. A worker shutting down or a
  * heartbeat timeout leaves it running: the next attempt re-attaches.
  */
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
@@ -31,24 +30,24 @@ import type {
 } from '../../../contracts/remote-subagent';
 import { keepHeartbeatDetails, whileHeartbeating } from '../../activity-context';
 import { redactSecrets, RemoteSettingsError, resolveEnvReferences, type ResolvedValues } from '../shared';
+import { connectA2A, type A2AConnection } from './connection';
 import {
+  A2A_UNAVAILABLE_ERROR_TYPE,
   A2AAuthError,
   A2ACardError,
   A2AUnavailableError,
-  connectA2A,
+  isNetworkFault,
+  protocolReason,
   reasonOf,
-  type A2AConnection,
-} from './connection';
+} from './errors';
+import { answerMessageId, previousProgress, promptMessageId } from './identity';
 import { isTerminalState, TASK_STATE, TaskView } from './task-view';
-
-/** The failure type of a retryable A2A fault (unreachable, 5xx…); workflows see it on the ActivityFailure's cause. */
-export const A2A_UNAVAILABLE_ERROR_TYPE = 'RemoteAgentUnavailable';
 
 /** Polling `getTask`: the first wait, growing by half each time up to the last. */
 const POLL_FIRST_MS = 250;
 const POLL_MAX_MS = 3_000;
 /** A stream silent this long is dropped and the task looked at again (a connection may die without a word). */
-export const STREAM_IDLE_MS = 30_000;
+const STREAM_IDLE_MS = 30_000;
 /** How long cancelling the remote task may take before the activity's own cancellation goes on without it. */
 const CANCEL_TIMEOUT_MS = 5_000;
 /** The re-attach lookup reads at most this many tasks (`ListTasks` pages of 50). */
@@ -56,34 +55,6 @@ const LOOKUP_PAGE_SIZE = 50;
 const LOOKUP_MAX_PAGES = 4;
 /** Slack for the remote clock when tasks are listed by status time. */
 const CLOCK_SKEW_MS = 5 * 60_000;
-
-/** A UUID-shaped id (version 8: derived, not random) from `parts`: the same parts give the same id. */
-export function derivedMessageId(...parts: string[]): string {
-  const hex = createHash('sha256').update(parts.join('\u0000')).digest('hex');
-  const variant = ((parseInt(hex[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
-/** The prompt's message id: the delegation's, whatever the attempt, so a re-send is recognisably the same. */
-export function promptMessageId(delegationId: string): string {
-  return derivedMessageId('a2a-prompt', delegationId);
-}
-
-/**
- * An answer's message id: the same across the retries of one activity (its run and activity id), another for
- * the next answer, even one with the same words.
- */
-export function answerMessageId(input: RemoteSubagentInput, activity: Context | undefined): string {
-  const execution = activity?.info;
-  return derivedMessageId(
-    'a2a-answer',
-    input.delegation_id,
-    input.answer?.remote_task_id ?? '',
-    execution?.workflowExecution?.runId ?? '',
-    execution?.activityId ?? '',
-    input.answer?.text ?? '',
-  );
-}
 
 function currentActivity(): Context | undefined {
   try {
@@ -94,48 +65,11 @@ function currentActivity(): Context | undefined {
   }
 }
 
-/** What the previous attempt heartbeated, when it was this activity's progress. */
-export function previousProgress(details: unknown): RemoteProgress | undefined {
-  if (typeof details !== 'object' || details === null) return undefined;
-  const d = details as { [key: string]: unknown };
-  if (typeof d.prompt_sent !== 'boolean') return undefined;
-  return {
-    prompt_sent: d.prompt_sent,
-    updates: typeof d.updates === 'number' && Number.isFinite(d.updates) ? d.updates : 0,
-    ...(typeof d.remote_task_id === 'string' &&
-      d.remote_task_id !== '' && { remote_task_id: d.remote_task_id }),
-    ...(typeof d.context_id === 'string' && d.context_id !== '' && { context_id: d.context_id }),
-  };
-}
-
 /** The workflow asked for the cancel (not a shutdown, a heartbeat timeout, a pause or a reset). */
 function cancelRequested(activity: Context): boolean {
   if (activity.cancellationDetails?.cancelRequested) return true;
   const reason: unknown = activity.cancellationSignal.reason;
   return reason instanceof CancelledFailure && reason.message === 'CANCELLED';
-}
-
-/** An SDK protocol error (duck-typed by the SDK's own brand: its classes may come from another bundle). */
-function protocolReason(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null || !(Symbol.for('@a2a-js/sdk.A2AError') in err))
-    return undefined;
-  const reason = (err as { reason?: unknown }).reason;
-  return typeof reason === 'string' ? reason : 'A2A_ERROR';
-}
-
-/** A failure of the connection itself (reset, closed mid-stream, timed out), not an answer of the agent. */
-function isNetworkFault(err: unknown): boolean {
-  if (err instanceof A2AUnavailableError) return true;
-  if (protocolReason(err) !== undefined) return false;
-  let at = err as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | null | undefined;
-  for (let depth = 0; typeof at === 'object' && at !== null && depth < 5; depth += 1) {
-    if (at.name === 'TimeoutError') return true;
-    if (typeof at.code === 'string' && (/^E[A-Z]+$/.test(at.code) || at.code.startsWith('UND_ERR')))
-      return true;
-    if (at.message === 'terminated' || at.message === 'fetch failed') return true;
-    at = at.cause as typeof at;
-  }
-  return false;
 }
 
 /** One A2A delegation (see the file's comment). */

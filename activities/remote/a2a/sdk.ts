@@ -11,18 +11,8 @@ import { loadOptional } from '../../../payloads/optional-packages';
 const PACKAGE = ['@a2a-js/sdk'];
 const NEEDED_BY = 'an A2A subagent provider (subagent_providers: type a2a)';
 
-let loading: Promise<typeof A2AClientModule> | undefined;
-
-export function a2aClientSdk(): Promise<typeof A2AClientModule> {
-  if (loading === undefined) {
-    loading = load();
-    // A failed load is tried again by the next call.
-    loading.catch(() => (loading = undefined));
-  }
-  return loading;
-}
-
-async function load(): Promise<typeof A2AClientModule> {
+/** The SDK's client module (Node caches it: `require` and `import()` load it once). */
+export async function a2aClientSdk(): Promise<typeof A2AClientModule> {
   try {
     /* eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest */
     return loadOptional(NEEDED_BY, () => require('@a2a-js/sdk/client') as typeof A2AClientModule, PACKAGE);

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { runA2ASubagent } from '../../../activities/remote/a2a';
-import { promptMessageId } from '../../../activities/remote/a2a/run';
+import { promptMessageId } from '../../../activities/remote/a2a/identity';
 import type { A2AProviderSettings, RemoteSubagentInput } from '../../../contracts/remote-subagent';
 import { fetchA2AStats, releaseA2ATasks, waitForA2AStats } from '../../support/a2a-agent';
 

@@ -18,7 +18,8 @@ import type {
   RemoteSubagentResult,
 } from '../../../contracts/remote-subagent';
 import { probeA2AProvider, runA2ASubagent } from '../../../activities/remote/a2a';
-import { A2A_UNAVAILABLE_ERROR_TYPE, promptMessageId } from '../../../activities/remote/a2a/run';
+import { A2A_UNAVAILABLE_ERROR_TYPE } from '../../../activities/remote/a2a/errors';
+import { promptMessageId } from '../../../activities/remote/a2a/identity';
 import { A2AAgent, type A2AAgentOptions } from '../../support/a2a-agent';
 
 // The A2A SDK's CommonJS build requires `jose` (an ES module, for agent-card signatures, unused here): a worker
@@ -271,7 +272,7 @@ describe('cancellation and the deadline', () => {
 
   it('past the deadline it cancels the remote task and ends timed_out', async () => {
     const agent = await startAgent({ script: [HOLD] });
-    const input = inputFor(agent.url, 'slow work', { deadline_ms: Date.now() + 3_000 });
+    const input = inputFor(agent.url, 'slow work', { deadline_ms: Date.now() + 5_000 });
     const result = await attempt().run(input);
 
     expect(result).toMatchObject({

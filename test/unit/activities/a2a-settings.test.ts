@@ -3,13 +3,14 @@
  * where the agent card is looked for, the message ids a re-send is recognised by, and which heartbeat details
  * a later attempt trusts.
  */
-import { agentCardUrls, A2ACardError } from '../../../activities/remote/a2a/connection';
+import { agentCardUrls } from '../../../activities/remote/a2a/connection';
+import { A2ACardError } from '../../../activities/remote/a2a/errors';
 import {
   answerMessageId,
   derivedMessageId,
   previousProgress,
   promptMessageId,
-} from '../../../activities/remote/a2a/run';
+} from '../../../activities/remote/a2a/identity';
 import { redactSecrets, RemoteSettingsError, resolveEnvReferences } from '../../../activities/remote/shared';
 import type { RemoteSubagentInput } from '../../../contracts/remote-subagent';
 
