@@ -22,7 +22,8 @@ import type {
   RemoteSubagentResult,
 } from '../../../contracts/remote-subagent';
 import { keepHeartbeatDetails, whileHeartbeating } from '../../activity-context';
-import { agentEnvironment, UnsetVariableError } from './agent-env';
+import { agentEnvironment } from './agent-env';
+import { RemoteSettingsError } from '../shared';
 import { AgentProcess, AgentSpawnError, describeExit, type AgentExit } from './agent-process';
 import { permissionDecider } from './permissions';
 import { acpSdk, type Acp, type AcpSdk } from './sdk';
@@ -62,7 +63,7 @@ export async function runAcpSubagent(input: AcpInput): Promise<RemoteSubagentRes
   try {
     env = agentEnvironment(input.provider);
   } catch (err) {
-    if (err instanceof UnsetVariableError) return failed(err.message);
+    if (err instanceof RemoteSettingsError) return failed(err.message);
     throw err;
   }
   const workspace = resolve(input.workspace);

@@ -8,7 +8,7 @@ import type { GuardrailPolicy } from '../../../contracts/guardrail-rules';
 import type { AcpProviderSettings } from '../../../contracts/remote-subagent';
 import { SUBAGENT_STEP_MAX_CHARS } from '../../../contracts/steps';
 import { probeAcpProvider } from '../../../activities/remote/acp';
-import { agentEnvironment, resolveReferences } from '../../../activities/remote/acp/agent-env';
+import { agentEnvironment } from '../../../activities/remote/acp/agent-env';
 import {
   MODULE_POLICY_REASON,
   NO_POLICY_REASON,
@@ -171,11 +171,11 @@ describe('permissionDecider', () => {
 describe('provider env', () => {
   it('resolves $NAME and ${NAME}, keeps $$ as $, and names an unset variable without any value', () => {
     const env = { TOKEN: 't0k', HOME: '/home/u' };
-    expect(resolveReferences('Bearer $TOKEN at ${HOME}/x costs $$5', env, 'here')).toBe(
+    expect(agentEnvironment({ name: 'p', env: { K: 'Bearer $TOKEN at ${HOME}/x costs $$5' } }, env).K).toBe(
       'Bearer t0k at /home/u/x costs $5',
     );
-    expect(() => resolveReferences('a $TOKEN $MISSING', env, 'subagent_providers.p.env.K')).toThrow(
-      'subagent_providers.p.env.K names the environment variable $MISSING, which is not set on this worker',
+    expect(() => agentEnvironment({ name: 'p', env: { K: 'a $TOKEN $MISSING' } }, env)).toThrow(
+      "subagent_providers.p.env.K names $MISSING, which is not set in the worker's environment",
     );
     expect(agentEnvironment({ name: 'p', env: { A: '$TOKEN' } }, { TOKEN: 'v', PATH: '/bin' })).toEqual({
       TOKEN: 'v',
@@ -217,7 +217,7 @@ describe('probeAcpProvider', () => {
     expect(await probeAcpProvider(settings('node', { PATH: '$ACP_PROBE_UNSET_PATH' }))).toEqual({
       available: false,
       reason:
-        'subagent_providers.p.env.PATH names the environment variable $ACP_PROBE_UNSET_PATH, which is not set on this worker',
+        "subagent_providers.p.env.PATH names $ACP_PROBE_UNSET_PATH, which is not set in the worker's environment",
     });
   });
 });

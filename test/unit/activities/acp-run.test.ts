@@ -343,8 +343,8 @@ describe('failures before the turn', () => {
     const result = await attempt().run(input);
     expect(result.end).toBe('failed');
     expect(result.error).toBe(
-      'ACP agent test_acp: subagent_providers.test_acp.env.ACP_AGENT_OTHER names the environment variable ' +
-        '$ACP_TEST_UNSET_VARIABLE, which is not set on this worker',
+      'ACP agent test_acp: subagent_providers.test_acp.env.ACP_AGENT_OTHER names ' +
+        "$ACP_TEST_UNSET_VARIABLE, which is not set in the worker's environment",
     );
     expect(agentEvents(logFile)).toEqual([]);
   });
