@@ -14,6 +14,7 @@ import { createGuardrailActivities } from './guardrails';
 import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
 import { createModelActivities, ModelProviders } from './model';
+import { createRemoteActivities, type RemoteActivityDeps } from './remote';
 import { createSkillActivities } from './skills/run-skills';
 import { createSummaryActivities } from './summarize';
 import { createToolActivities, machineProbes, type MachineProbes } from './tools';
@@ -37,6 +38,8 @@ export interface ProjectActivityDeps {
   secretsKeyring?: PayloadKeyring;
   /** The model providers and what they keep between calls (default: new ones; a worker that restarts keeps its). */
   providers?: ModelProviders;
+  /** How remote subagents (A2A, ACP) are reached (default: their clients; a test hands in doubles). */
+  remote?: RemoteActivityDeps;
 }
 
 /** The activities of one worker: the object it registers. */
@@ -58,6 +61,7 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
     ...createBatchToolActivities(),
     ...createSkillActivities(),
     ...createGuardrailActivities(),
+    ...createRemoteActivities(deps.remote),
   };
 }
 

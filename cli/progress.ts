@@ -45,6 +45,8 @@ export function eventLine(event: TaskEvent, description?: string): string {
       return clarificationEventLine(event, at);
     case 'tool_denied':
       return `${at} ${event.task_id} ${event.agent}: ${event.tool} denied: ${event.reason} (${event.policy_id})`;
+    case 'subagent_tool_unavailable':
+      return `${at} ${event.tool} unavailable in this run: provider ${event.provider} (${event.provider_type}): ${event.reason}`;
     case 'batch_finished': {
       const { completed = 0, failed = 0, cancelled = 0, total } = event.counts;
       const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';

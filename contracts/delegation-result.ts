@@ -86,20 +86,25 @@ export function delegationToolMessage(
   toolCallId: string,
   result: SubagentResult,
   timeoutSeconds: number,
+  toolName: string = TASK_TOOL_NAME,
 ): ToolMessage {
   return {
     role: 'tool',
     tool_call_id: toolCallId,
-    name: TASK_TOOL_NAME,
+    name: toolName,
     content: subagentResultText(result, timeoutSeconds),
     is_error: result.status !== 'completed',
     metadata: { ...delegationMetadata(result) },
   };
 }
 
-/** The error result of a `task` call refused before any child started (bad arguments, depth cap). */
-export function refusedTaskMessage(toolCallId: string, text: string): ToolMessage {
-  return { role: 'tool', tool_call_id: toolCallId, name: TASK_TOOL_NAME, content: text, is_error: true };
+/** The error result of a delegation call refused before any child started (bad arguments, depth cap). */
+export function refusedTaskMessage(
+  toolCallId: string,
+  text: string,
+  toolName: string = TASK_TOOL_NAME,
+): ToolMessage {
+  return { role: 'tool', tool_call_id: toolCallId, name: toolName, content: text, is_error: true };
 }
 
 /** The error result of a `task` call made at the depth cap; the tool stays visible, the call is refused. */

@@ -29,6 +29,12 @@ export const CLARIFICATION_EVENT_TYPES = [
 /** A tool call a guardrail kept from running (denied by its policy, by a person, or for want of one). */
 export const GUARDRAIL_EVENT_TYPES = ['tool_denied'] as const;
 
+/**
+ * A tool load whose provider could not be used when the run started: the tool does not exist in this run (the
+ * seed: "while the provider is absent the tool does not exist").
+ */
+export const PROVIDER_EVENT_TYPES = ['subagent_tool_unavailable'] as const;
+
 export const TASK_EVENT_TYPES = [
   'task_queued',
   'task_started',
@@ -37,6 +43,7 @@ export const TASK_EVENT_TYPES = [
   ...BATCH_EVENT_TYPES,
   ...CLARIFICATION_EVENT_TYPES,
   ...GUARDRAIL_EVENT_TYPES,
+  ...PROVIDER_EVENT_TYPES,
 ] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
@@ -148,6 +155,16 @@ export interface ToolDeniedEvent extends TaskEventBase {
   policy_id: string;
 }
 
+/** `task_id`: the absent tool's name (no delegation exists). */
+export interface SubagentToolUnavailableEvent extends TaskEventBase {
+  type: 'subagent_tool_unavailable';
+  tool: string;
+  provider: string;
+  provider_type: string;
+  /** Why the provider could not be used, in its probe's words. */
+  reason: string;
+}
+
 export type ClarificationEvent =
   ClarificationRequestedEvent | ClarificationAnsweredEvent | ClarificationTimedOutEvent;
 
@@ -159,7 +176,8 @@ export type TaskEvent =
   | TaskTerminalEvent
   | BatchStartedEvent
   | BatchFinishedEvent
-  | ToolDeniedEvent;
+  | ToolDeniedEvent
+  | SubagentToolUnavailableEvent;
 
 /** An event before the log gives it its `seq`. */
 export type NewTaskEvent =
@@ -172,4 +190,5 @@ export type NewTaskEvent =
   | Omit<TaskTerminalEvent, 'seq'>
   | Omit<BatchStartedEvent, 'seq'>
   | Omit<BatchFinishedEvent, 'seq'>
-  | Omit<ToolDeniedEvent, 'seq'>;
+  | Omit<ToolDeniedEvent, 'seq'>
+  | Omit<SubagentToolUnavailableEvent, 'seq'>;

@@ -26,6 +26,7 @@ import {
   UNATTENDED_MODES,
 } from './guardrail-rules';
 import { SANDBOX_KINDS } from './tools';
+import { loadToolNameProblem } from './subagent-providers';
 import { systemFolderProblem } from './workspace-folders';
 
 type ValueTypes = ReturnType<typeof valueTypes>;
@@ -307,6 +308,83 @@ function agentSchemas(types: ValueTypes) {
   return { model, guards, tools, graph, agent };
 }
 
+/**
+ * The provider registry (contracts/subagent-providers.ts): a provider as a load and a remote child carry it
+ * (header and env values are `$NAME` references or plain text, never read here), and a load itself.
+ */
+function providerSchemas(types: ValueTypes, agents: AgentSchemas) {
+  const { httpUrl, text } = types;
+  const anyText = z.string({ error: 'is not text' });
+  const a2a = object({
+    type: z.literal('a2a'),
+    name: text,
+    url: httpUrl,
+    headers: mappingOf(anyText, 'HTTP headers').optional(),
+  });
+  const acp = object({
+    type: z.literal('acp'),
+    name: text,
+    command: text,
+    args: listOf(anyText, 'arguments'),
+    env: mappingOf(anyText, 'environment variables'),
+  });
+  const providerError = (issue: RawIssue) =>
+    issue.input === undefined
+      ? 'is missing (a provider: spawn, fork, a2a or acp, with its settings)'
+      : 'is not a provider (spawn or fork with a name; a2a with url; acp with command, args and env)';
+  const remote = z.discriminatedUnion('type', [a2a, acp], { error: providerError });
+  const provider = z.discriminatedUnion(
+    'type',
+    [object({ type: oneOf(SUBAGENT_PROVIDERS), name: text }), a2a, acp],
+    {
+      error: providerError,
+    },
+  );
+  const toolName = z
+    .string({
+      error: (issue: RawIssue) => (issue.input === undefined ? 'is missing (a tool name)' : 'is not text'),
+    })
+    .superRefine((name, ctx) => {
+      const problem = loadToolNameProblem(name);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', input: name, message: problem });
+    });
+  /** One model-facing tool bound to one provider (a `subagent_tools` entry, resolved by the config). */
+  const load = object({
+    tool_name: toolName,
+    provider,
+    /** The load's own words for the model, after the provider's wording. */
+    description: text.optional(),
+    /** Shadows the child's system prompt (local); sent before the prompt (remote). */
+    persona: text.optional(),
+    /** `agent_options.model` as written: a local child runs `agent.model`; a remote agent is passed this. */
+    model: text.optional(),
+    /** Deepest delegation this tool may start (absent: the run's `max_depth`). */
+    max_depth: wholeNumber(0).optional(),
+    /** The child's agent: named after the tool, the load's persona, model and tool filter applied. */
+    agent: agents.agent,
+  });
+  const loads = listOf(load, 'subagent tool loads').superRefine((list, ctx) => {
+    list.forEach((entry, index) => {
+      if (list.findIndex((other) => other.tool_name === entry.tool_name) !== index) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [index, 'tool_name'],
+          input: entry.tool_name,
+          message: 'is listed twice (each load needs a tool name of its own)',
+        });
+      }
+    });
+  });
+  /** A remote child's load: what `runRemoteSubagent` is given besides the task. */
+  const remoteChild = object({
+    provider: remote,
+    tool_name: text,
+    persona: text.optional(),
+    model: text.optional(),
+  });
+  return { provider, remote, load, loads, remoteChild };
+}
+
 /** What a run carries besides its agents: compaction, questions, a stored transcript. */
 function runSchemas({ seconds, text }: ValueTypes, model: ReturnType<typeof modelSchemas>) {
   /** Summarization as a run uses it (absent when `summarization.enabled` is false). */
@@ -409,6 +487,7 @@ function delegationSchemas({ seconds, text }: ValueTypes) {
 type AgentSchemas = ReturnType<typeof agentSchemas>;
 type RunSchemas = ReturnType<typeof runSchemas>;
 type DelegationSchemas = ReturnType<typeof delegationSchemas>;
+type ProviderSchemas = ReturnType<typeof providerSchemas>;
 
 /** A lead run's fields: what the client API accepts, its per-response limit aside. */
 function leadRunFields(
@@ -416,6 +495,7 @@ function leadRunFields(
   agents: AgentSchemas,
   run: RunSchemas,
   delegation: DelegationSchemas,
+  providers: ProviderSchemas,
 ) {
   const { seconds, text, toolName } = types;
   return {
@@ -450,6 +530,11 @@ function leadRunFields(
     /** Compaction settings for the lead and every subagent; absent → off. */
     summarization: run.summarization.optional(),
     limits: delegation.limits,
+    /**
+     * The tools besides `task` that delegate, one per load (`subagent_tools:`), each bound to a provider.
+     * Absent (none configured, or a run from before the registry): `task` alone.
+     */
+    subagent_tools: providers.loads.optional(),
     /**
      * Durable batches: present when the config enables them (`subagents.batch.enabled`), then the lead is
      * offered `batch_task` and the tools that follow a batch. The limits are the ceiling for its batches.
@@ -498,6 +583,7 @@ function subagentInputSchema(
   agents: AgentSchemas,
   run: RunSchemas,
   delegation: DelegationSchemas,
+  providers: ProviderSchemas,
 ) {
   const { text } = types;
   return object(
@@ -529,6 +615,11 @@ function subagentInputSchema(
         /** This subagent's own delegations so far (set when it continues as new). */
         ledger: delegation.ledger.optional(),
       }).optional(),
+      /**
+       * Present when a remote provider does the work (an `a2a` or `acp` load): the subagent runs the
+       * `runRemoteSubagent` activity instead of its agent loop.
+       */
+      remote: providers.remoteChild.optional(),
       /** Compaction settings (the same switch as the lead's); absent → off. */
       summarization: run.summarization.optional(),
       /**
@@ -588,13 +679,14 @@ export function buildInputSchemas() {
   const agents = agentSchemas(types);
   const run = runSchemas(types, agents.model);
   const delegation = delegationSchemas(types);
-  const leadRun = leadRunFields(types, agents, run, delegation);
+  const providers = providerSchemas(types, agents);
+  const leadRun = leadRunFields(types, agents, run, delegation, providers);
   return {
     /** What the client API accepts. */
     leadRun: object(leadRun, 'a lead run input'),
     /** What a lead run accepts at its start: its own continued executions included. */
     startedLeadRun: object({ ...leadRun, limits: delegation.limitsUpTo(undefined) }, 'a lead run input'),
-    subagent: subagentInputSchema(types, agents, run, delegation),
+    subagent: subagentInputSchema(types, agents, run, delegation, providers),
   };
 }
 
@@ -631,6 +723,10 @@ export type BatchToolSettings = z.output<DelegationSchemas['batchTool']>;
 export type RunGuardrailsInput = z.output<ReturnType<typeof runGuardrailsSchema>>;
 /** A run's skills settings (contracts/run-skills.ts). */
 export type RunSkillsSettings = z.output<ReturnType<typeof runSkillsSchema>>;
+/** One model-facing tool bound to one provider (contracts/subagent-providers.ts). */
+export type SubagentToolLoad = z.output<ProviderSchemas['load']>;
+/** A remote child's load (`SubagentInput.remote`). */
+export type RemoteChildLoad = z.output<ProviderSchemas['remoteChild']>;
 /** What `leadRunWorkflow` starts with (contracts/lead.ts). */
 export type LeadRunInput = z.output<InputSchemas['leadRun']>;
 /** What `subagentWorkflow` starts with (contracts/subagent.ts). */

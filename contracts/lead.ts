@@ -9,6 +9,7 @@ import type { TaskEvent } from './events';
 import type { LedgerEntry } from './ledger';
 import type { JsonValue, LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
+import type { RemoteProbeResult } from './remote-subagent';
 import type { LedgerStatus, RunStopReason } from './status';
 
 /**
@@ -45,6 +46,11 @@ export interface LeadCarry extends Partial<LoopCarry> {
   turns: number;
   guard_states: Record<string, JsonValue>;
   events: TaskEvent[];
+  /**
+   * What the run's probe of its remote providers found when it started (contracts/subagent-providers.ts
+   * `ProviderProbe`): the next execution offers the same tools. Absent: the run has no remote load.
+   */
+  provider_probe?: Record<string, RemoteProbeResult>;
   /** How many executions came before this one. */
   continued: number;
 }

@@ -14,6 +14,7 @@ import {
 import { createProjectActivities } from '../activities';
 import type { MachineProbes } from '../activities/tools';
 import type { McpCatalog } from '../activities/mcp';
+import type { RemoteActivityDeps } from '../activities/remote';
 import { ModelProviders } from '../activities/model';
 import type { Transcripts } from '../activities/transcripts';
 import {
@@ -73,6 +74,8 @@ export interface ProjectWorkerOptions {
   models?: readonly ModelSettings[];
   /** The activities' transcripts (default: the worker's own); a test keeps them to clear what they remember. */
   transcripts?: Transcripts;
+  /** How remote subagents are reached (default: the A2A and ACP clients); a test hands in doubles. */
+  remote?: RemoteActivityDeps;
   /** `subagent_runtime`: declared to the task queue's admission workflow (default: the config defaults). */
   admission?: AdmissionSettings;
   /** `lead_runtime`: declared to the task queue's lead-run admission workflow (default: the config defaults). */
@@ -262,6 +265,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
       ...(options.transcripts && { transcripts: options.transcripts }),
       ...(options.probes && { probes: options.probes }),
+      ...(options.remote && { remote: options.remote }),
       secretsKeyring: options.secretsKeyring ?? processSecretsKeyring(options.payloads?.encryption),
       providers,
     }),

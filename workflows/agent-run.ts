@@ -28,6 +28,7 @@ import type { SealedSecret } from '../contracts/secrets';
 import { subagentProgressSignal } from '../contracts/queries';
 import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
 import type { SummarizationRuntime } from '../contracts/summarization';
+import type { ProviderProbe, SubagentToolLoad } from '../contracts/subagent-providers';
 import type { ToolSpec } from '../contracts/messages';
 import { isBuiltinToolName } from '../contracts/tools';
 import type { SandboxSettings } from '../contracts/tools';
@@ -122,6 +123,10 @@ export interface DelegationSpec {
   events?: TaskEvent[];
   /** Durable batches (`batch_task`), when the agent may start them. */
   batch?: BatchToolSettings;
+  /** The tool loads besides `task` (the lead's `subagent_tools`). */
+  loads?: SubagentToolLoad[];
+  /** What an earlier execution's probe of the loads' remote providers found (continue-as-new). */
+  providerProbe?: ProviderProbe;
 }
 
 /** Delegation for one agent, run by the same code at every depth. */
@@ -142,6 +147,8 @@ export function createDelegator(
     ...(delegation.ledger && { ledger: delegation.ledger }),
     ...(delegation.events && { events: delegation.events }),
     ...(delegation.batch && { batch: delegation.batch }),
+    ...(delegation.loads && { loads: delegation.loads }),
+    ...(delegation.providerProbe && { providerProbe: delegation.providerProbe }),
     ...(context.summarization && { summarization: context.summarization }),
     ...(context.clarification && { clarification: context.clarification }),
     ...(context.userId !== undefined && { userId: context.userId }),
@@ -289,7 +296,9 @@ export type AgentRunEnd =
   /** The workflow was cancelled (by a user, or by its parent). */
   | { kind: 'cancelled' }
   /** An activity ran out of retries (a provider that kept failing, or never answered). */
-  | { kind: 'activity_failed'; message: string };
+  | { kind: 'activity_failed'; message: string }
+  /** A remote agent's run ended other than completed (workflows/remote-subagent.ts): an error result. */
+  | { kind: 'remote_ended'; status: 'failed' | 'cancelled'; error: string };
 
 /**
  * Runs the agent's loop until it ends, its wall clock runs out, or it is cancelled. Delegations still in flight

@@ -20,6 +20,7 @@ import {
   timedOutToolText,
   type AnswerRefusal,
   type AnswerRequest,
+  type ClarificationArgs,
   type ClarificationNotice,
   type ClarificationSettings,
   type PendingQuestion,
@@ -120,16 +121,37 @@ export class Clarifications {
   }
 
   private async ask(call: ToolCall): Promise<ToolMessage> {
-    const settings = this.settings!;
     const parsed = parseClarificationArgs(call.args);
     if (!parsed.ok) return toolMessageFor(call, parsed.error, true);
+    const outcome = await this.askPerson(parsed.args);
+    return toolMessageFor(
+      call,
+      outcome.answered ? answeredToolText(outcome.answer) : timedOutToolText(outcome.timeoutSeconds),
+    );
+  }
+
+  /** Whether this agent may ask the person now: the run has questions on, and the agent is offered them. */
+  get canAsk(): boolean {
+    return this.settings !== undefined;
+  }
+
+  /**
+   * Asks the person a question on this agent's behalf and waits for the answer, as `ask_clarification` does
+   * (its call, or a remote agent's `input-required`): recorded, shown, announced to the parent, answered by
+   * the Update or closed by the timeout. Throws when the wait is cancelled. Only while `canAsk`.
+   */
+  async askPerson(
+    args: ClarificationArgs,
+  ): Promise<{ answered: true; answer: string } | { answered: false; timeoutSeconds: number }> {
+    const settings = this.settings;
+    if (!settings) throw new Error(`${this.options.agentName} may not ask the person (clarification is off)`);
     this.asked += 1;
     const id = `q${this.asked}`;
     const { workflowId } = workflowInfo();
     const askedAt = new Date();
     const timeoutMs = settings.timeout_seconds * 1000;
     const question: QuestionRecord = {
-      ...parsed.args,
+      ...args,
       ref: questionRef(this.options.leadWorkflowId, workflowId, id),
       id,
       workflow_id: workflowId,
@@ -157,10 +179,10 @@ export class Clarifications {
     }
     if (!answered) {
       this.close(question, 'timed_out');
-      return toolMessageFor(call, timedOutToolText(settings.timeout_seconds));
+      return { answered: false, timeoutSeconds: settings.timeout_seconds };
     }
     this.closed(question);
-    return toolMessageFor(call, answeredToolText(question.answer ?? ''));
+    return { answered: true, answer: question.answer ?? '' };
   }
 
   private close(question: QuestionRecord, end: Exclude<QuestionEnd, 'answered'>): void {

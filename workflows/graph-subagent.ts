@@ -18,6 +18,7 @@ import type { SubagentInput } from '../contracts/subagent';
 import type { AgentLoopState } from './agent-loop';
 import { clockEnd, runAgent, type AgentRunEnd, type AgentRunOptions } from './agent-run';
 import { modelRetryPolicy } from './model-activity';
+import { runRemoteAgent } from './remote-subagent';
 import { buildStep } from './steps';
 
 /** As the agent loop's activities: a dead worker is noticed within seconds and the attempt retried. */
@@ -25,8 +26,12 @@ const HEARTBEAT_TIMEOUT = '3 seconds';
 /** After the activity's own deadline, the workflow cancels it (a graph that ignores its abort signal). */
 const DEADLINE_GRACE_MS = 10_000;
 
-/** The subagent's run: its graph when the agent is one, else the agent loop. */
+/** The subagent's run: a remote agent's when a remote provider does the work, its graph, or the agent loop. */
 export function runSubagentAgent(input: SubagentInput, options: AgentRunOptions): Promise<AgentRunEnd> {
+  if (input.remote) {
+    const { state, clarifications, agent } = options;
+    return runRemoteAgent(input, input.remote, state, clarifications, agent.clockStartMs);
+  }
   const graph = input.agent.graph;
   return graph ? runGraphAgent(input, graph, options.state, options.agent.clockStartMs) : runAgent(options);
 }

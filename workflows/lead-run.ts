@@ -3,7 +3,7 @@
  * the same run lifecycle as every subagent (`runAgent`, `runLifecycle`), with delegation plugged in. Its ledger
  * and event log live in workflow state, rebuilt from history on replay, and are read by queries.
  */
-import { CancellationScope, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   LEAD_RUN_FAILED_PREFIX,
   LEAD_RUN_TIMED_OUT_PREFIX,
@@ -18,6 +18,7 @@ import { CLOSING_FAILURE_TYPES } from '../contracts/closing';
 import { failOnInvalidLeadRunInput } from '../contracts/inputs';
 import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
+import type { LoopCarry } from '../contracts/loop-carry';
 import type { ChatMessage } from '../contracts/messages';
 import { recordsAfter } from '../contracts/queries';
 import type { RunStopReason } from '../contracts/status';
@@ -67,8 +68,8 @@ interface LeadRun {
 function startingState(input: LeadRunInput): AgentLoopState {
   const { carry } = input;
   if (carry?.transcript && carry.task_index !== undefined && carry.step_seq !== undefined) {
-    // The event log goes to the delegator; the loop takes the rest.
-    const { events: _events, messages: _messages, ...loop } = carry;
+    // The event log and the providers' probe go to the delegator; the loop takes the rest.
+    const { events: _events, messages: _messages, provider_probe: _probe, ...loop } = carry;
     return restoreLoopState({
       ...loop,
       transcript: carry.transcript,
@@ -128,6 +129,26 @@ function leadStatus(run: LeadRun, { queuedAt, finished }: RunStanding): LeadStat
 /** The lead's turns on the agent loop, its wall clock counted from `admittedAt`. */
 async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<ExecutionEnd<LeadRunInput>> {
   const { input, runId, delegator, clarifications, approvals } = run;
+  const next = (carry: LoopCarry): LeadRunInput => ({
+    ...input,
+    run_id: runId,
+    ledger: delegator.ledger,
+    carry: {
+      ...carry,
+      events: delegator.events,
+      ...(delegator.loads.probe && { provider_probe: delegator.loads.probe }),
+    },
+  });
+  // The run's tools are fixed now, from the providers available as it starts. A run without remote loads
+  // (every run from before the registry) awaits nothing here: its commands come as they always did.
+  if (delegator.loads.probePending) {
+    try {
+      await delegator.loads.probeProviders();
+    } catch (err) {
+      if (!isCancellation(err)) throw err;
+      return { end: { kind: 'cancelled' }, clarifications, next };
+    }
+  }
   const end = await runAgent({
     context: run.context,
     agent: {
@@ -150,17 +171,8 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
   });
   // A batch outlives the run's answer, not a cancel of the run.
   if (end.kind === 'cancelled') await CancellationScope.nonCancellable(() => delegator.cancelBatches());
-  return {
-    end,
-    clarifications,
-    // The event log goes on in the next execution, beside the loop's carry.
-    next: (carry) => ({
-      ...input,
-      run_id: runId,
-      ledger: delegator.ledger,
-      carry: { ...carry, events: delegator.events },
-    }),
-  };
+  // The event log and the probe go on in the next execution, beside the loop's carry.
+  return { end, clarifications, next };
 }
 
 /** How the run ended, in the words its result uses. */
@@ -209,6 +221,8 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
       ...(input.ledger && { ledger: input.ledger }),
       ...(input.carry && { events: input.carry.events }),
       ...(input.batch && { batch: input.batch }),
+      ...(input.subagent_tools && { loads: input.subagent_tools }),
+      ...(input.carry?.provider_probe && { providerProbe: input.carry.provider_probe }),
     },
     () => state,
   );

@@ -76,6 +76,9 @@ export function runOutcome(
     case 'activity_failed':
       // The model activity ran out of retries (a provider that kept answering 429/5xx, or never answered).
       return { status: 'failed', error: end.message, errorFallback: { message: end.message } };
+    case 'remote_ended':
+      // The remote side's end and reason, never its partial output as a success.
+      return { status: end.status, error: end.error };
     case 'timed_out':
       return { status: 'timed_out' };
     case 'cancelled':

@@ -132,7 +132,10 @@ async function runSubagent(
     context,
     {
       name: agent.name,
-      offered: input.clarification !== undefined && agent.tools.includes(CLARIFICATION_TOOL_NAME),
+      // A remote agent's questions (`input-required`) go to the person whenever the run takes questions.
+      offered:
+        input.clarification !== undefined &&
+        (input.remote !== undefined || agent.tools.includes(CLARIFICATION_TOOL_NAME)),
       // The lead's workflow id is its run id (every starter of this project sets it so).
       leadWorkflowId: input.run_id,
     },

@@ -252,7 +252,7 @@ function isBuiltin(name: string): name is BuiltinAgentName {
 }
 
 /** In the fixed order of the tool list, so the model sees the same tools in the same order every run. */
-function filterTools(allow: readonly string[], deny: readonly string[]): string[] {
+export function filterTools(allow: readonly string[], deny: readonly string[]): string[] {
   return [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME, CLARIFICATION_TOOL_NAME].filter(
     (tool) => allow.includes(tool) && !deny.includes(tool),
   );

@@ -48,6 +48,7 @@ import { agentGuardrailsSection, guardrailsSection } from './guardrails';
 import { modelsSection } from './models';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
+import { subagentProvidersSection, subagentToolsSection, toolLoadProblems } from './providers';
 import { temporalSection } from './temporal';
 import { graphAgentProblems } from '../graph';
 
@@ -293,6 +294,8 @@ const sections = {
   models: modelsSection,
   subagents: subagents.prefault({}),
   subagent_runtime: subagentRuntime.prefault({}),
+  subagent_providers: subagentProvidersSection.prefault({}),
+  subagent_tools: subagentToolsSection.prefault([]),
   lead_runtime: leadRuntime.prefault({}),
   loop_detection: loopDetection.prefault({}),
   summarization: summarization.prefault({}),
@@ -403,6 +406,8 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
     checkModel(['subagents', 'agents', name, 'model'], override.model);
   }
 
+  out.push(...toolLoadProblems(config.subagent_providers, config.subagent_tools, checkModel));
+
   const batch = config.subagents.batch;
   if (batch.max_running_items > batch.max_live_items) {
     out.push([
@@ -484,9 +489,16 @@ export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedCon
           `ignoring sections this project does not read: ${unknown.join(', ')} (it reads ${CONFIG_SECTIONS.join(', ')})`,
         ];
   const normalized = normalizeDeerFlowConfig(source, CONFIG_SECTIONS, options.env);
-  // MCP servers' `$NAME` values are read by the worker that connects, from its own environment (config/mcp.ts).
-  const mcpServers = normalizeDeerFlowConfig(source, ['mcp_servers'], undefined).sections.mcp_servers;
-  if (mcpServers !== undefined) normalized.sections.mcp_servers = mcpServers;
+  // MCP servers' and remote providers' `$NAME` values are read by the worker that connects, from its own
+  // environment (config/mcp.ts, config/providers.ts): they never reach a workflow input.
+  const unresolved = normalizeDeerFlowConfig(
+    source,
+    ['mcp_servers', 'subagent_providers'],
+    undefined,
+  ).sections;
+  for (const name of ['mcp_servers', 'subagent_providers']) {
+    if (unresolved[name] !== undefined) normalized.sections[name] = unresolved[name];
+  }
   const { sections, sources } = applyOverrides(normalized.sections, options.overrides);
   const parsed = configSchema.safeParse(sections, { reportInput: true });
   const problems = [
@@ -539,6 +551,9 @@ function configWarnings(config: Config, prepared: Mapping): string[] {
         );
       }
     }
+  }
+  if (!config.subagents.enabled && config.subagent_tools.length > 0) {
+    out.push('subagent_tools: unused while subagents.enabled is false (the lead delegates nothing)');
   }
   const tools: readonly string[] = KNOWN_TOOL_NAMES;
   const strangers = Object.keys(config.loop_detection.tool_freq_overrides).filter(

@@ -17,6 +17,7 @@ import type { RunSkillsSettings } from '../run-skills';
 import { BUILTIN_TOOL_NAMES } from '../tools';
 import { allMcpTools } from './mcp';
 import { agentPolicy } from './guardrails';
+import { resolveToolLoads } from './tool-loads';
 import type { GuardrailPolicy, RunGuardrailsSettings } from '../guardrail-rules';
 
 export interface LeadRunRequest {
@@ -36,6 +37,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
   const summarization = resolveSummarization(config);
   const clarification = resolveClarification(config);
   const agents = subagents.enabled ? listAgents(config) : [];
+  const loads = resolveToolLoads(config);
   const skills =
     request.skills_root === undefined ? undefined : runSkillsSettings(config, request.skills_root);
   return {
@@ -66,6 +68,7 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
       ...(config.lead.fairness_key !== undefined && { fairness_key: config.lead.fairness_key }),
       queue_timeout_seconds: config.subagent_runtime.queue_timeout_seconds,
     },
+    ...(loads.length > 0 && { subagent_tools: loads }),
     ...(subagents.enabled && subagents.batch.enabled && { batch: batchToolSettings(config) }),
     depth: 0,
     asks_slot: true,

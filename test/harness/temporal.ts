@@ -115,7 +115,7 @@ export async function withProjectWorker<T>(
     server?: { address: string; namespace: string };
     /** Worker options over the project's (e.g. a small workflow cache). */
     tuning?: ProjectWorkerOptions['tuning'];
-  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts'> = {},
+  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts' | 'remote'> = {},
 ): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: worker.server?.address ?? testAddress() });
@@ -131,6 +131,7 @@ export async function withProjectWorker<T>(
       ...(worker.say && { say: worker.say }),
       ...(worker.mcpCatalog && { mcpCatalog: worker.mcpCatalog }),
       ...(worker.transcripts && { transcripts: worker.transcripts }),
+      ...(worker.remote && { remote: worker.remote }),
     });
     return await projectWorker.runUntil(body());
   } finally {

@@ -20,6 +20,7 @@ import { executionHistories } from '../support/histories';
 import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 import { projectDataConverter } from '../../payloads/data-converter';
+import type { RemoteActivityDeps } from '../../activities/remote';
 
 // One server for the file: a history of ~30 events suggests continue-as-new, every few turns here instead of
 // every few thousand events.
@@ -47,6 +48,7 @@ async function runLead<T>(
   input: LeadRunInput,
   label: string,
   inspect: (handle: WorkflowHandleWithFirstExecutionRunId<typeof leadRunWorkflow>) => Promise<T>,
+  remote?: RemoteActivityDeps,
 ): Promise<{ result: LeadRunResult; workflowId: string } & T> {
   const taskQueue = uniqueTaskQueue(label);
   const worker = await createProjectWorker({
@@ -54,6 +56,7 @@ async function runLead<T>(
     namespace: server.namespace,
     taskQueue,
     workflowBundlePath: testWorkflowBundle(),
+    ...(remote && { remote }),
   });
   return worker.runUntil(async () => {
     const handle = await client.workflow.start(leadRunWorkflow, {
@@ -142,6 +145,84 @@ it('continues a long lead run as new, carrying turns, ledger and events, and end
   ]);
   expect(events.map((e) => e.seq)).toEqual(events.map((_e, i) => i + 1));
   expect(status.turns).toBe(11);
+});
+
+it('keeps the tools its remote providers gave the run when it started, across continue-as-new', async () => {
+  const dir = tempDir('lead-can-remote');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  let probes = 0;
+  const remote: RemoteActivityDeps = {
+    protocols: {
+      acp: {
+        // Available when the run starts, never after: a second probe would take the tool away.
+        probe: () =>
+          Promise.resolve(probes++ === 0 ? { available: true } : { available: false, reason: 'gone' }),
+        run: () => Promise.resolve({ end: 'completed', text: 'Remote part done.', messages: [] }),
+      },
+    },
+  };
+  const input = leadInput({
+    workspace,
+    config: {
+      subagent_providers: { local_acp: { type: 'acp', command: 'node', args: ['agent.mjs'], env: {} } },
+      subagent_tools: [{ tool_name: 'subagent_acp', provider: 'local_acp' }],
+    },
+    scriptFile: writeScript(dir, {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            ls(1),
+            ls(2),
+            ls(3),
+            ls(4),
+            ls(5),
+            ls(6),
+            {
+              content: 'Delegating remotely.',
+              tool_calls: [
+                {
+                  name: 'subagent_acp',
+                  id: 'remote',
+                  args: { description: 'Remote part', prompt: 'Do it.' },
+                },
+              ],
+            },
+            { content: 'Remote: {{tool_result:remote}}' },
+          ],
+        },
+      ],
+    }),
+  });
+  const { result, probed } = await runLead(
+    input,
+    'lead-can-remote',
+    async (handle) => {
+      const probed: number[] = [];
+      for (const { history } of await executionHistories(
+        client,
+        handle.workflowId,
+        handle.firstExecutionRunId,
+      )) {
+        probed.push(
+          (history.events ?? []).filter(
+            (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'probeSubagentProviders',
+          ).length,
+        );
+      }
+      return { probed };
+    },
+    remote,
+  );
+  expect(probed.length).toBeGreaterThanOrEqual(2);
+  // Probed once, by the first execution; the later ones took its answer from the carry.
+  expect(probed).toEqual([1, ...probed.slice(1).map(() => 0)]);
+  expect(probes).toBe(1);
+  expect(result).toMatchObject({
+    status: 'completed',
+    final_output: 'Remote: Task Succeeded. Result: Remote part done.',
+  });
 });
 
 it('continues a lead whose transcript grows by ~95 KB a turn, each execution started from about one turn', async () => {

@@ -59,6 +59,14 @@ import {
   type SubagentResult,
 } from '../../contracts/subagent';
 import type { SummarizationRuntime } from '../../contracts/summarization';
+import {
+  isRemoteProvider,
+  PROVIDER_CAPABILITIES,
+  providerLabel,
+  type ProviderProbe,
+  type SubagentProviderRef,
+  type SubagentToolLoad,
+} from '../../contracts/subagent-providers';
 import { TASK_TOOL_NAME, type SandboxSettings } from '../../contracts/tools';
 import type { Transcript } from '../../contracts/transcript';
 import type { LoopPlugins } from '../agent-loop';
@@ -79,7 +87,8 @@ import {
   startEntry,
 } from './ledger';
 import { applyDelegationLimits, delegationDepthAllows } from './limits';
-import { buildTaskToolSpec, parseTaskArgs } from './task-tool';
+import { buildTaskToolSpec, parseLoadArgs, parseTaskArgs } from './task-tool';
+import { ToolLoads } from './tool-loads';
 
 /** Characters of the "work already delegated" block shown to the model each turn. */
 export const LEDGER_PROMPT_BUDGET_CHARS = 4000;
@@ -121,6 +130,26 @@ export interface DelegatorOptions {
   skills?: RunSkillsSettings;
   /** The run's guardrails, handed to every child (each applies its own agent's policy). Absent: none. */
   guardrails?: RunGuardrailsSettings;
+  /** The tools besides `task` that delegate (the lead's `subagent_tools`), each bound to one provider. */
+  loads?: SubagentToolLoad[];
+  /** What an earlier execution's probe of the remote providers found (continue-as-new): no probe again. */
+  providerProbe?: ProviderProbe;
+}
+
+/** A delegation as every delegation tool starts it: who runs it, on what, with which words. */
+interface Delegation {
+  toolName: string;
+  agent: ResolvedAgent;
+  /** `task`'s `subagent_type`; a load's tool name. */
+  subagentType: string;
+  description: string;
+  prompt: string;
+  maxDepth: number;
+  /** The child starts from the conversation's completed turns. */
+  fork: boolean;
+  /** A load's provider (absent for `task`, whose memo stays as it was). */
+  provider?: SubagentProviderRef;
+  load?: SubagentToolLoad;
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
@@ -136,19 +165,33 @@ export class Delegator {
   /** The batch tools' side of delegation; it writes to this delegator's ledger and events. */
   private readonly batches: BatchDelegations;
 
+  /** The lead's tool loads besides `task`: which exist in this run, and the probe that decided it. */
+  readonly loads: ToolLoads;
+
   constructor(private readonly options: DelegatorOptions) {
     this.ledger = options.ledger ?? [];
     this.events = options.events ?? [];
     this.batches = new BatchDelegations(options, this);
+    this.loads = new ToolLoads({
+      runId: options.runId,
+      loads: options.loads ?? [],
+      ...(options.providerProbe && { probe: options.providerProbe }),
+      record: (event) => this.recordEvent(event),
+    });
   }
 
   /**
    * The tools as the model sees them: `task` (wording follows the bound provider, limits match enforcement),
-   * and the batch tools when batches are enabled. None when no agent can be started.
+   * each tool load whose provider is available, and the batch tools when batches are enabled. `task` and the
+   * batch tools only when some agent can be started.
    */
   toolSpecs(): ToolSpec[] {
-    if (!this.canDelegate) return [];
     const { agents, limits } = this.options;
+    const loads = this.loads.toolSpecs({
+      maxConcurrent: limits.max_concurrent,
+      maxTotalPerRun: limits.max_total_per_run,
+    });
+    if (!this.canDelegate) return loads;
     const shown = agents.map(({ name, description }) => ({ name, description }));
     const task = buildTaskToolSpec({
       provider: limits.provider,
@@ -156,7 +199,12 @@ export class Delegator {
       maxConcurrent: limits.max_concurrent,
       maxTotalPerRun: limits.max_total_per_run,
     });
-    return [task, ...this.batches.toolSpecs(shown)];
+    return [task, ...loads, ...this.batches.toolSpecs(shown)];
+  }
+
+  /** Whether `call` starts a delegation: `task`, or a tool load of this run. */
+  private delegates(call: ToolCall): boolean {
+    return call.name === TASK_TOOL_NAME || this.loads.named(call.name) !== undefined;
   }
 
   /** Whether the `task` tool is offered at all (some agent can be started). */
@@ -171,22 +219,21 @@ export class Delegator {
       applyDelegationLimits: (message) => this.applyLimits(message),
       claimedCalls: {
         claims: (call) =>
-          call.name === TASK_TOOL_NAME || (this.options.batch !== undefined && isBatchToolName(call.name)),
+          this.delegates(call) || (this.options.batch !== undefined && isBatchToolName(call.name)),
         run: (calls) => {
           // Ids are settled before any child starts, in the model's order: deterministic on replay.
-          const starts = calls.filter(
-            (call) => call.name === TASK_TOOL_NAME || call.name === BATCH_TASK_TOOL_NAME,
-          );
+          const starts = calls.filter((call) => this.delegates(call) || call.name === BATCH_TASK_TOOL_NAME);
           const ids = assignDelegationIds(
             starts.map((call) => call.id),
             this.ledger.map((entry) => entry.id),
           );
           return Promise.all(
             calls.map((call) => {
-              if (call.name === TASK_TOOL_NAME)
-                return this.track(this.delegate(call, ids[starts.indexOf(call)]));
-              if (call.name === BATCH_TASK_TOOL_NAME)
-                return this.batches.start(call, ids[starts.indexOf(call)]);
+              const id = ids[starts.indexOf(call)];
+              if (call.name === TASK_TOOL_NAME) return this.track(this.delegate(call, id));
+              const load = this.loads.named(call.name);
+              if (load) return this.track(this.delegateToLoad(call, id, load));
+              if (call.name === BATCH_TASK_TOOL_NAME) return this.batches.start(call, id);
               return this.batches.follow(call, call.name as BatchToolName);
             }),
           );
@@ -273,6 +320,9 @@ export class Delegator {
       maxConcurrent: this.options.limits.max_concurrent,
       maxTotalPerRun: this.options.limits.max_total_per_run,
       usedThisRun: countForRun(this.ledger, this.options.runId),
+      ...((this.options.loads?.length ?? 0) > 0 && {
+        isDelegation: (call: ToolCall) => this.delegates(call),
+      }),
     });
     // As in the seeds: calls the limits drop are only logged (the workflow logger skips lines on replay).
     for (const line of outcome.log) log.info(line, { run_id: this.options.runId });
@@ -291,16 +341,64 @@ export class Delegator {
 
   /** Runs one `task` call as the delegation `id` (the model's call id, or one the workflow chose). */
   private async delegate(call: ToolCall, id: string): Promise<ToolMessage> {
-    const { agents, limits, depth, runId } = this.options;
+    const { agents, limits } = this.options;
     // Refuse before anything exists: a refusal leaves no half-made child behind.
     const parsed = parseTaskArgs(call.args, agents);
     if (!parsed.ok) return refusedTaskMessage(call.id, parsed.error);
-    if (!delegationDepthAllows(depth, limits.max_depth)) {
-      return refusedTaskMessage(call.id, depthRefusalText(limits.max_depth));
+    return this.startDelegation(call, id, {
+      toolName: TASK_TOOL_NAME,
+      agent: parsed.agent,
+      subagentType: parsed.args.subagent_type,
+      description: parsed.args.description,
+      prompt: parsed.args.prompt,
+      maxDepth: limits.max_depth,
+      fork: limits.provider === 'fork',
+    });
+  }
+
+  /** Runs one call of a tool load: its child runs as the load's agent, on the load's provider. */
+  private async delegateToLoad(call: ToolCall, id: string, load: SubagentToolLoad): Promise<ToolMessage> {
+    const parsed = parseLoadArgs(call.args, load.tool_name);
+    if (!parsed.ok) return refusedTaskMessage(call.id, parsed.error, load.tool_name);
+    return this.startDelegation(call, id, {
+      toolName: load.tool_name,
+      agent: load.agent,
+      subagentType: load.tool_name,
+      description: parsed.args.description,
+      prompt: parsed.args.prompt,
+      maxDepth: load.max_depth ?? this.options.limits.max_depth,
+      fork: PROVIDER_CAPABILITIES[load.provider.type].inherits_parent_context,
+      provider: load.provider,
+      load,
+    });
+  }
+
+  /** What a remote load's child is given to run its activity with. */
+  private remoteChild(load: SubagentToolLoad | undefined): Pick<SubagentInput, 'remote'> {
+    if (!load || !isRemoteProvider(load.provider)) return {};
+    return {
+      remote: {
+        provider: load.provider,
+        tool_name: load.tool_name,
+        ...(load.persona !== undefined && { persona: load.persona }),
+        ...(load.model !== undefined && { model: load.model }),
+      },
+    };
+  }
+
+  /** Starts one delegation's child as `id` and waits for its result: the same for every delegation tool. */
+  private async startDelegation(call: ToolCall, id: string, delegation: Delegation): Promise<ToolMessage> {
+    const { limits, depth, runId } = this.options;
+    const { toolName, agent, subagentType, description, prompt, provider, load } = delegation;
+    if (!delegationDepthAllows(depth, delegation.maxDepth)) {
+      return refusedTaskMessage(call.id, depthRefusalText(delegation.maxDepth), toolName);
     }
-    const { agent } = parsed;
-    const { description, prompt, subagent_type: subagentType } = parsed.args;
     const workflowId = `${workflowInfo().workflowId}/task/${id}`;
+    const remote = this.remoteChild(load);
+    // A remote agent's model is its own: the ledger names the one the load asks for, else the provider.
+    const modelName = remote.remote
+      ? (remote.remote.model ?? providerLabel(remote.remote.provider))
+      : agent.model.name;
     const input: SubagentInput = {
       run_id: runId,
       task_id: id,
@@ -312,8 +410,9 @@ export class Delegator {
       workspace: this.options.workspace,
       sandbox: this.options.sandbox,
       depth: depth + 1,
-      ...(limits.provider === 'fork' && this.forkSource()),
-      ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents, limits } }),
+      ...(delegation.fork && this.forkSource()),
+      ...remote,
+      ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents: this.options.agents, limits } }),
       ...(this.options.summarization && { summarization: this.options.summarization }),
       ...(this.options.clarification && {
         clarification: { timeout_seconds: this.options.clarification.timeout_seconds },
@@ -335,7 +434,7 @@ export class Delegator {
     // Recorded before the first await: entries keep the order in which the model issued the calls.
     this.ledger = startEntry(
       this.ledger,
-      { id, runId, description, subagentType, workflowId, modelName: agent.model.name },
+      { id, runId, description, subagentType, workflowId, modelName },
       now(),
     );
     let result: SubagentResult;
@@ -344,9 +443,19 @@ export class Delegator {
         workflowId,
         args: [input],
         workflowExecutionTimeout: `${agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS + queueTimeoutSeconds} seconds`,
-        staticSummary: summaryLine(`${subagentType}: ${description}`),
+        // A load's child names its provider, so the Web UI shows a remote delegation as a local one, with it.
+        staticSummary: summaryLine(
+          provider
+            ? `${subagentType} via ${providerLabel(provider)}: ${description}`
+            : `${subagentType}: ${description}`,
+        ),
         staticDetails: promptDetails(prompt),
-        memo: { description, subagent_type: subagentType, model: agent.model.name },
+        memo: {
+          description,
+          subagent_type: subagentType,
+          model: modelName,
+          ...(provider && { provider: provider.name, provider_type: provider.type }),
+        },
         typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1, this.options.userId),
       });
       this.events = appendEvent(this.events, {
@@ -355,7 +464,7 @@ export class Delegator {
         at: now(),
         description,
         subagent_type: subagentType,
-        model_name: agent.model.name,
+        model_name: modelName,
         workflow_id: workflowId,
       });
       result = await child.result();
@@ -364,6 +473,7 @@ export class Delegator {
         return refusedTaskMessage(
           call.id,
           `Task refused: a delegation with the id ${id} already exists in this run.`,
+          toolName,
         );
       }
       result =
@@ -375,7 +485,7 @@ export class Delegator {
     this.ledger = applyResult(this.ledger, id, result, now());
     recordDelegationEnd(result, subagentType);
     this.events = appendEvent(this.events, terminalEvent(id, result, now()));
-    return delegationToolMessage(call.id, result, agent.timeout_seconds);
+    return delegationToolMessage(call.id, result, agent.timeout_seconds, toolName);
   }
 }
 

@@ -18,7 +18,11 @@ export interface DelegationLimits {
   maxTotalPerRun: number;
   /** This run's delegations before this response (its ledger entries). */
   usedThisRun: number;
+  /** Which calls delegate (default: `task`); tool loads share the limits with it. */
+  isDelegation?: (call: ToolCall) => boolean;
 }
+
+const isTaskCall = (call: ToolCall): boolean => call.name === TASK_TOOL_NAME;
 
 export interface DelegationLimitOutcome {
   /** The response with the calls that may not run removed. */
@@ -39,11 +43,13 @@ function taskCalls(count: number): string {
   return `${count} ${TASK_TOOL_NAME} ${count === 1 ? 'call' : 'calls'}`;
 }
 
-/** The message with only `keep` among its `task` calls; other tool calls stay where they were. */
-function keepTaskCalls(message: AssistantMessage, keep: readonly ToolCall[]): AssistantMessage {
-  const calls = (message.tool_calls ?? []).filter(
-    (call) => call.name !== TASK_TOOL_NAME || keep.includes(call),
-  );
+/** The message with only `keep` among its delegation calls; other tool calls stay where they were. */
+function keepTaskCalls(
+  message: AssistantMessage,
+  keep: readonly ToolCall[],
+  isDelegation: (call: ToolCall) => boolean,
+): AssistantMessage {
+  const calls = (message.tool_calls ?? []).filter((call) => !isDelegation(call) || keep.includes(call));
   const { tool_calls: _all, ...rest } = message;
   return calls.length > 0 ? { ...rest, tool_calls: calls } : rest;
 }
@@ -57,13 +63,14 @@ export function applyDelegationLimits(
   message: AssistantMessage,
   limits: DelegationLimits,
 ): DelegationLimitOutcome {
-  const tasks = (message.tool_calls ?? []).filter((call) => call.name === TASK_TOOL_NAME);
+  const isDelegation = limits.isDelegation ?? isTaskCall;
+  const tasks = (message.tool_calls ?? []).filter(isDelegation);
   if (tasks.length === 0) return { message, dropped: [], capped: false, log: [] };
 
   const { maxConcurrent, maxTotalPerRun, usedThisRun } = limits;
   const totals = `max_total_per_run = ${maxTotalPerRun}, ${usedThisRun} used before this response`;
   if (usedThisRun >= maxTotalPerRun) {
-    const stripped = keepTaskCalls(message, []);
+    const stripped = keepTaskCalls(message, [], isDelegation);
     const content =
       stripped.content === '' ? SUBAGENT_LIMIT_NOTE : `${stripped.content}\n\n${SUBAGENT_LIMIT_NOTE}`;
     return {
@@ -96,7 +103,7 @@ export function applyDelegationLimits(
   const dropped = [...overConcurrency, ...overTotal];
   if (dropped.length === 0) return { message, dropped, capped: false, log };
   return {
-    message: keepTaskCalls(message, kept),
+    message: keepTaskCalls(message, kept, isDelegation),
     dropped: tasks.filter((call) => dropped.includes(call)),
     capped: false,
     log,

@@ -3,6 +3,7 @@ import {
   BATCH_EVENT_TYPES,
   CLARIFICATION_EVENT_TYPES,
   GUARDRAIL_EVENT_TYPES,
+  PROVIDER_EVENT_TYPES,
 } from '../../../contracts/events';
 import {
   BATCH_ITEM_STATES,
@@ -30,6 +31,7 @@ describe('status contract', () => {
     expect([...BATCH_EVENT_TYPES]).toEqual(contract.batch_event_type);
     expect([...CLARIFICATION_EVENT_TYPES]).toEqual(contract.clarification_event_type);
     expect([...GUARDRAIL_EVENT_TYPES]).toEqual(contract.guardrail_event_type);
+    expect([...PROVIDER_EVENT_TYPES]).toEqual(contract.provider_event_type);
     // A batch's ledger statuses are ledger statuses.
     expect([...BATCH_LEDGER_STATUSES]).toEqual(contract.batch_ledger_status);
     for (const status of BATCH_LEDGER_STATUSES) expect(LEDGER_STATUSES).toContain(status);
@@ -64,6 +66,7 @@ describe('status contract', () => {
         'batch_status',
         'clarification_event_type',
         'guardrail_event_type',
+        'provider_event_type',
         'ledger_status',
         'metadata_keys',
         'run_stop_reason',

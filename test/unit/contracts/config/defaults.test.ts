@@ -99,6 +99,8 @@ describe('the configuration with nothing written', () => {
       'models',
       'subagents',
       'subagent_runtime',
+      'subagent_providers',
+      'subagent_tools',
       'lead_runtime',
       'loop_detection',
       'summarization',
