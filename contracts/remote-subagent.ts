@@ -109,7 +109,10 @@ export interface RemoteSubagentResult {
   remote_task_id?: string;
   /** The A2A context id, when the remote side gave one. */
   context_id?: string;
-  /** As the remote side reported it; absent when it reported none. */
+  /**
+   * The delegation's usage so far as the remote side reported it (an A2A task's runs on across its questions,
+   * so a later exchange's replaces an earlier one's); absent when it reported none.
+   */
   usage?: TokenUsage;
   /** The remote agent's steps as the subagent's step log shows them (its messages, tool calls and results). */
   messages: (AssistantMessage | ToolMessage)[];

@@ -19,7 +19,7 @@ import {
 } from '@temporalio/workflow';
 import type { ProjectActivities } from '../activities';
 import { QUESTION_MAX_CHARS, timedOutToolText } from '../contracts/clarification';
-import { addUsage, ZERO_USAGE, type AssistantMessage } from '../contracts/messages';
+import type { AssistantMessage } from '../contracts/messages';
 import type {
   RemoteResumption,
   RemoteRunEnd,
@@ -102,7 +102,7 @@ export function remoteRunEnd(
 
 /**
  * One exchange with the remote agent, into the loop state the subagent's result and steps query are built
- * from: its messages as steps, its usage summed (absent stays absent), its text as the answer so far, and a
+ * from: its messages as steps, its usage as the remote side last reported it (absent stays absent), its text as the answer so far, and a
  * resumption said in the step log and the text.
  */
 export function recordRemoteRun(
@@ -112,7 +112,8 @@ export function recordRemoteRun(
 ): void {
   state.turns += 1;
   state.model_name = modelName;
-  if (result.usage) state.usage = addUsage(state.usage ?? ZERO_USAGE, result.usage);
+  // The remote side's total for the delegation so far (an A2A task's usage runs on across its questions).
+  if (result.usage) state.usage = result.usage;
   const note = result.resumed && `(Resumed: ${RESUMED_TEXT[result.resumed]}.)`;
   const messages: AssistantMessage[] = note ? [{ role: 'assistant', content: note }] : [];
   for (const message of [...messages, ...result.messages]) {

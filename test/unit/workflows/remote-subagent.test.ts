@@ -54,7 +54,7 @@ describe('a remote run’s end as the subagent’s', () => {
 });
 
 describe('a remote run in the subagent’s state', () => {
-  it('keeps the text, the steps and the usage it reported; absent usage stays absent', () => {
+  it('keeps the text, the steps and the usage last reported (the total so far); absent usage stays absent', () => {
     const state = initialLoopState({ tail: [] }, 0);
     recordRemoteRun(
       state,
@@ -83,6 +83,14 @@ describe('a remote run in the subagent’s state', () => {
     );
     expect(state.usage).toEqual({ input_tokens: 5, output_tokens: 2, total_tokens: 7 });
     expect(state.turns).toBe(2);
+
+    // After a question, the same task reports its total so far: it replaces, it is not added twice.
+    recordRemoteRun(
+      state,
+      result({ text: 'Answered.', usage: { input_tokens: 9, output_tokens: 4, total_tokens: 13 } }),
+      'local_acp (acp)',
+    );
+    expect(state.usage).toEqual({ input_tokens: 9, output_tokens: 4, total_tokens: 13 });
   });
 
   it('says a resumption in the step log and the text', () => {
