@@ -190,24 +190,33 @@ function issueLine(
   return `${issue.path.join('.')}: ${issue.message}`;
 }
 
-export type ParsedLoadArgs =
-  { ok: true; args: Omit<TaskArgs, 'subagent_type'> } | { ok: false; error: string };
-
-/** Validates the raw JSON arguments of a tool load's call; the error is written for the model. */
-export function parseLoadArgs(rawJson: string, toolName: string): ParsedLoadArgs {
-  let raw: unknown;
+/** A call's raw arguments as JSON, or the error the model reads (what to send instead). */
+function parseJsonArgs(
+  rawJson: string,
+  toolName: string,
+  argNames: readonly string[],
+): { ok: true; value: unknown } | { ok: false; error: string } {
   try {
-    raw = JSON.parse(rawJson);
+    return { ok: true, value: JSON.parse(rawJson) as unknown };
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     return {
       ok: false,
       error:
         `Invalid ${toolName} arguments: they are not valid JSON (${reason}); ` +
-        `send an object with ${LOAD_ARG_NAMES.join(', ')}.`,
+        `send an object with ${argNames.join(', ')}.`,
     };
   }
-  const parsed = loadArgsSchema().safeParse(raw);
+}
+
+export type ParsedLoadArgs =
+  { ok: true; args: Omit<TaskArgs, 'subagent_type'> } | { ok: false; error: string };
+
+/** Validates the raw JSON arguments of a tool load's call; the error is written for the model. */
+export function parseLoadArgs(rawJson: string, toolName: string): ParsedLoadArgs {
+  const raw = parseJsonArgs(rawJson, toolName, LOAD_ARG_NAMES);
+  if (!raw.ok) return raw;
+  const parsed = loadArgsSchema().safeParse(raw.value);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `- ${issueLine(issue, toolName, LOAD_ARG_NAMES)}`);
     return { ok: false, error: [`Invalid ${toolName} arguments:`, ...lines].join('\n') };
@@ -225,19 +234,9 @@ export function parseTaskArgs<A extends { name: string }>(
   rawJson: string,
   agents: readonly A[],
 ): ParsedTaskArgs<A> {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(rawJson);
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    return {
-      ok: false,
-      error:
-        `Invalid ${TASK_TOOL_NAME} arguments: they are not valid JSON (${reason}); ` +
-        `send an object with ${ARG_NAMES.join(', ')}.`,
-    };
-  }
-  const parsed = taskArgsSchema(agents.map((agent) => agent.name)).safeParse(raw);
+  const raw = parseJsonArgs(rawJson, TASK_TOOL_NAME, ARG_NAMES);
+  if (!raw.ok) return raw;
+  const parsed = taskArgsSchema(agents.map((agent) => agent.name)).safeParse(raw.value);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `- ${issueLine(issue)}`);
     return { ok: false, error: [`Invalid ${TASK_TOOL_NAME} arguments:`, ...lines].join('\n') };
