@@ -13,6 +13,7 @@ import {
   ActivityFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   sleep,
   workflowInfo,
@@ -44,6 +45,11 @@ export const REMOTE_HEARTBEAT_TIMEOUT = '5 seconds';
 const DEADLINE_GRACE_MS = 10_000;
 /** Attempts after a worker died or the activity threw (a remote side that keeps failing is a `failed` end). */
 const MAX_ATTEMPTS = 10;
+/**
+ * Histories recorded while a cancel of the subagent ended its run at once: the wall clock's timer, cancelled with
+ * the subagent, ended the wait before the activity had cancelled the remote task or torn the agent down.
+ */
+const CANCEL_WAITS_PATCH = 'remote-subagent-cancel-waits';
 
 /** What each end other than `completed` means, in the words of the error the lead reads. */
 const END_TEXT: Readonly<Record<Exclude<RemoteRunEnd, 'completed' | 'input_required'>, string>> = {
@@ -176,6 +182,7 @@ export async function runRemoteAgent(
     deadline_ms: deadlineMs,
     ...withPolicy(input, agent.name),
   };
+  const cancelWaits = patched(CANCEL_WAITS_PATCH);
   const scope = new CancellationScope();
   const clockScope = new CancellationScope();
   const expired = clockScope
@@ -190,7 +197,10 @@ export async function runRemoteAgent(
   /** `work` in the cancellable scope, raced against the wall clock: its value, or EXPIRED (it was cancelled). */
   const inTime = async <T>(work: () => Promise<T>): Promise<T | typeof EXPIRED> => {
     const running = scope.run(work);
-    const first = await Promise.race([running, expired]);
+    // A cancel of the subagent cancels the clock's timer too: the run then ends when the activity has
+    // acknowledged the cancel (the remote task cancelled, the agent's process gone), not before.
+    const clock = cancelWaits ? expired.catch(() => running) : expired;
+    const first = await Promise.race([running, clock]);
     if (first === EXPIRED) {
       scope.cancel();
       // It settles once the activity acknowledges the cancel (a question closes at once); the clock has spoken.
