@@ -4,8 +4,73 @@ import { groupThousands } from './text';
 import type { TranscriptRef } from './transcript';
 import type { ModelRetrySettings, ModelSettings } from './input-schemas';
 
-export const MODEL_PROVIDERS = ['scripted', 'openai'] as const;
+export const MODEL_PROVIDERS = [
+  'scripted',
+  'openai',
+  'anthropic',
+  'google',
+  'bedrock',
+  'azure_openai',
+  'ollama',
+] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
+
+/** The providers reached over the network, each through its LangChain.js chat model. */
+export type NetworkModelProvider = Exclude<ModelProvider, 'scripted'>;
+
+/**
+ * DeerFlow names a model by its LangChain class (`use: langchain_anthropic:ChatAnthropic`): the class, after
+ * the `:`, says the provider. Any other class whose name ends in `ChatOpenAI` (DeerFlow's PatchedChatOpenAI)
+ * speaks `openai`.
+ */
+export const MODEL_CLASS_PROVIDERS: Readonly<Record<string, NetworkModelProvider>> = {
+  ChatOpenAI: 'openai',
+  AzureChatOpenAI: 'azure_openai',
+  ChatAnthropic: 'anthropic',
+  ChatGoogleGenerativeAI: 'google',
+  ChatBedrockConverse: 'bedrock',
+  ChatOllama: 'ollama',
+};
+
+/** The provider a DeerFlow `use:` class path names, if it names one this project runs. */
+export function providerOfClass(use: string): NetworkModelProvider | undefined {
+  const className = use.slice(use.lastIndexOf(':') + 1).trim();
+  if (Object.hasOwn(MODEL_CLASS_PROVIDERS, className)) return MODEL_CLASS_PROVIDERS[className];
+  return className.endsWith('ChatOpenAI') && className !== 'AzureChatOpenAI' ? 'openai' : undefined;
+}
+
+/**
+ * Where a provider's key is read when the model names none (`api_key: $NAME` overrides): the first variable
+ * set wins. Ollama needs none; Bedrock signs with the AWS credentials of the environment, or uses a Bedrock
+ * API key when one is set.
+ */
+export const DEFAULT_API_KEY_ENVS: Readonly<Record<NetworkModelProvider, readonly string[]>> = {
+  openai: ['OPENAI_API_KEY'],
+  anthropic: ['ANTHROPIC_API_KEY'],
+  google: ['GOOGLE_API_KEY', 'GEMINI_API_KEY'],
+  azure_openai: ['AZURE_OPENAI_API_KEY'],
+  bedrock: ['AWS_BEARER_TOKEN_BEDROCK'],
+  ollama: [],
+};
+
+/** `models[].reasoning_effort`: how hard a reasoning model thinks (OpenAI's and Azure's `reasoning_effort`). */
+export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
+
+/** `models[].thinking.type`, as Anthropic writes it (DeerFlow's `when_thinking_enabled.thinking`). */
+export const THINKING_TYPES = ['enabled', 'disabled', 'adaptive'] as const;
+
+/**
+ * The keys of a `models[]` entry that only some providers read: anywhere else they are refused, so a key that
+ * would do nothing is never silently accepted.
+ */
+export const PROVIDER_ONLY_KEYS: Readonly<Record<string, readonly ModelProvider[]>> = {
+  region: ['bedrock'],
+  aws_profile: ['bedrock'],
+  azure_deployment: ['azure_openai'],
+  api_version: ['azure_openai'],
+  thinking: ['anthropic', 'google', 'bedrock', 'ollama'],
+  reasoning_effort: ['openai', 'azure_openai'],
+};
 
 export type { ModelRetrySettings, ModelSettings } from './input-schemas';
 
@@ -108,6 +173,8 @@ export function unfinishedAnswer(finishReason: string | undefined): UnfinishedAn
 export interface ModelErrorFallback {
   message: string;
   status?: number;
+  /** The request was longer than the model's context window (the provider said so). */
+  context_overflow?: true;
 }
 
 export interface ModelCallResult {

@@ -11,8 +11,12 @@ import { join } from 'node:path';
 /** package.json's optionalDependencies (a unit test holds the two together). */
 export const OPTIONAL_PACKAGES = [
   '@aws-sdk/client-s3',
+  '@langchain/anthropic',
+  '@langchain/aws',
   '@langchain/core',
+  '@langchain/google-genai',
   '@langchain/langgraph',
+  '@langchain/ollama',
   '@langchain/openai',
   '@modelcontextprotocol/sdk',
   '@opentelemetry/core',

@@ -1,0 +1,133 @@
+/**
+ * The `google` model provider: the Gemini API (`streamGenerateContent?alt=sse`) through LangChain's
+ * ChatGoogleGenerativeAI (DeerFlow's `langchain_google_genai:ChatGoogleGenerativeAI`), with a Gemini API key
+ * (GOOGLE_API_KEY or GEMINI_API_KEY).
+ */
+import type * as LangChainGoogle from '@langchain/google-genai';
+import type { UsageMetadata } from '@langchain/core/messages';
+import type { ModelSettings } from '../../contracts/model';
+import { loadOptional } from '../../payloads/optional-packages';
+import {
+  apiKeyOf,
+  finishReasonFrom,
+  missingSetting,
+  type ChatRunnable,
+  type LangChainProvider,
+} from './chat-call';
+import { langChainMessages, toLangChainMessages, toOpenAITools } from './langchain-messages';
+import { classifyProviderError } from './provider-errors';
+
+// A proxy of the Gemini API may take no key, but the client refuses to send none.
+const PLACEHOLDER_API_KEY = 'no-key';
+
+/**
+ * Gemini's finish reasons in the contract's words: it stops with `STOP` after function calls too; every
+ * block for the content's sake is a filtered answer (`MAX_TOKENS` and `SAFETY` the contract reads as they
+ * are).
+ */
+const FINISH_REASONS: Readonly<Record<string, string>> = {
+  recitation: 'content_filter',
+  blocklist: 'content_filter',
+  prohibited_content: 'content_filter',
+  spii: 'content_filter',
+  image_safety: 'content_filter',
+  language: 'content_filter',
+};
+
+function langChainGoogle(): typeof LangChainGoogle {
+  return loadOptional(
+    'the google model provider',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+    () => require('@langchain/google-genai') as typeof LangChainGoogle,
+  );
+}
+
+/** `thinking` as Gemini's thinking config: a budget (or dynamic), or none. */
+function thinkingConfig(
+  settings: ModelSettings,
+): LangChainGoogle.GoogleGenerativeAIChatInput['thinkingConfig'] {
+  const { thinking } = settings;
+  if (thinking === undefined) return undefined;
+  if (thinking.type === 'disabled') return { thinkingBudget: 0 };
+  return { thinkingBudget: thinking.budget_tokens ?? -1 };
+}
+
+export const googleProvider: LangChainProvider = {
+  endpoint(settings, env) {
+    const baseUrl = settings.base_url || undefined;
+    const { key, variable } = apiKeyOf(settings, env);
+    if (key === undefined && baseUrl === undefined) {
+      throw missingSetting(
+        settings,
+        'no API key',
+        `environment variable ${variable} is not set (set it, or set base_url for a proxy without keys)`,
+      );
+    }
+    return { baseUrl, apiKey: key ?? PLACEHOLDER_API_KEY };
+  },
+  chatCall(input, { baseUrl, apiKey }) {
+    const settings = input.model;
+    const endpoint = baseUrl ?? 'the Gemini API';
+    return {
+      endpoint,
+      chatModel: () => {
+        const { ChatGoogleGenerativeAI } = langChainGoogle();
+        const chat = new ChatGoogleGenerativeAI({
+          model: settings.model,
+          apiKey,
+          ...(baseUrl && { baseUrl }),
+          temperature: settings.temperature,
+          maxOutputTokens: settings.max_tokens,
+          thinkingConfig: thinkingConfig(settings),
+          maxRetries: 0,
+          streamUsage: true,
+        });
+        return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
+      },
+      messages: toLangChainMessages(input.messages, 'parsed'),
+      stream: true,
+      addStreamedUsage: deltasWithCacheTotal,
+      // A stream's is in its chunks' metadata, a plain answer's in the message's.
+      finishReason: (reply) =>
+        finishReasonFrom(
+          reply.response_metadata.finishReason ?? reply.additional_kwargs.finishReason,
+          FINISH_REASONS,
+        ),
+      replyOf: blockedReply,
+      classify: (err) => classifyProviderError(err, endpoint),
+    };
+  },
+};
+
+/**
+ * Gemini reports the whole usage in every chunk; LangChain turns the token counts into each chunk's part, to
+ * be added up, but leaves the cached count whole in each: that one is read at its largest.
+ */
+function deltasWithCacheTotal(sum: UsageMetadata | undefined, chunk: UsageMetadata): UsageMetadata {
+  const cacheRead = Math.max(
+    sum?.input_token_details?.cache_read ?? 0,
+    chunk.input_token_details?.cache_read ?? 0,
+  );
+  return {
+    input_tokens: (sum?.input_tokens ?? 0) + chunk.input_tokens,
+    output_tokens: (sum?.output_tokens ?? 0) + chunk.output_tokens,
+    total_tokens: (sum?.total_tokens ?? 0) + chunk.total_tokens,
+    ...(cacheRead > 0 && { input_token_details: { cache_read: cacheRead } }),
+  };
+}
+
+/**
+ * Gemini's answer without content (a prompt blocked, an answer stopped for safety) as the answer it is: no
+ * text, and why (the block reason, else the finish reason), which the contract reads as a refusal.
+ */
+function blockedReply(err: unknown) {
+  const { name, finishReason, blockReason } = (err ?? {}) as {
+    name?: unknown;
+    finishReason?: unknown;
+    blockReason?: unknown;
+  };
+  if (name !== 'EmptyContentError') return undefined;
+  const reason = typeof blockReason === 'string' && blockReason !== '' ? 'content_filter' : finishReason;
+  const { AIMessage } = langChainMessages();
+  return new AIMessage({ content: '', response_metadata: { finishReason: reason ?? 'content_filter' } });
+}
