@@ -65,6 +65,11 @@ export interface ChatModelCall {
    * one usage chunk and Ollama's last): `largestCounts` for running totals (Anthropic).
    */
   addStreamedUsage?(sum: UsageMetadata | undefined, chunk: UsageMetadata): UsageMetadata;
+  /**
+   * Whether the provider reported usage at all, for a client that reports zeros when it did not (Ollama's);
+   * absent: the reply's usage is the provider's report.
+   */
+  reportedUsage?(reply: AIMessage | AIMessageChunk): boolean;
   /** Why the answer ended, in the contract's words (`stop`, `tool_calls`, `length`, `refusal`…). */
   finishReason(reply: AIMessage | AIMessageChunk): string | undefined;
   /** Sorts what the provider's client threw (provider-errors.ts, or the provider's own reading first). */
@@ -109,6 +114,7 @@ export async function callChatModel(
     );
   });
   const parsed = fromLangChainReply(reply, turnIndex);
+  if (call.reportedUsage?.(reply) === false) delete parsed.usage;
   const finishReason = call.finishReason(reply);
   return {
     content: parsed.content,

@@ -82,6 +82,7 @@ export const googleProvider: LangChainProvider = {
           maxRetries: 0,
           streamUsage: true,
         });
+        withTurnsJoined(chat);
         return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
       },
       messages: toLangChainMessages(input.messages, 'parsed'),
@@ -130,4 +131,38 @@ function blockedReply(err: unknown) {
   const reason = typeof blockReason === 'string' && blockReason !== '' ? 'content_filter' : finishReason;
   const { AIMessage } = langChainMessages();
   return new AIMessage({ content: '', response_metadata: { finishReason: reason ?? 'content_filter' } });
+}
+
+interface GeminiContent {
+  role: string;
+  parts: unknown[];
+}
+
+type RequestBuilder = (messages: unknown, options: unknown) => { contents?: GeminiContent[] };
+
+/**
+ * Gemini wants a turn's function responses together, in one content, as many as the turn's function calls
+ * ("the number of function response parts is equal to the number of function call parts"), and no two user
+ * turns in a row; LangChain sends each tool result as a content of its own, and a note after them as another.
+ * Consecutive contents of one role are joined here, in the request LangChain builds (its
+ * `_buildGenerateContentRequest`, the one place every request passes).
+ */
+function withTurnsJoined(chat: object): void {
+  const target = chat as { _buildGenerateContentRequest?: RequestBuilder };
+  const build = target._buildGenerateContentRequest?.bind(chat);
+  if (build === undefined) return;
+  target._buildGenerateContentRequest = (messages, options) => {
+    const request = build(messages, options);
+    return request.contents ? { ...request, contents: joinedTurns(request.contents) } : request;
+  };
+}
+
+function joinedTurns(contents: GeminiContent[]): GeminiContent[] {
+  const joined: GeminiContent[] = [];
+  for (const content of contents) {
+    const previous = joined[joined.length - 1];
+    if (previous?.role === content.role) previous.parts = [...previous.parts, ...content.parts];
+    else joined.push({ ...content });
+  }
+  return joined;
 }

@@ -56,6 +56,9 @@ export const ollamaProvider: LangChainProvider = {
       },
       messages: toLangChainMessages(input.messages, 'parsed'),
       stream: true,
+      // ChatOllama counts zeros where Ollama's last line has no counts.
+      reportedUsage: ({ response_metadata: metadata }) =>
+        metadata.prompt_eval_count !== undefined || metadata.eval_count !== undefined,
       finishReason: (reply) => finishReasonFrom(reply.response_metadata.done_reason, DONE_REASONS),
       classify: (err) => classifyProviderError(err, endpoint),
     };

@@ -129,7 +129,8 @@ export const azureOpenAIProvider: LangChainProvider = {
     if (key === undefined) {
       throw missingSetting(settings, 'no API key', `environment variable ${variable} is not set`);
     }
-    return { baseUrl: target.resource, apiKey: key };
+    // The URL as written: a deployment's whole URL says its deployment (azureTarget, again in chatCall).
+    return { baseUrl: settings.base_url || env.AZURE_OPENAI_ENDPOINT, apiKey: key };
   },
   chatCall(input, { baseUrl, apiKey }) {
     const settings = input.model;

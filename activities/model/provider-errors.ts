@@ -176,7 +176,12 @@ function providerMessage(e: ErrorLike, status: number): string {
   let message = String(e.message ?? '');
   // Google's client: `[GoogleGenerativeAI Error]: Error fetching from <url>: [429 Too Many Requests] text`.
   const google = /^\[GoogleGenerativeAI Error\]: .*?\[\d{3}[^\]]*\] ?([\s\S]*)$/.exec(message);
-  if (google) message = google[1].trim();
+  if (google) {
+    message = google[1].trim();
+    // …and the error's details after it, as JSON.
+    const details = Array.isArray(e.errorDetails) ? JSON.stringify(e.errorDetails) : undefined;
+    if (details && message.endsWith(details)) message = message.slice(0, -details.length).trim();
+  }
   // LangChain appends a help link to some errors it passes on.
   message = message.replace(/\s*Troubleshooting URL: \S+\s*$/, '');
   return message.startsWith(`${status} `) ? message.slice(`${status} `.length) : message || `HTTP ${status}`;

@@ -14,36 +14,14 @@ import type { AddressInfo } from 'node:net';
 import type { ModelCallInput, ModelSettings, NetworkModelProvider } from '../../contracts/model';
 import { callChatModel, type ProviderEndpoint } from './chat-call';
 import { LANGCHAIN_PROVIDERS } from './providers';
-import { anthropicStream, bedrockStream, geminiStream, ollamaStream, type WireReply } from './wire-replies';
-
-/** An OpenAI-compatible streamed reply with text, a tool call and the usage chunk: every part ChatOpenAI parses. */
-const OPENAI_STREAM = [
-  { choices: [{ index: 0, delta: { role: 'assistant', content: 'Warm' }, finish_reason: null }] },
-  {
-    choices: [
-      {
-        index: 0,
-        delta: {
-          tool_calls: [
-            { index: 0, id: 'call_warm_up', type: 'function', function: { name: 'ls', arguments: '{}' } },
-          ],
-        },
-        finish_reason: 'tool_calls',
-      },
-    ],
-  },
-  { choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } },
-]
-  .map((chunk) => ({
-    id: 'warm-up',
-    object: 'chat.completion.chunk',
-    created: 0,
-    model: 'warm-up',
-    ...chunk,
-  }))
-  .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
-  .concat('data: [DONE]\n\n')
-  .join('');
+import {
+  anthropicStream,
+  bedrockStream,
+  geminiStream,
+  ollamaStream,
+  openaiStream,
+  type WireReply,
+} from './wire-replies';
 
 const WARM_UP_CALL: Omit<ModelCallInput, 'model'> = {
   agent_name: 'warm-up',
@@ -60,7 +38,7 @@ const WARM_UP_CALL: Omit<ModelCallInput, 'model'> = {
   ],
 };
 
-/** The other providers' canned reply: text, a tool call, usage; in each one's words. */
+/** The canned reply: text, a tool call, usage; every part a provider parses, in each one's words. */
 function cannedReply(stopReason: string): WireReply {
   return {
     model: 'warm-up',
@@ -75,8 +53,14 @@ function cannedReply(stopReason: string): WireReply {
 const CANNED: Readonly<
   Record<NetworkModelProvider, { contentType: string; body: () => Array<string | Buffer> }>
 > = {
-  openai: { contentType: 'text/event-stream', body: () => [OPENAI_STREAM] },
-  azure_openai: { contentType: 'text/event-stream', body: () => [OPENAI_STREAM] },
+  openai: {
+    contentType: 'text/event-stream',
+    body: () => openaiStream(cannedReply('tool_calls'), 'warm-up'),
+  },
+  azure_openai: {
+    contentType: 'text/event-stream',
+    body: () => openaiStream(cannedReply('tool_calls'), 'warm-up'),
+  },
   anthropic: {
     contentType: 'text/event-stream',
     body: () => anthropicStream(cannedReply('tool_use'), 'msg_warm_up'),

@@ -1,6 +1,6 @@
 /**
- * A model's answer as each provider puts it on the wire, streamed and plain: Anthropic's Messages events
- * (SSE), Gemini's `GenerateContentResponse` chunks (SSE with `alt=sse`), Ollama's `/api/chat` lines (NDJSON),
+ * A model's answer as each provider puts it on the wire, streamed and plain: OpenAI's Chat Completions
+ * chunks (SSE), Anthropic's Messages events (SSE), Gemini's `GenerateContentResponse` chunks (SSE with `alt=sse`), Ollama's `/api/chat` lines (NDJSON),
  * Bedrock's Converse response and ConverseStream events (AWS's binary event stream). The one definition of
  * these shapes in the project: the warm-up's loopback server (warm-up.ts) answers with them, and so do the
  * test suites' fake servers, which script them turn by turn.
@@ -19,6 +19,8 @@ export interface WireReply {
   usage?: {
     input_tokens: number;
     output_tokens: number;
+    /** Default: input + output. */
+    total_tokens?: number;
     cache_read_tokens?: number;
     cache_write_tokens?: number;
   };
@@ -44,6 +46,79 @@ function inputSplit(usage: NonNullable<WireReply['usage']>) {
   const read = usage.cache_read_tokens ?? 0;
   const written = usage.cache_write_tokens ?? 0;
   return { read, written, uncached: Math.max(0, usage.input_tokens - read - written) };
+}
+
+// ---- OpenAI: Chat Completions (and Azure's deployments) ----
+
+function openaiUsage(usage: WireReply['usage']) {
+  if (!usage) return undefined;
+  return {
+    prompt_tokens: usage.input_tokens,
+    completion_tokens: usage.output_tokens,
+    total_tokens: usage.total_tokens ?? usage.input_tokens + usage.output_tokens,
+    ...(usage.cache_read_tokens !== undefined && {
+      prompt_tokens_details: { cached_tokens: usage.cache_read_tokens },
+    }),
+  };
+}
+
+function openaiToolCalls(reply: WireReply) {
+  return reply.tool_calls.map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.args },
+  }));
+}
+
+/** A `chat.completion` (a request without `stream`). */
+export function openaiCompletion(reply: WireReply, id: string): Record<string, unknown> {
+  const toolCalls = openaiToolCalls(reply);
+  const usage = openaiUsage(reply.usage);
+  return {
+    id,
+    object: 'chat.completion',
+    created: 0,
+    model: reply.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: reply.text || null,
+          ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
+        },
+        finish_reason: reply.stop_reason,
+      },
+    ],
+    ...(usage && { usage }),
+  };
+}
+
+/**
+ * A `chat.completion.chunk` stream: the role, the text in pieces, each tool call's id and name then its
+ * arguments in halves, the finish reason, the usage chunk (when `reply.usage` is given: the request asked for
+ * it with `stream_options.include_usage`), `[DONE]`.
+ */
+export function openaiStream(reply: WireReply, id: string): string[] {
+  const base = { id, object: 'chat.completion.chunk', created: 0, model: reply.model };
+  const choice = (delta: Record<string, unknown>, finishReason: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, finish_reason: finishReason }],
+  });
+  const events: unknown[] = [choice({ role: 'assistant', content: '' })];
+  for (const content of pieces(reply.text)) events.push(choice({ content }));
+  openaiToolCalls(reply).forEach((call, index) => {
+    events.push(
+      choice({ tool_calls: [{ index, ...call, function: { name: call.function.name, arguments: '' } }] }),
+    );
+    for (const part of halves(call.function.arguments)) {
+      events.push(choice({ tool_calls: [{ index, function: { arguments: part } }] }));
+    }
+  });
+  events.push(choice({}, reply.stop_reason));
+  const usage = openaiUsage(reply.usage);
+  if (usage) events.push({ ...base, choices: [], usage });
+  return [...events.map((event) => `data: ${JSON.stringify(event)}\n\n`), 'data: [DONE]\n\n'];
 }
 
 // ---- Anthropic: the Messages API ----
