@@ -123,7 +123,15 @@ export interface ModelCallInput {
   transcript_ref?: TranscriptRef;
   /** A fork child's first call: the lead's stored prefix, whose completed turns follow the system message. */
   fork_from?: TranscriptRef;
-  /** Appended to the first system message for this call only: the compaction summary, the ledger block. */
+  /**
+   * Appended to the first system message, fixed for the run: the date, the skills block. (Calls scheduled
+   * before it existed carry these in `system_context`.)
+   */
+  system_prefix?: string;
+  /**
+   * What changes between calls: the compaction summary, the ledger block. Appended to the first system message
+   * after `system_prefix`, or, by a provider with a prompt cache (Anthropic), put after the transcript.
+   */
   system_context?: string;
   /** Model calls this agent made before this one (the scripted provider's turn, compaction or not). */
   turn_index?: number;

@@ -203,21 +203,19 @@ function modelRequest(
 ): ModelCallInput {
   const { transcript } = state;
   // One leading system message reaches the provider: the agent's prompt, then these (activities/transcripts.ts).
-  // The skills block right after the date: both fixed for the run, so the prompt's prefix stays the same.
-  const context = [
-    state.date_context,
-    config.skills?.promptBlock(),
-    state.summary && summaryBlock(state.summary),
-    plugins.systemContext?.(),
-  ]
-    .filter((part): part is string => Boolean(part))
-    .join('\n\n');
+  // The date and the skills block are fixed for the run, so the prompt's prefix stays the same; the summary and
+  // the ledger change, and go apart: a provider with a prompt cache puts them after the transcript.
+  const joined = (parts: Array<string | undefined>) =>
+    parts.filter((part): part is string => Boolean(part)).join('\n\n');
+  const prefix = joined([state.date_context, config.skills?.promptBlock()]);
+  const context = joined([state.summary && summaryBlock(state.summary), plugins.systemContext?.()]);
   return {
     model: config.model,
     agent_name: config.agentName,
     messages: transcript.tail,
     ...(transcript.stored && { transcript_ref: transcript.stored }),
     ...(transcript.fork_from && { fork_from: transcript.fork_from }),
+    ...(prefix && { system_prefix: prefix }),
     ...(context && { system_context: context }),
     builtin_tools: config.builtinTools,
     ...(config.mcpTools && { mcp_tools: config.mcpTools }),

@@ -51,13 +51,14 @@ async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promis
   );
   const mcp = mcpToolsForModel(mcpCatalog, input.mcp_tools, input.mcp_promoted);
   const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools, ...mcp.specs];
-  // The deferred tools' section first: it stays the same every turn, while the summary and ledger change.
-  const context = [mcp.section, input.system_context].filter(Boolean).join('\n\n');
+  // What stays the same every turn joins the system prompt (the deferred tools' section first); what changes
+  // (the summary, the ledger) goes apart, for the provider to place (ModelProviders.call).
+  const prefix = [mcp.section, input.system_prefix].filter(Boolean).join('\n\n');
   const result = await providers.call({
     model: input.model,
     agent_name: input.agent_name,
-    messages: transcript,
-    ...(context && { system_context: context }),
+    messages: withSystemContext(transcript, prefix || undefined),
+    ...(input.system_context && { system_context: input.system_context }),
     tools,
     turn_index: input.turn_index ?? transcript.filter((m) => m.role === 'assistant').length,
   });

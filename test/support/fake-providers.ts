@@ -112,6 +112,18 @@ const FAKES: Readonly<Record<NetworkModelProvider, (options: Options) => Promise
 
 export const NETWORK_PROVIDERS = Object.keys(FAKES) as NetworkModelProvider[];
 
+/** Which of the prompt cache's counts each provider's wire reports (and so each provider's usage carries). */
+export const CACHE_COUNTS_REPORTED: Readonly<
+  Record<NetworkModelProvider, { read: boolean; write: boolean }>
+> = {
+  openai: { read: true, write: false },
+  azure_openai: { read: true, write: false },
+  anthropic: { read: true, write: true },
+  google: { read: true, write: false },
+  bedrock: { read: true, write: true },
+  ollama: { read: false, write: false },
+};
+
 /** Starts the fake of `provider`, checking its key (Ollama's: none). */
 export function startProviderFake(
   provider: NetworkModelProvider,

@@ -12,6 +12,7 @@ import type { AnthropicRequest } from '../../../support/fake-anthropic';
 import type { ConverseRequest } from '../../../support/fake-bedrock';
 import type { FakeReply } from '../../../support/fake-model-server';
 import {
+  CACHE_COUNTS_REPORTED,
   FAKE_AWS_ENV,
   NETWORK_PROVIDERS,
   setFakeProviderEnv,
@@ -86,16 +87,6 @@ const STOPS: Record<NetworkModelProvider, { cutOff: [string, string]; refused?: 
   ollama: { cutOff: ['length', 'length'] },
 };
 
-/** Whether a provider reports the prompt cache's reads and writes. */
-const CACHE_REPORTED: Record<NetworkModelProvider, { read: boolean; write: boolean }> = {
-  openai: { read: true, write: false },
-  azure_openai: { read: true, write: false },
-  anthropic: { read: true, write: true },
-  google: { read: true, write: false },
-  bedrock: { read: true, write: true },
-  ollama: { read: false, write: false },
-};
-
 describe.each(NETWORK_PROVIDERS)('the %s provider against its fake server', (provider) => {
   it('streams an answer with text and tool calls: ids, arguments, usage, the stop reason in the contract’s words', async () => {
     const fake = await start(provider, [
@@ -143,7 +134,7 @@ describe.each(NETWORK_PROVIDERS)('the %s provider against its fake server', (pro
       },
     ]);
     const result = await providers.call(modelInput(settingsOf(fake), ask('again')));
-    const reported = CACHE_REPORTED[provider];
+    const reported = CACHE_COUNTS_REPORTED[provider];
     expect(result.usage).toEqual({
       input_tokens: 5000,
       output_tokens: 10,
