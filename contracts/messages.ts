@@ -35,6 +35,18 @@ export interface AssistantMessage {
   role: 'assistant';
   content: string;
   tool_calls?: ToolCall[];
+  /** What the provider needs back verbatim on later turns (its thinking, with signatures): ProviderBlocks. */
+  provider_blocks?: ProviderBlocks;
+}
+
+/**
+ * Content blocks of an answer that its provider wants sent back as they were (Anthropic's `thinking` and
+ * `redacted_thinking` blocks, with their signatures; Bedrock's `reasoning_content`), in LangChain's shape. Sent
+ * back to that provider only: another one would refuse them.
+ */
+export interface ProviderBlocks {
+  provider: string;
+  blocks: Array<Record<string, unknown>>;
 }
 
 export interface ToolMessage {

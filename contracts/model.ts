@@ -1,5 +1,5 @@
 import type { McpCallInfo, McpToolFilter } from './mcp';
-import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from './messages';
+import type { ChatMessage, ProviderBlocks, TokenUsage, ToolCall, ToolSpec } from './messages';
 import { groupThousands } from './text';
 import type { TranscriptRef } from './transcript';
 import type { ModelRetrySettings, ModelSettings } from './input-schemas';
@@ -177,6 +177,17 @@ export function unfinishedAnswer(finishReason: string | undefined): UnfinishedAn
   return undefined;
 }
 
+/**
+ * The run's error when the provider said the transcript is longer than the model's context window and
+ * summarization could not shorten it (off, or the transcript still too long after a summary).
+ */
+export function contextOverflowText(providerMessage: string, summarizing: boolean): string {
+  return summarizing
+    ? `${providerMessage} (the transcript is longer than the model's context window even after summarizing it)`
+    : `${providerMessage} (the transcript is longer than the model's context window; turn summarization on ` +
+        'to compact long runs)';
+}
+
 /** A provider error that retrying cannot fix (400, 401, 404…): the run ends `failed`, never `completed`. */
 export interface ModelErrorFallback {
   message: string;
@@ -195,6 +206,8 @@ export interface ModelCallResult {
   finish_reason?: string;
   /** Set instead of throwing for non-retryable provider errors (the seeds' `deerflow_error_fallback`). */
   error_fallback?: ModelErrorFallback;
+  /** Blocks of the answer its provider wants back on later turns (its thinking): kept on the assistant message. */
+  provider_blocks?: ProviderBlocks;
   /** The transcript this call was sent, stored: the next call sends this reference and only what is new. */
   transcript_ref?: TranscriptRef;
   /** The `tools_key` whose specs are now stored: later calls may send the key alone. */

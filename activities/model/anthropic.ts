@@ -16,6 +16,7 @@ import type { ModelCallInput } from '../../contracts/model';
 import { loadOptional } from '../../payloads/optional-packages';
 import {
   apiKeyOf,
+  contentBlocksOf,
   finishReasonFrom,
   largestCounts,
   missingSetting,
@@ -86,6 +87,8 @@ export const anthropicProvider: LangChainProvider = {
       stream: true,
       // The first event's counts, then the answer's running total: not parts to add up.
       addStreamedUsage: largestCounts,
+      // Its thinking goes back with the turn it belongs to: with tools, Anthropic refuses a turn without it.
+      blocksToKeep: (reply) => contentBlocksOf(reply, ['thinking', 'redacted_thinking']),
       finishReason: (reply) =>
         finishReasonFrom(
           reply.additional_kwargs.stop_reason ?? reply.response_metadata.stop_reason,
@@ -102,7 +105,7 @@ export const anthropicProvider: LangChainProvider = {
  */
 export function cachedMessages(input: ModelCallInput): BaseMessage[] {
   const { HumanMessage } = langChainMessages();
-  const messages = toLangChainMessages(input.messages, 'parsed');
+  const messages = toLangChainMessages(input.messages, 'parsed', 'anthropic');
   const system = messages.findIndex((message) => message.getType() === 'system');
   if (system >= 0) markCachePoint(messages[system]);
   const last = messages.length - 1;

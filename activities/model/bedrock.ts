@@ -17,6 +17,7 @@ import type { ModelSettings } from '../../contracts/model';
 import { loadOptional } from '../../payloads/optional-packages';
 import {
   apiKeyOf,
+  contentBlocksOf,
   finishReasonFrom,
   missingSetting,
   type AwsCredentials,
@@ -159,7 +160,9 @@ export const bedrockProvider: LangChainProvider = {
         return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
       },
       // Converse refuses two user turns in a row (tool results, then a note to the model).
-      messages: mergeConsecutiveUserTurns(toLangChainMessages(input.messages, 'parsed')),
+      messages: mergeConsecutiveUserTurns(toLangChainMessages(input.messages, 'parsed', 'bedrock')),
+      // A Claude model's reasoning goes back with its turn, as on Anthropic's own API.
+      blocksToKeep: (reply) => contentBlocksOf(reply, ['reasoning_content']),
       stream: true,
       finishReason: (reply) => {
         const stop = reply.response_metadata.messageStop as { stopReason?: unknown } | undefined;

@@ -70,6 +70,8 @@ export interface ChatModelCall {
    * absent: the reply's usage is the provider's report.
    */
   reportedUsage?(reply: AIMessage | AIMessageChunk): boolean;
+  /** The blocks of the answer the provider wants back verbatim on later turns (its thinking), if any. */
+  blocksToKeep?(reply: AIMessage | AIMessageChunk): Array<Record<string, unknown>>;
   /** Why the answer ended, in the contract's words (`stop`, `tool_calls`, `length`, `refusal`…). */
   finishReason(reply: AIMessage | AIMessageChunk): string | undefined;
   /** Sorts what the provider's client threw (provider-errors.ts, or the provider's own reading first). */
@@ -116,12 +118,14 @@ export async function callChatModel(
   const parsed = fromLangChainReply(reply, turnIndex);
   if (call.reportedUsage?.(reply) === false) delete parsed.usage;
   const finishReason = call.finishReason(reply);
+  const blocks = call.blocksToKeep?.(reply) ?? [];
   return {
     content: parsed.content,
     tool_calls: parsed.tool_calls,
     ...(parsed.usage ? { usage: parsed.usage } : {}),
     model_name: parsed.model_name ?? settings.name,
     ...(finishReason ? { finish_reason: finishReason } : {}),
+    ...(blocks.length > 0 && { provider_blocks: { provider: settings.provider, blocks } }),
   };
 }
 
@@ -252,4 +256,18 @@ export function finishReasonFrom(
   if (typeof native !== 'string' || native === '') return undefined;
   const reason = native.toLowerCase();
   return table[reason] ?? reason;
+}
+
+/**
+ * The reply's content blocks of the given types, as they would go back (a stream's merge index dropped): the
+ * provider's thinking, to keep.
+ */
+export function contentBlocksOf(
+  reply: AIMessage | AIMessageChunk,
+  types: readonly string[],
+): Array<Record<string, unknown>> {
+  if (typeof reply.content === 'string') return [];
+  return (reply.content as Array<Record<string, unknown>>)
+    .filter((block) => typeof block.type === 'string' && types.includes(block.type))
+    .map(({ index: _index, ...block }) => block);
 }

@@ -4,6 +4,7 @@ import type {
   AIMessage,
   AIMessageChunk,
   BaseMessage,
+  MessageContent,
   OpenAIToolCall,
   UsageMetadata,
 } from '@langchain/core/messages';
@@ -39,7 +40,15 @@ export function langChainMessages(): typeof LangChainMessages {
  */
 export type ToolCallStyle = 'raw' | 'parsed';
 
-export function toLangChainMessages(messages: ChatMessage[], style: ToolCallStyle = 'raw'): BaseMessage[] {
+/**
+ * Our transcript in LangChain's messages, for `provider` (whose own blocks an assistant message kept, its
+ * thinking, go back to it in front of the text; any other provider's are left out).
+ */
+export function toLangChainMessages(
+  messages: ChatMessage[],
+  style: ToolCallStyle = 'raw',
+  provider?: string,
+): BaseMessage[] {
   const { HumanMessage, SystemMessage, ToolMessage } = langChainMessages();
   return messages.map((message) => {
     switch (message.role) {
@@ -55,18 +64,28 @@ export function toLangChainMessages(messages: ChatMessage[], style: ToolCallStyl
           ...(style === 'parsed' && { name: message.name }),
           status: message.is_error ? 'error' : 'success',
         });
-      case 'assistant':
-        return assistantMessage(message.content, message.tool_calls ?? [], style);
+      case 'assistant': {
+        const kept =
+          message.provider_blocks?.provider === provider ? message.provider_blocks?.blocks : undefined;
+        return assistantMessage(message.content, message.tool_calls ?? [], style, kept);
+      }
     }
   });
 }
 
 // Raw calls are set after construction because the constructor warns when given raw calls without parsed ones.
-function assistantMessage(content: string, toolCalls: ToolCall[], style: ToolCallStyle): AIMessage {
+function assistantMessage(
+  content: string,
+  toolCalls: ToolCall[],
+  style: ToolCallStyle,
+  blocks?: Array<Record<string, unknown>>,
+): AIMessage {
   const { AIMessage } = langChainMessages();
   if (style === 'parsed') {
     return new AIMessage({
-      content,
+      content: blocks
+        ? ([...blocks, ...(content ? [{ type: 'text', text: content }] : [])] as MessageContent)
+        : content,
       tool_calls: toolCalls.map((call) => ({
         type: 'tool_call',
         id: call.id,

@@ -15,6 +15,8 @@ export interface WireReply {
   tool_calls: Array<{ id: string; name: string; args: string }>;
   /** The provider's own stop reason: `end_turn`, `STOP`, `stop`, `tool_use`… */
   stop_reason: string;
+  /** Anthropic's: the model's thinking before its answer, with the signature that seals it. */
+  thinking?: { text: string; signature: string };
   /** `input_tokens` counts every prompt token, cached ones included (the writers split them as each wire does). */
   usage?: {
     input_tokens: number;
@@ -142,6 +144,9 @@ export function anthropicMessage(reply: WireReply, id: string): Record<string, u
     role: 'assistant',
     model: reply.model,
     content: [
+      ...(reply.thinking
+        ? [{ type: 'thinking', thinking: reply.thinking.text, signature: reply.thinking.signature }]
+        : []),
       ...(reply.text ? [{ type: 'text', text: reply.text }] : []),
       ...reply.tool_calls.map((call) => ({
         type: 'tool_use',
@@ -169,6 +174,21 @@ export function anthropicStream(reply: WireReply, id: string): string[] {
     anthropicEvent({ type: 'message_start', message: { ...message, usage: anthropicUsage(reply.usage, 1) } }),
   ];
   let index = 0;
+  if (reply.thinking) {
+    const { text, signature } = reply.thinking;
+    const start = { type: 'thinking', thinking: '', signature: '' };
+    events.push(anthropicEvent({ type: 'content_block_start', index, content_block: start }));
+    for (const thinking of pieces(text)) {
+      events.push(
+        anthropicEvent({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking } }),
+      );
+    }
+    events.push(
+      anthropicEvent({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature } }),
+    );
+    events.push(anthropicEvent({ type: 'content_block_stop', index }));
+    index++;
+  }
   if (reply.text) {
     events.push(
       anthropicEvent({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }),

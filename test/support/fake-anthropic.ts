@@ -2,7 +2,8 @@
  * A fake Anthropic Messages API (fake-model-server.ts): `POST /v1/messages`, streamed as SSE events or plain,
  * the key in `x-api-key`, Anthropic's error body (`{"type": "error", "error": {"type", "message"}}`) with
  * `Retry-After`, its 529 `overloaded_error` included. It refuses what the real API refuses and a client could
- * get wrong: no `max_tokens`, an empty text block, a tool result that answers no tool call of the turn before.
+ * get wrong: no `max_tokens`, an empty text block, a tool result that answers no tool call of the turn before,
+ * with thinking on, a last assistant turn that used tools without its thinking block in front.
  */
 import { anthropicMessage, anthropicStream } from '../../activities/model/wire-replies';
 import {
@@ -55,8 +56,23 @@ function blocks(content: string | AnthropicBlock[]): AnthropicBlock[] {
 function invalid(body: AnthropicRequest | undefined): string | undefined {
   if (!body || !Array.isArray(body.messages) || body.messages.length === 0) return 'messages: Field required';
   if (typeof body.max_tokens !== 'number') return 'max_tokens: Field required';
+  const thinking = (body.thinking as { type?: string } | undefined)?.type === 'enabled';
+  const lastAssistant = body.messages.map((m) => m.role).lastIndexOf('assistant');
   let offered = new Set<string>();
   for (const [i, message] of body.messages.entries()) {
+    const first = blocks(message.content)[0];
+    const usesTools = blocks(message.content).some((b) => b.type === 'tool_use');
+    if (
+      thinking &&
+      i === lastAssistant &&
+      usesTools &&
+      !['thinking', 'redacted_thinking'].includes(first.type)
+    ) {
+      return (
+        `messages.${i}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first.type}\`. ` +
+        'When `thinking` is enabled, a final `assistant` message must start with a thinking block.'
+      );
+    }
     for (const block of blocks(message.content)) {
       if (block.type === 'text' && !block.text) return `messages.${i}: text content blocks must be non-empty`;
       if (block.type === 'tool_result' && !offered.has(block.tool_use_id ?? '')) {

@@ -38,6 +38,8 @@ export interface FakeCompletion {
   finish_reason?: string;
   /** The model name the reply reports; default the requested model. */
   model?: string;
+  /** Anthropic's: the model's thinking before the answer (sealed with a signature the fake makes). */
+  thinking?: string;
   /** Wait before sending the response headers (timeout and cancellation tests). */
   delay_ms?: number;
   /** Wait between stream chunks (heartbeat tests). */
@@ -362,6 +364,9 @@ export class FakeModelServer<Body = Record<string, unknown>> {
       text: content,
       tool_calls: toolCalls,
       stop_reason: reply.finish_reason ?? this.dialect.defaultStopReason(toolCalls.length > 0),
+      ...(reply.thinking !== undefined && {
+        thinking: { text: reply.thinking, signature: `sig-fake-${index}` },
+      }),
       ...(usage && { usage }),
     };
   }

@@ -10,6 +10,7 @@ import type { LeadRunResult } from '../../contracts/lead';
 import type { NetworkModelProvider } from '../../contracts/model';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
+import type { AnthropicRequest } from '../support/fake-anthropic';
 import type { FakeReply, FakeRequestView } from '../support/fake-model-server';
 import {
   CACHE_COUNTS_REPORTED,
@@ -180,4 +181,41 @@ describe.each(NETWORK_PROVIDERS)('through the %s provider', (provider) => {
     expect(result).toMatchObject({ status: 'failed', result: 'The three causes are: first, the' });
     expect(result.error).toMatch(/cut off at its output limit \(finish_reason: (length|max_tokens)\)/);
   });
+});
+
+it('an Anthropic model with thinking on: each turn’s thinking goes back with it through the workflow', async () => {
+  const fake = await start('anthropic', {
+    replies: [
+      {
+        thinking: 'List the workspace first.',
+        content: 'Listing.',
+        tool_calls: [{ name: 'ls', args: { path: '.' }, id: 'toolu_ls' }],
+      },
+      { thinking: 'Nothing there.', content: 'The workspace is empty.' },
+    ],
+  });
+  const model = { ...fake.model(), max_tokens: 8000, thinking: { type: 'enabled', budget_tokens: 2048 } };
+  const input = subagentInput({
+    workspace: emptyWorkspace('providers-thinking').workspace,
+    config: { models: [{ ...model, retry: RETRY }] },
+  });
+  const taskQueue = uniqueTaskQueue('providers-thinking');
+  const result = await withProjectWorker(taskQueue, async () =>
+    workflowResult(
+      await testClient().workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}/task/${input.task_id}`,
+        args: [input],
+      }),
+    ),
+  );
+  // The fake refuses a tool-using turn sent back without its thinking block: the run completing says it went.
+  expect(result).toMatchObject({ status: 'completed', result: 'The workspace is empty.', turns: 2 });
+  const second = fake.server.chatRequests[1] as AnthropicRequest;
+  const assistant = second.messages.find((m) => m.role === 'assistant');
+  expect(assistant?.content).toEqual(
+    expect.arrayContaining([
+      { type: 'thinking', thinking: 'List the workspace first.', signature: 'sig-fake-0' },
+    ]),
+  );
 });

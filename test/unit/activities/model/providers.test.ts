@@ -246,6 +246,60 @@ describe('the anthropic provider: prompt caching', () => {
     expect(marks).toHaveLength(2);
   });
 
+  it('keeps the thinking of an answer and sends it back in front of its tool calls, as Anthropic requires', async () => {
+    const thinking = { type: 'enabled' as const, budget_tokens: 2048 };
+    const fake = await start('anthropic', [
+      {
+        thinking: 'The user wants a.txt; read it first.',
+        content: 'Reading.',
+        tool_calls: [{ name: 'read_file', args: { path: 'a.txt' }, id: 'toolu_1' }],
+      },
+      { content: 'a.txt says alpha.' },
+      { content: 'never served: the request without the thinking block is refused first' },
+    ]);
+    const settings = settingsOf(fake, { max_tokens: 8000, thinking });
+    const first = await providers.call(modelInput(settings, ask('read a.txt'), { tools: [READ_FILE] }));
+    expect(first.content).toBe('Reading.');
+    expect(first.provider_blocks).toEqual({
+      provider: 'anthropic',
+      blocks: [
+        { type: 'thinking', thinking: 'The user wants a.txt; read it first.', signature: 'sig-fake-0' },
+      ],
+    });
+    const turn = (blocks: typeof first.provider_blocks): ChatMessage[] => [
+      ...ask('read a.txt'),
+      {
+        role: 'assistant',
+        content: first.content,
+        tool_calls: first.tool_calls,
+        ...(blocks && { provider_blocks: blocks }),
+      },
+      { role: 'tool', tool_call_id: 'toolu_1', name: 'read_file', content: 'alpha' },
+    ];
+    const second = await providers.call(
+      modelInput(settings, turn(first.provider_blocks), { tools: [READ_FILE] }),
+    );
+    expect(second).toMatchObject({ content: 'a.txt says alpha.' });
+    const [, resent] = (fake.server.chatRequests[1] as AnthropicRequest).messages;
+    expect(resent.content).toEqual([
+      { type: 'thinking', thinking: 'The user wants a.txt; read it first.', signature: 'sig-fake-0' },
+      { type: 'text', text: 'Reading.' },
+      { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'a.txt' } },
+    ]);
+    // The fake refuses what Anthropic refuses: the same turn without its thinking.
+    const without = await providers.call(modelInput(settings, turn(undefined), { tools: [READ_FILE] }));
+    expect(without.error_fallback?.message).toMatch(
+      /a final `assistant` message must start with a thinking block/,
+    );
+    // Another provider's blocks are never sent to this one.
+    const foreign = await providers.call(
+      modelInput(settings, turn({ provider: 'bedrock', blocks: [{ type: 'reasoning_content' }] }), {
+        tools: [READ_FILE],
+      }),
+    );
+    expect(foreign.error_fallback?.status).toBe(400);
+  });
+
   it('sends extended thinking as configured', async () => {
     const fake = await start('anthropic', [{ content: 'Thought.' }]);
     await providers.call(
