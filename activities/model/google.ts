@@ -83,6 +83,7 @@ export const googleProvider: LangChainProvider = {
           streamUsage: true,
         });
         withTurnsJoined(chat);
+        withStreamEndsHandled(chat);
         return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
       },
       messages: toLangChainMessages(input.messages, 'parsed'),
@@ -165,4 +166,27 @@ function joinedTurns(contents: GeminiContent[]): GeminiContent[] {
     else joined.push({ ...content });
   }
   return joined;
+}
+
+interface StreamResult {
+  response?: Promise<unknown>;
+}
+
+type StreamStarter = (...args: unknown[]) => Promise<StreamResult>;
+
+/**
+ * Google's client answers a stream request with the stream and, beside it, a promise of the whole answer read
+ * from a copy of the stream; LangChain reads the stream and never looks at that promise. A stream ended early
+ * (the answer cap, a cancel, a timeout, a dropped connection) rejects the promise, unhandled, and an unhandled
+ * rejection ends a Node process: the worker. Its end is handled here (the stream's own error reaches the call).
+ */
+function withStreamEndsHandled(chat: object): void {
+  const client = (chat as { client?: { generateContentStream?: StreamStarter } }).client;
+  const start = client?.generateContentStream?.bind(client);
+  if (client === undefined || start === undefined) return;
+  client.generateContentStream = async (...args) => {
+    const result = await start(...args);
+    result.response?.catch(() => undefined);
+    return result;
+  };
 }

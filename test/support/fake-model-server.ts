@@ -94,6 +94,8 @@ export interface RecordedRequest<Body = Record<string, unknown>> {
   body?: Body;
   /** A chat request (served a reply), as opposed to a model list or a refused route. */
   chat?: boolean;
+  /** The client closed the connection before the answer ended (a cancelled or timed-out call). */
+  aborted?: boolean;
 }
 
 /** What every dialect can say of a chat request, for responders that serve several providers alike. */
@@ -304,6 +306,9 @@ export class FakeModelServer<Body = Record<string, unknown>> {
       return this.sendError(res, { status: 400, error_message: refusal ?? 'the request has no body' });
     }
     recorded.chat = true;
+    res.once('close', () => {
+      if (!res.writableFinished) recorded.aborted = true;
+    });
     const body = recorded.body;
     const outage = this.outage;
     if (outage && recorded.at < outage.until) {

@@ -3,8 +3,10 @@
  * real Temporal server: a lead that fans out to two subagents and combines their answers (usage summed, the
  * prompt cache's counts where the provider reports them); a 401 that fails a subagent at once with the
  * provider's message; a rate limit (Anthropic: an overload) retried after the wait the provider asked for; an
- * answer cut off at the output limit ending the subagent `failed`.
+ * answer over `max_answer_bytes` cut; a cancel that closes the request while it waits; an answer cut off at
+ * the output limit ending the subagent `failed`.
  */
+import { subagentResult } from '../../client/api';
 import { workflowResult } from '../../client/results';
 import type { LeadRunResult } from '../../contracts/lead';
 import type { NetworkModelProvider } from '../../contracts/model';
@@ -20,7 +22,7 @@ import {
   type ProviderFake,
 } from '../support/fake-providers';
 import { emptyWorkspace, leadInput, subagentInput } from '../support/subagent-input';
-import { uniqueTaskQueue, useTestClient, withProjectWorker } from '../harness/temporal';
+import { uniqueTaskQueue, useTestClient, waitFor, withProjectWorker } from '../harness/temporal';
 
 const testClient = useTestClient();
 let restoreEnv: () => void;
@@ -168,6 +170,51 @@ describe.each(NETWORK_PROVIDERS)('through the %s provider', (provider) => {
     expect(fake.server.chatRecords).toHaveLength(2);
     // Ollama sends no wait: the model's own backoff (0.2 s) applies.
     if (provider !== 'ollama') expect(succeeded - failed).toBeGreaterThanOrEqual(1900);
+  });
+
+  it('an answer over max_answer_bytes ends the subagent failed, read no further, not retried', async () => {
+    const fake = await start(provider, { replies: [{ content: 'word '.repeat(600) }] });
+    const input = subagentInput({
+      workspace: emptyWorkspace('providers-cap').workspace,
+      config: { models: [{ ...fake.model(), max_answer_bytes: 1000, retry: RETRY }] },
+    });
+    const taskQueue = uniqueTaskQueue(`providers-cap-${provider}`);
+    const result = await withProjectWorker(taskQueue, async () =>
+      workflowResult(
+        await testClient().workflow.start(subagentWorkflow, {
+          taskQueue,
+          workflowId: `${taskQueue}/task/${input.task_id}`,
+          args: [input],
+        }),
+      ),
+    );
+    expect(result).toMatchObject({ status: 'failed', error_fallback: true });
+    expect(result.error).toMatch(/the answer passed [\d,]+ bytes, over the 1,000-byte cap/);
+    expect(fake.server.chatRecords).toHaveLength(1);
+  });
+
+  it('a cancel reaches the request while the model is still thinking: cancelled, the connection closed', async () => {
+    const fake = await start(provider, { replies: [{ content: 'Too late.', delay_ms: 60_000 }] });
+    const input = subagentInput({
+      workspace: emptyWorkspace('providers-cancel').workspace,
+      config: config(fake),
+    });
+    const taskQueue = uniqueTaskQueue(`providers-cancel-${provider}`);
+    const result = await withProjectWorker(taskQueue, async () => {
+      const handle = await testClient().workflow.start(subagentWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}/task/${input.task_id}`,
+        args: [input],
+      });
+      await waitFor('the model request', () => fake.server.chatRecords.length > 0);
+      await handle.cancel();
+      const cancelled = await subagentResult(handle);
+      // The activity hears of the cancel at its next heartbeat (within a second) and aborts its request.
+      await waitFor('the request aborted', () => fake.server.chatRecords[0].aborted === true, 15_000);
+      return cancelled;
+    });
+    expect(result).toMatchObject({ status: 'cancelled' });
+    expect(fake.server.chatRecords).toHaveLength(1);
   });
 
   it('an answer cut off at the output limit ends the subagent failed, its text kept as partial', async () => {
