@@ -162,7 +162,7 @@ export const bedrockProvider: LangChainProvider = {
       // Converse refuses two user turns in a row (tool results, then a note to the model).
       messages: mergeConsecutiveUserTurns(toLangChainMessages(input.messages, 'parsed', 'bedrock')),
       // A Claude model's reasoning goes back with its turn, as on Anthropic's own API.
-      blocksToKeep: (reply) => contentBlocksOf(reply, ['reasoning_content']),
+      blocksToKeep: (reply) => contentBlocksOf(reply, ['reasoning', 'reasoning_content']),
       stream: true,
       finishReason: (reply) => {
         const stop = reply.response_metadata.messageStop as { stopReason?: unknown } | undefined;

@@ -15,7 +15,7 @@ export interface WireReply {
   tool_calls: Array<{ id: string; name: string; args: string }>;
   /** The provider's own stop reason: `end_turn`, `STOP`, `stop`, `tool_use`… */
   stop_reason: string;
-  /** Anthropic's: the model's thinking before its answer, with the signature that seals it. */
+  /** Anthropic's and Bedrock's: the model's thinking before its answer, with the signature that seals it. */
   thinking?: { text: string; signature: string };
   /** `input_tokens` counts every prompt token, cached ones included (the writers split them as each wire does). */
   usage?: {
@@ -358,6 +358,15 @@ export function bedrockConverse(reply: WireReply): Record<string, unknown> {
       message: {
         role: 'assistant',
         content: [
+          ...(reply.thinking
+            ? [
+                {
+                  reasoningContent: {
+                    reasoningText: { text: reply.thinking.text, signature: reply.thinking.signature },
+                  },
+                },
+              ]
+            : []),
           ...(reply.text ? [{ text: reply.text }] : []),
           ...reply.tool_calls.map((call) => ({
             toolUse: { toolUseId: call.id, name: call.name, input: argsObject(call.args) },
@@ -375,6 +384,18 @@ export function bedrockConverse(reply: WireReply): Record<string, unknown> {
 export function bedrockStream(reply: WireReply): Buffer[] {
   const events: Array<[string, unknown]> = [['messageStart', { role: 'assistant' }]];
   let index = 0;
+  if (reply.thinking) {
+    for (const text of pieces(reply.thinking.text)) {
+      events.push(['contentBlockDelta', { contentBlockIndex: index, delta: { reasoningContent: { text } } }]);
+    }
+    const { signature } = reply.thinking;
+    events.push([
+      'contentBlockDelta',
+      { contentBlockIndex: index, delta: { reasoningContent: { signature } } },
+    ]);
+    events.push(['contentBlockStop', { contentBlockIndex: index }]);
+    index++;
+  }
   if (reply.text) {
     for (const text of pieces(reply.text))
       events.push(['contentBlockDelta', { contentBlockIndex: index, delta: { text } }]);

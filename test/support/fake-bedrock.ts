@@ -3,7 +3,8 @@
  * in AWS's binary event stream; requests signed with SigV4 (the signature is not checked: the access key id
  * in `Credential=` is the key) or carrying a Bedrock API key as a bearer token; errors as AWS sends them
  * (`x-amzn-ErrorType` and `{"message"}`). It refuses what Converse refuses and a client could get wrong: a
- * conversation whose roles do not alternate.
+ * conversation whose roles do not alternate; with Claude's thinking on, a tool-using last turn without its
+ * reasoning in front.
  */
 import { bedrockConverse, bedrockStream } from '../../activities/model/wire-replies';
 import {
@@ -50,9 +51,17 @@ function invalid(body: ConverseRequest | undefined): string | undefined {
   const alternates = body.messages.every(
     (message, i) => message.role === (i % 2 === 0 ? 'user' : 'assistant'),
   );
-  return alternates
-    ? undefined
-    : 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
+  if (!alternates) {
+    return 'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.';
+  }
+  // Claude on Bedrock with thinking on: a tool-using last assistant turn starts with its reasoning.
+  const thinking =
+    (body.additionalModelRequestFields?.thinking as { type?: string } | undefined)?.type === 'enabled';
+  const last = [...body.messages].reverse().find((message) => message.role === 'assistant');
+  if (thinking && last && last.content.some((block) => block.toolUse) && !last.content[0]?.reasoningContent) {
+    return 'The model returned the following errors: messages: Expected `thinking` or `redacted_thinking`, but found `text`.';
+  }
+  return undefined;
 }
 
 const dialect: FakeDialect<ConverseRequest> = {

@@ -38,7 +38,7 @@ export interface FakeCompletion {
   finish_reason?: string;
   /** The model name the reply reports; default the requested model. */
   model?: string;
-  /** Anthropic's: the model's thinking before the answer (sealed with a signature the fake makes). */
+  /** Anthropic's and Bedrock's: the model's thinking before the answer (sealed with a signature the fake makes). */
   thinking?: string;
   /** Wait before sending the response headers (timeout and cancellation tests). */
   delay_ms?: number;

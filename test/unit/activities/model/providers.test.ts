@@ -338,6 +338,43 @@ describe('the azure_openai provider', () => {
 });
 
 describe('the bedrock provider', () => {
+  it('keeps a Claude model’s reasoning and sends it back, signed, with its tool calls', async () => {
+    const fake = await start('bedrock', [
+      {
+        thinking: 'Read the file first.',
+        content: 'Reading.',
+        tool_calls: [{ name: 'read_file', args: { path: 'a.txt' }, id: 'tooluse_1' }],
+      },
+      { content: 'It says alpha.' },
+    ]);
+    const settings = settingsOf(fake, {
+      max_tokens: 8000,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+    });
+    const first = await providers.call(modelInput(settings, ask('read a.txt'), { tools: [READ_FILE] }));
+    expect(first.content).toBe('Reading.');
+    expect(first.provider_blocks?.provider).toBe('bedrock');
+    const transcript: ChatMessage[] = [
+      ...ask('read a.txt'),
+      {
+        role: 'assistant',
+        content: first.content,
+        tool_calls: first.tool_calls,
+        provider_blocks: first.provider_blocks,
+      },
+      { role: 'tool', tool_call_id: 'tooluse_1', name: 'read_file', content: 'alpha' },
+    ];
+    const second = await providers.call(modelInput(settings, transcript, { tools: [READ_FILE] }));
+    expect(second).toMatchObject({ content: 'It says alpha.' });
+    const request = fake.server.chatRequests[1] as ConverseRequest;
+    expect(request.additionalModelRequestFields).toEqual({
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+    });
+    expect(request.messages[1].content[0]).toEqual({
+      reasoningContent: { reasoningText: { text: 'Read the file first.', signature: 'sig-fake-0' } },
+    });
+  });
+
   it('signs with the environment’s AWS credentials for the configured region, and streams ConverseStream', async () => {
     const fake = await start('bedrock', [{ content: 'Signed.' }]);
     await providers.call(modelInput(settingsOf(fake), ask('hi')));
