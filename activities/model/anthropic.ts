@@ -15,19 +15,15 @@ import type { BaseMessage, MessageContent } from '@langchain/core/messages';
 import type { ModelCallInput } from '../../contracts/model';
 import { loadOptional } from '../../payloads/optional-packages';
 import {
-  apiKeyOf,
   contentBlocksOf,
   finishReasonFrom,
+  keyedEndpoint,
   largestCounts,
-  missingSetting,
-  type ChatRunnable,
+  withTools,
   type LangChainProvider,
 } from './chat-call';
-import { langChainMessages, toLangChainMessages, toOpenAITools } from './langchain-messages';
+import { langChainMessages, toLangChainMessages } from './langchain-messages';
 import { classifyProviderError } from './provider-errors';
-
-// A proxy of the Messages API may take no key, but the client refuses to send none.
-const PLACEHOLDER_API_KEY = 'no-key';
 
 /** Anthropic's stop reasons in the contract's words (`max_tokens` and `refusal` it reads as they are). */
 const STOP_REASONS: Readonly<Record<string, string>> = {
@@ -51,16 +47,7 @@ function langChainAnthropic(): typeof LangChainAnthropic {
 export const anthropicProvider: LangChainProvider = {
   placesSystemContext: true,
   endpoint(settings, env) {
-    const baseUrl = settings.base_url || undefined;
-    const { key, variable } = apiKeyOf(settings, env);
-    if (key === undefined && baseUrl === undefined) {
-      throw missingSetting(
-        settings,
-        'no API key',
-        `environment variable ${variable} is not set (set it, or set base_url for a proxy without keys)`,
-      );
-    }
-    return { baseUrl, apiKey: key ?? PLACEHOLDER_API_KEY };
+    return keyedEndpoint(settings, env, settings.base_url || undefined);
   },
   chatCall(input, { baseUrl, apiKey }) {
     const settings = input.model;
@@ -81,7 +68,7 @@ export const anthropicProvider: LangChainProvider = {
           maxRetries: 0,
           streamUsage: true,
         });
-        return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
+        return withTools(chat, input.tools);
       },
       messages: cachedMessages(input),
       stream: true,

@@ -20,11 +20,11 @@ import {
   contentBlocksOf,
   finishReasonFrom,
   missingSetting,
+  withTools,
   type AwsCredentials,
-  type ChatRunnable,
   type LangChainProvider,
 } from './chat-call';
-import { mergeConsecutiveUserTurns, toLangChainMessages, toOpenAITools } from './langchain-messages';
+import { mergeConsecutiveUserTurns, toLangChainMessages } from './langchain-messages';
 import { classifyProviderError } from './provider-errors';
 
 /** Bedrock's stop reasons in the contract's words (`max_tokens` it reads as it is). */
@@ -157,7 +157,7 @@ export const bedrockProvider: LangChainProvider = {
           maxRetries: 0,
           streamUsage: true,
         });
-        return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
+        return withTools(chat, input.tools);
       },
       // Converse refuses two user turns in a row (tool results, then a note to the model).
       messages: mergeConsecutiveUserTurns(toLangChainMessages(input.messages, 'parsed', 'bedrock')),

@@ -20,7 +20,8 @@ import {
 } from '../../contracts/model';
 import { whileHeartbeating } from '../activity-context';
 import { answerCap, AnswerTooLargeError, ProviderError } from './errors';
-import { fromLangChainReply } from './langchain-messages';
+import type { ToolSpec } from '../../contracts/messages';
+import { fromLangChainReply, toOpenAITools, type OpenAIFunctionTool } from './langchain-messages';
 
 /**
  * Endpoints (base URL + model) that answered a stream request without a stream: asked without streaming from
@@ -238,6 +239,38 @@ export function apiKeyOf(
   const variables = settings.api_key_env ? [settings.api_key_env] : DEFAULT_API_KEY_ENVS[provider];
   const variable = variables.find((name) => env[name]) ?? variables[0];
   return { key: variable === undefined ? undefined : env[variable] || undefined, variable };
+}
+
+// A server of one's own (a proxy, a local server) may take no key, but the clients refuse to send none.
+const PLACEHOLDER_API_KEY = 'no-key';
+
+/**
+ * The endpoint of a provider reached with a key: `baseUrl` (undefined: its public one) and the key. Without a
+ * key, only a `base_url` of one's own is reached (a proxy or a local server that takes none), with a
+ * placeholder for the client.
+ */
+export function keyedEndpoint(
+  settings: ModelSettings,
+  env: NodeJS.ProcessEnv,
+  baseUrl: string | undefined,
+): ProviderEndpoint {
+  const { key, variable } = apiKeyOf(settings, env);
+  if (key === undefined && baseUrl === undefined) {
+    throw missingSetting(
+      settings,
+      'no API key',
+      `environment variable ${variable} is not set (set it, or set base_url for an endpoint without keys)`,
+    );
+  }
+  return { baseUrl, apiKey: key ?? PLACEHOLDER_API_KEY };
+}
+
+/** The chat model with the call's tools bound, in OpenAI's shape: every LangChain chat model converts it. */
+export function withTools(
+  chat: { bindTools(tools: OpenAIFunctionTool[]): unknown },
+  tools: ToolSpec[],
+): ChatRunnable {
+  return (tools.length > 0 ? chat.bindTools(toOpenAITools(tools)) : chat) as ChatRunnable;
 }
 
 /** A setting the provider cannot go without is not set: the run fails saying which and where. */

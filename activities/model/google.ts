@@ -7,18 +7,9 @@ import type * as LangChainGoogle from '@langchain/google-genai';
 import type { UsageMetadata } from '@langchain/core/messages';
 import type { ModelSettings } from '../../contracts/model';
 import { loadOptional } from '../../payloads/optional-packages';
-import {
-  apiKeyOf,
-  finishReasonFrom,
-  missingSetting,
-  type ChatRunnable,
-  type LangChainProvider,
-} from './chat-call';
-import { langChainMessages, toLangChainMessages, toOpenAITools } from './langchain-messages';
+import { finishReasonFrom, keyedEndpoint, withTools, type LangChainProvider } from './chat-call';
+import { langChainMessages, toLangChainMessages } from './langchain-messages';
 import { classifyProviderError } from './provider-errors';
-
-// A proxy of the Gemini API may take no key, but the client refuses to send none.
-const PLACEHOLDER_API_KEY = 'no-key';
 
 /**
  * Gemini's finish reasons in the contract's words: it stops with `STOP` after function calls too; every
@@ -54,16 +45,7 @@ function thinkingConfig(
 
 export const googleProvider: LangChainProvider = {
   endpoint(settings, env) {
-    const baseUrl = settings.base_url || undefined;
-    const { key, variable } = apiKeyOf(settings, env);
-    if (key === undefined && baseUrl === undefined) {
-      throw missingSetting(
-        settings,
-        'no API key',
-        `environment variable ${variable} is not set (set it, or set base_url for a proxy without keys)`,
-      );
-    }
-    return { baseUrl, apiKey: key ?? PLACEHOLDER_API_KEY };
+    return keyedEndpoint(settings, env, settings.base_url || undefined);
   },
   chatCall(input, { baseUrl, apiKey }) {
     const settings = input.model;
@@ -84,7 +66,7 @@ export const googleProvider: LangChainProvider = {
         });
         withTurnsJoined(chat);
         withStreamEndsHandled(chat);
-        return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
+        return withTools(chat, input.tools);
       },
       messages: toLangChainMessages(input.messages, 'parsed'),
       stream: true,

@@ -7,8 +7,8 @@
  */
 import type * as LangChainOllama from '@langchain/ollama';
 import { loadOptional } from '../../payloads/optional-packages';
-import { apiKeyOf, finishReasonFrom, type ChatRunnable, type LangChainProvider } from './chat-call';
-import { toLangChainMessages, toOpenAITools } from './langchain-messages';
+import { apiKeyOf, finishReasonFrom, withTools, type LangChainProvider } from './chat-call';
+import { toLangChainMessages } from './langchain-messages';
 import { classifyProviderError } from './provider-errors';
 
 /** ChatOllama's own default. */
@@ -52,7 +52,7 @@ export const ollamaProvider: LangChainProvider = {
             fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
           maxRetries: 0,
         });
-        return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
+        return withTools(chat, input.tools);
       },
       messages: toLangChainMessages(input.messages, 'parsed'),
       stream: true,

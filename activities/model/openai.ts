@@ -10,16 +10,14 @@ import type { ModelCallInput, ModelSettings } from '../../contracts/model';
 import { loadOptional } from '../../payloads/optional-packages';
 import {
   apiKeyOf,
+  keyedEndpoint,
   missingSetting,
+  withTools,
   type ChatModelCall,
-  type ChatRunnable,
   type LangChainProvider,
 } from './chat-call';
 import { classifyProviderError } from './provider-errors';
-import { toLangChainMessages, toOpenAITools } from './langchain-messages';
-
-// Local servers (Ollama, vLLM, LM Studio) accept any key, but the OpenAI client refuses to send none.
-const PLACEHOLDER_API_KEY = 'no-key';
+import { toLangChainMessages } from './langchain-messages';
 
 /**
  * LangChain's OpenAI adapter (with LangChain, the OpenAI client and langsmith: ~550 modules, ~30 MiB), loaded
@@ -56,7 +54,7 @@ function chatCompletionsCall(
     endpoint,
     chatModel: () => {
       const chat = build();
-      return (input.tools.length > 0 ? chat.bindTools(toOpenAITools(input.tools)) : chat) as ChatRunnable;
+      return withTools(chat, input.tools);
     },
     messages: toLangChainMessages(input.messages, 'raw'),
     stream: true,
@@ -72,16 +70,7 @@ function chatCompletionsCall(
 
 export const openaiProvider: LangChainProvider = {
   endpoint(settings, env) {
-    const baseUrl = settings.base_url || env.OPENAI_BASE_URL || undefined;
-    const { key, variable } = apiKeyOf(settings, env);
-    if (key === undefined && baseUrl === undefined) {
-      throw missingSetting(
-        settings,
-        'no API key',
-        `environment variable ${variable} is not set (set it, or set base_url for an endpoint without keys)`,
-      );
-    }
-    return { baseUrl, apiKey: key ?? PLACEHOLDER_API_KEY };
+    return keyedEndpoint(settings, env, settings.base_url || env.OPENAI_BASE_URL || undefined);
   },
   chatCall(input, { baseUrl, apiKey }) {
     return chatCompletionsCall(input, baseUrl ?? 'the OpenAI API', () => {

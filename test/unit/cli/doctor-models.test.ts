@@ -64,7 +64,7 @@ describe('doctor: each model, as the worker would reach it', () => {
   it.each([
     [
       { name: 'claude', provider: 'anthropic', model: 'c' },
-      'no API key for model claude: environment variable ANTHROPIC_API_KEY is not set (set it, or set base_url for a proxy without keys)',
+      'no API key for model claude: environment variable ANTHROPIC_API_KEY is not set (set it, or set base_url for an endpoint without keys)',
     ],
     [
       { name: 'br', provider: 'bedrock', model: 'm' },
