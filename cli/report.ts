@@ -6,10 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { LeadTokenUsage } from '../contracts/lead';
+import type { TokenUsage } from '../contracts/messages';
 import type { LedgerBatchCounts, LedgerEntry } from '../contracts/ledger';
 import type { SubagentStep } from '../contracts/steps';
 import { stepLines } from './steps-command';
-import { batchCountsText, formatDuration } from './tree';
+import { batchCountsText, cacheNote, formatDuration } from './tree';
 
 /** How a bar is coloured: completed green, completed with a stop reason amber, failed red, … */
 export type BarTone = 'completed' | 'capped' | 'failed' | 'cancelled' | 'timed-out' | 'running';
@@ -302,8 +303,8 @@ function stepLog(log: ReportStepLog): string {
 
 function usageText(usage: LeadTokenUsage | undefined): string | undefined {
   if (!usage?.total) return undefined;
-  const part = (name: string, value: { total_tokens: number } | undefined) =>
-    value ? `${name} ${number(value.total_tokens)}` : undefined;
+  const part = (name: string, value: TokenUsage | undefined) =>
+    value ? `${name} ${number(value.total_tokens)}${cacheNote(value)}` : undefined;
   return [part('lead', usage.lead), part('subagents', usage.subagents), part('total', usage.total)]
     .filter(Boolean)
     .join(', ');

@@ -471,7 +471,7 @@ export function renderLedgerTable(ledger: readonly LedgerEntry[], options: Table
 
 function usageLine(usage: LeadTokenUsage): string {
   const part = (name: string, value: TokenUsage | undefined) =>
-    `${name} ${value === undefined ? 'not reported' : groupThousands(value.total_tokens)}`;
+    `${name} ${value === undefined ? 'not reported' : `${groupThousands(value.total_tokens)}${cacheNote(value)}`}`;
   if (usage.lead === undefined && usage.subagents === undefined && usage.total === undefined) {
     return 'not reported by the provider';
   }
@@ -528,4 +528,13 @@ export function renderSummary(result: LeadRunResult, options: SummaryOptions): s
   const answer = printable(result.final_output).trimEnd();
   lines.push('', answer === '' ? '(no answer)' : answer);
   return lines.flatMap((text) => text.split('\n'));
+}
+
+/** What the provider's prompt cache served and took of these tokens' input, where it reported that. */
+export function cacheNote(usage: TokenUsage): string {
+  const parts = [
+    usage.cache_read_tokens !== undefined && `cache read ${groupThousands(usage.cache_read_tokens)}`,
+    usage.cache_write_tokens !== undefined && `written ${groupThousands(usage.cache_write_tokens)}`,
+  ].filter(Boolean);
+  return parts.length > 0 ? ` (${parts.join(', ')})` : '';
 }

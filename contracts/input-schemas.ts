@@ -15,7 +15,7 @@ import { MAX_CONCURRENT_CEILING, MAX_TOTAL_PER_RUN_CEILING, SUBAGENT_PROVIDERS }
 import type { LedgerEntry } from './ledger';
 import type { LoopCarry } from './loop-carry';
 import type { ChatMessage } from './messages';
-import { MODEL_PROVIDERS } from './model';
+import { MODEL_PROVIDERS, REASONING_EFFORTS, THINKING_TYPES } from './model';
 import { secretNameProblem } from './secrets';
 import { skillNameProblem } from './skills';
 import { GUARDRAIL_DECISIONS } from './guardrails';
@@ -168,6 +168,29 @@ export function modelCallFields({
     max_answer_bytes: wholeNumber(1).optional(),
     /** scripted: path of a YAML/JSON script file (see activities/model/scripted.ts). */
     script_file: text.optional(),
+    /**
+     * anthropic, bedrock, google, ollama: extended thinking, as Anthropic writes it (`{type: enabled,
+     * budget_tokens: 4096}`, `{type: adaptive}`, `{type: disabled}`).
+     */
+    thinking: z
+      .strictObject(
+        { type: oneOf(THINKING_TYPES), budget_tokens: wholeNumber(1).optional() },
+        {
+          error: (issue: RawIssue) =>
+            issue.input === undefined ? 'is missing (a mapping)' : 'is not a mapping (type, budget_tokens)',
+        },
+      )
+      .optional(),
+    /** openai, azure_openai: a reasoning model's effort. */
+    reasoning_effort: oneOf(REASONING_EFFORTS).optional(),
+    /** bedrock: the AWS region; absent → AWS_REGION or AWS_DEFAULT_REGION on the worker. */
+    region: text.optional(),
+    /** bedrock: a profile of the AWS shared credentials files, read from disk (DeerFlow's `credentials_profile_name`). */
+    aws_profile: text.optional(),
+    /** azure_openai: the deployment's name; absent → `model`. */
+    azure_deployment: text.optional(),
+    /** azure_openai: the `api-version` query parameter; absent → OPENAI_API_VERSION on the worker. */
+    api_version: text.optional(),
   };
 }
 
@@ -197,11 +220,17 @@ function modelSchemas(types: ValueTypes) {
     /** The name the config gives it (`models[].name`); reported as `model_name` when the provider names none. */
     name: text,
     provider: oneOf(MODEL_PROVIDERS),
-    /** The provider's model id (`gpt-4o-mini`, `deepseek-chat`, …). */
+    /** The provider's model id (`gpt-4o-mini`, `claude-sonnet-4-5`, `gemini-2.5-flash`, …). */
     model: text,
-    /** OpenAI-compatible endpoint; falls back to OPENAI_BASE_URL. */
+    /**
+     * The provider's endpoint, when not its public one: an OpenAI-compatible server (else OPENAI_BASE_URL), a
+     * proxy of the Anthropic or Gemini API, the Azure resource (`azure_endpoint`), a Bedrock endpoint, Ollama's.
+     */
     base_url: httpUrl.optional(),
-    /** Name of the environment variable that holds the key (default OPENAI_API_KEY): keys never travel in history. */
+    /**
+     * Name of the environment variable that holds the key (default: the provider's own, DEFAULT_API_KEY_ENVS):
+     * keys never travel in history.
+     */
     api_key_env: text.optional(),
     ...modelCallFields(types),
     /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */

@@ -35,6 +35,11 @@ export interface LoopCarry {
   compaction_floor?: number;
   /** Set by a compaction: the next model call measures `compaction_floor`. */
   measure_compaction_floor?: boolean;
+  /**
+   * Set by a compaction forced by the provider's context overflow, until a model call passes: a second
+   * overflow right after one ends the run instead of summarizing again.
+   */
+  overflow_compacted?: boolean;
   /** Deferred MCP tools `tool_search` promoted in this task run (contracts/tool-search.ts); absent: none. */
   promoted_tools?: string[];
   /**

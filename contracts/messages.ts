@@ -4,9 +4,14 @@
  */
 
 export interface TokenUsage {
+  /** Every input token, those read from or written to the provider's prompt cache included. */
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+  /** Of `input_tokens`, those read from the provider's prompt cache; absent when it reported none. */
+  cache_read_tokens?: number;
+  /** Of `input_tokens`, those written to the provider's prompt cache; absent when it reported none. */
+  cache_write_tokens?: number;
 }
 
 /** A tool call as the model issued it. `args` is the raw JSON text: a tool validates it, not the loop. */
@@ -30,6 +35,18 @@ export interface AssistantMessage {
   role: 'assistant';
   content: string;
   tool_calls?: ToolCall[];
+  /** What the provider needs back verbatim on later turns (its thinking, with signatures): ProviderBlocks. */
+  provider_blocks?: ProviderBlocks;
+}
+
+/**
+ * Content blocks of an answer that its provider wants sent back as they were (Anthropic's `thinking` and
+ * `redacted_thinking` blocks, with their signatures; Bedrock's `reasoning_content`), in LangChain's shape. Sent
+ * back to that provider only: another one would refuse them.
+ */
+export interface ProviderBlocks {
+  provider: string;
+  blocks: Array<Record<string, unknown>>;
 }
 
 export interface ToolMessage {
@@ -53,11 +70,17 @@ export interface ToolSpec {
 
 export function addUsage(a: TokenUsage, b: TokenUsage | undefined): TokenUsage {
   if (!b) return a;
-  return {
+  const sum: TokenUsage = {
     input_tokens: a.input_tokens + b.input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     total_tokens: a.total_tokens + b.total_tokens,
   };
+  // The cache counts only where a side reported them: a usage without them stays the three counts it was.
+  if (a.cache_read_tokens !== undefined || b.cache_read_tokens !== undefined)
+    sum.cache_read_tokens = (a.cache_read_tokens ?? 0) + (b.cache_read_tokens ?? 0);
+  if (a.cache_write_tokens !== undefined || b.cache_write_tokens !== undefined)
+    sum.cache_write_tokens = (a.cache_write_tokens ?? 0) + (b.cache_write_tokens ?? 0);
+  return sum;
 }
 
 export const ZERO_USAGE: TokenUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };

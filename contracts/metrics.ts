@@ -10,7 +10,7 @@ export const MODEL_TURNS = 'subagents_model_turns';
 /** Histogram, seconds: how long one model call took, provider included. */
 export const MODEL_TURN_SECONDS = 'subagents_model_turn_seconds';
 
-/** Counter: tokens the provider reported, by `kind` (input, output). */
+/** Counter: tokens the provider reported, by `kind` (input, output; cache_read, cache_write: parts of input). */
 export const MODEL_TOKENS = 'subagents_tokens';
 
 /** Counter: delegations that ended, by status and stop reason. */

@@ -1,11 +1,76 @@
 import type { McpCallInfo, McpToolFilter } from './mcp';
-import type { ChatMessage, TokenUsage, ToolCall, ToolSpec } from './messages';
+import type { ChatMessage, ProviderBlocks, TokenUsage, ToolCall, ToolSpec } from './messages';
 import { groupThousands } from './text';
 import type { TranscriptRef } from './transcript';
 import type { ModelRetrySettings, ModelSettings } from './input-schemas';
 
-export const MODEL_PROVIDERS = ['scripted', 'openai'] as const;
+export const MODEL_PROVIDERS = [
+  'scripted',
+  'openai',
+  'anthropic',
+  'google',
+  'bedrock',
+  'azure_openai',
+  'ollama',
+] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
+
+/** The providers reached over the network, each through its LangChain.js chat model. */
+export type NetworkModelProvider = Exclude<ModelProvider, 'scripted'>;
+
+/**
+ * DeerFlow names a model by its LangChain class (`use: langchain_anthropic:ChatAnthropic`): the class, after
+ * the `:`, says the provider. Any other class whose name ends in `ChatOpenAI` (DeerFlow's PatchedChatOpenAI)
+ * speaks `openai`.
+ */
+export const MODEL_CLASS_PROVIDERS: Readonly<Record<string, NetworkModelProvider>> = {
+  ChatOpenAI: 'openai',
+  AzureChatOpenAI: 'azure_openai',
+  ChatAnthropic: 'anthropic',
+  ChatGoogleGenerativeAI: 'google',
+  ChatBedrockConverse: 'bedrock',
+  ChatOllama: 'ollama',
+};
+
+/** The provider a DeerFlow `use:` class path names, if it names one this project runs. */
+export function providerOfClass(use: string): NetworkModelProvider | undefined {
+  const className = use.slice(use.lastIndexOf(':') + 1).trim();
+  if (Object.hasOwn(MODEL_CLASS_PROVIDERS, className)) return MODEL_CLASS_PROVIDERS[className];
+  return className.endsWith('ChatOpenAI') && className !== 'AzureChatOpenAI' ? 'openai' : undefined;
+}
+
+/**
+ * Where a provider's key is read when the model names none (`api_key: $NAME` overrides): the first variable
+ * set wins. Ollama needs none; Bedrock signs with the AWS credentials of the environment, or uses a Bedrock
+ * API key when one is set.
+ */
+export const DEFAULT_API_KEY_ENVS: Readonly<Record<NetworkModelProvider, readonly string[]>> = {
+  openai: ['OPENAI_API_KEY'],
+  anthropic: ['ANTHROPIC_API_KEY'],
+  google: ['GOOGLE_API_KEY', 'GEMINI_API_KEY'],
+  azure_openai: ['AZURE_OPENAI_API_KEY'],
+  bedrock: ['AWS_BEARER_TOKEN_BEDROCK'],
+  ollama: [],
+};
+
+/** `models[].reasoning_effort`: how hard a reasoning model thinks (OpenAI's and Azure's `reasoning_effort`). */
+export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
+
+/** `models[].thinking.type`, as Anthropic writes it (DeerFlow's `when_thinking_enabled.thinking`). */
+export const THINKING_TYPES = ['enabled', 'disabled', 'adaptive'] as const;
+
+/**
+ * The keys of a `models[]` entry that only some providers read: anywhere else they are refused, so a key that
+ * would do nothing is never silently accepted.
+ */
+export const PROVIDER_ONLY_KEYS: Readonly<Record<string, readonly ModelProvider[]>> = {
+  region: ['bedrock'],
+  aws_profile: ['bedrock'],
+  azure_deployment: ['azure_openai'],
+  api_version: ['azure_openai'],
+  thinking: ['anthropic', 'google', 'bedrock', 'ollama'],
+  reasoning_effort: ['openai', 'azure_openai'],
+};
 
 export type { ModelRetrySettings, ModelSettings } from './input-schemas';
 
@@ -58,7 +123,15 @@ export interface ModelCallInput {
   transcript_ref?: TranscriptRef;
   /** A fork child's first call: the lead's stored prefix, whose completed turns follow the system message. */
   fork_from?: TranscriptRef;
-  /** Appended to the first system message for this call only: the compaction summary, the ledger block. */
+  /**
+   * Appended to the first system message, fixed for the run: the date, the skills block. (Calls scheduled
+   * before it existed carry these in `system_context`.)
+   */
+  system_prefix?: string;
+  /**
+   * What changes between calls: the compaction summary, the ledger block. Appended to the first system message
+   * after `system_prefix`, or, by a provider with a prompt cache (Anthropic), put after the transcript.
+   */
   system_context?: string;
   /** Model calls this agent made before this one (the scripted provider's turn, compaction or not). */
   turn_index?: number;
@@ -104,10 +177,23 @@ export function unfinishedAnswer(finishReason: string | undefined): UnfinishedAn
   return undefined;
 }
 
+/**
+ * The run's error when the provider said the transcript is longer than the model's context window and
+ * summarization could not shorten it (off, or the transcript still too long after a summary).
+ */
+export function contextOverflowText(providerMessage: string, summarizing: boolean): string {
+  return summarizing
+    ? `${providerMessage} (the transcript is longer than the model's context window even after summarizing it)`
+    : `${providerMessage} (the transcript is longer than the model's context window; turn summarization on ` +
+        'to compact long runs)';
+}
+
 /** A provider error that retrying cannot fix (400, 401, 404…): the run ends `failed`, never `completed`. */
 export interface ModelErrorFallback {
   message: string;
   status?: number;
+  /** The request was longer than the model's context window (the provider said so). */
+  context_overflow?: true;
 }
 
 export interface ModelCallResult {
@@ -120,6 +206,8 @@ export interface ModelCallResult {
   finish_reason?: string;
   /** Set instead of throwing for non-retryable provider errors (the seeds' `deerflow_error_fallback`). */
   error_fallback?: ModelErrorFallback;
+  /** Blocks of the answer its provider wants back on later turns (its thinking): kept on the assistant message. */
+  provider_blocks?: ProviderBlocks;
   /** The transcript this call was sent, stored: the next call sends this reference and only what is new. */
   transcript_ref?: TranscriptRef;
   /** The `tools_key` whose specs are now stored: later calls may send the key alone. */

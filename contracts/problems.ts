@@ -28,7 +28,9 @@ function showValue(value: unknown): string {
 
 /** A secret is never echoed back, not even in an error message. */
 export function isSecretPath(path: ProblemPath): boolean {
-  return path[path.length - 1] === 'api_key';
+  const key = path[path.length - 1];
+  // `api_key`, and the LangChain classes' own names for it (`anthropic_api_key`, `google_api_key`, …).
+  return typeof key === 'string' && (key === 'api_key' || key.endsWith('_api_key'));
 }
 
 /** One problem line; the value is shown unless it is absent or a secret. */

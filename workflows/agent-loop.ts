@@ -11,6 +11,7 @@ import type { LoopCarry } from '../contracts/loop-carry';
 import type { McpToolFilter } from '../contracts/mcp';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
 import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
+import { contextOverflowText } from '../contracts/model';
 import type { ModelCallInput, ModelCallResult, ModelErrorFallback, ModelSettings } from '../contracts/model';
 import type { SubagentStopReason } from '../contracts/status';
 import type { SubagentStep } from '../contracts/steps';
@@ -154,9 +155,9 @@ const { summarizeTranscript } = proxyActivities<ProjectActivities>({
  * Replaces the older turns by a summary when the transcript passes its trigger. A summary that fails leaves
  * the transcript as it is (the run goes on, uncompacted) and is tried again a few turns later.
  */
-async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<void> {
+async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<boolean> {
   const settings = config.summarization;
-  if (!settings) return;
+  if (!settings) return false;
   const { transcript } = state;
   try {
     const outcome = await summarizeTranscript({
@@ -173,7 +174,7 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
     if (outcome.usage) state.usage = addUsage(state.usage ?? ZERO_USAGE, outcome.usage);
     if (!outcome.compacted) {
       state.compaction_retry_turn = state.turns + COMPACTION_RETRY_TURNS;
-      return;
+      return false;
     }
     state.transcript = storedUpTo(outcome.compacted.transcript_ref);
     // The kept transcript is [system, task, …recent]: the task sits right after the system message.
@@ -183,6 +184,7 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
     state.compaction_retry_turn = undefined;
     state.compaction_floor = undefined;
     state.measure_compaction_floor = true;
+    return true;
   } catch (err) {
     // A cancelled run stops here too; only a summary that failed lets the run go on uncompacted.
     if (!(err instanceof ActivityFailure) || isCancellation(err)) throw err;
@@ -191,7 +193,24 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
       error: err.cause?.message ?? err.message,
     });
     state.compaction_retry_turn = state.turns + COMPACTION_RETRY_TURNS;
+    return false;
   }
+}
+
+/**
+ * A model call the provider refused because the transcript passed the model's context window: summarized and
+ * tried again once when summarization is on (true), else the error the run ends with, saying so.
+ */
+async function recoverFromOverflow(
+  state: AgentLoopState,
+  config: AgentLoopConfig,
+  error: ModelErrorFallback,
+): Promise<true | ModelErrorFallback> {
+  if (config.summarization && !state.overflow_compacted && (await compact(state, config))) {
+    state.overflow_compacted = true;
+    return true;
+  }
+  return { ...error, message: contextOverflowText(error.message, config.summarization !== undefined) };
 }
 
 /** What the model is sent this turn: the transcript (stored prefix by reference), the context, the tools. */
@@ -203,21 +222,19 @@ function modelRequest(
 ): ModelCallInput {
   const { transcript } = state;
   // One leading system message reaches the provider: the agent's prompt, then these (activities/transcripts.ts).
-  // The skills block right after the date: both fixed for the run, so the prompt's prefix stays the same.
-  const context = [
-    state.date_context,
-    config.skills?.promptBlock(),
-    state.summary && summaryBlock(state.summary),
-    plugins.systemContext?.(),
-  ]
-    .filter((part): part is string => Boolean(part))
-    .join('\n\n');
+  // The date and the skills block are fixed for the run, so the prompt's prefix stays the same; the summary and
+  // the ledger change, and go apart: a provider with a prompt cache puts them after the transcript.
+  const joined = (parts: Array<string | undefined>) =>
+    parts.filter((part): part is string => Boolean(part)).join('\n\n');
+  const prefix = joined([state.date_context, config.skills?.promptBlock()]);
+  const context = joined([state.summary && summaryBlock(state.summary), plugins.systemContext?.()]);
   return {
     model: config.model,
     agent_name: config.agentName,
     messages: transcript.tail,
     ...(transcript.stored && { transcript_ref: transcript.stored }),
     ...(transcript.fork_from && { fork_from: transcript.fork_from }),
+    ...(prefix && { system_prefix: prefix }),
     ...(context && { system_context: context }),
     builtin_tools: config.builtinTools,
     ...(config.mcpTools && { mcp_tools: config.mcpTools }),
@@ -323,7 +340,13 @@ export async function runAgentLoop(
     if (specs.key !== undefined && response.tools_stored === specs.key) specs.stored = true;
     tools.heard(response.mcp_calls);
     recordResponse(state, response);
+    if (response.error_fallback?.context_overflow) {
+      const recovered = await recoverFromOverflow(state, config, response.error_fallback);
+      if (recovered === true) continue;
+      return { kind: 'error_fallback', error: recovered };
+    }
     if (response.error_fallback) return { kind: 'error_fallback', error: response.error_fallback };
+    if (state.overflow_compacted) state.overflow_compacted = undefined;
 
     const verdict = runGuards(config.guards, state.guard_states, {
       turn: state.turns,
@@ -340,6 +363,8 @@ export async function runAgentLoop(
     }
     let message: AssistantMessage = { role: 'assistant', content: response.content };
     if (response.tool_calls.length > 0) message.tool_calls = response.tool_calls;
+    // The provider's thinking goes back to it on the next turns (Anthropic refuses tool results without it).
+    if (response.provider_blocks) message.provider_blocks = response.provider_blocks;
     let capped = false;
     if (plugins.applyDelegationLimits) ({ message, capped } = plugins.applyDelegationLimits(message));
     record(state, config, message);

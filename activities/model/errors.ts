@@ -23,17 +23,26 @@ export class ProviderError extends Error {
     readonly retryable: boolean,
     /** How long the provider asked us to wait before the next attempt (its `Retry-After`). */
     readonly retryAfterMs?: number,
+    /** The request was longer than the model's context window: a shorter transcript may pass. */
+    readonly contextOverflow = false,
   ) {
     super(message);
   }
 
   /** An HTTP error; without a status it stands for a network failure, which is retryable. */
-  static fromStatus(status: number | undefined, message: string, retryAfterMs?: number): ProviderError {
+  static fromStatus(
+    status: number | undefined,
+    message: string,
+    retryAfterMs?: number,
+    contextOverflow = false,
+  ): ProviderError {
     return new ProviderError(
       message,
       status,
-      status === undefined || isRetryableStatus(status),
+      // A context overflow is the same request refused again, whatever status the provider gave it.
+      !contextOverflow && (status === undefined || isRetryableStatus(status)),
       retryAfterMs,
+      contextOverflow,
     );
   }
 }
@@ -81,16 +90,19 @@ export function retryableModelFailure(
   });
 }
 
-/** Statuses whose `Retry-After` is honoured (RFC 9110 §10.2.3: rate limited, unavailable). */
-const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
+/**
+ * Statuses whose `Retry-After` is honoured (RFC 9110 §10.2.3: rate limited, unavailable; and Anthropic's 529,
+ * overloaded).
+ */
+const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503, 529]);
 
 const NUMBER = /^\d+(\.\d+)?$/;
 
-/** Response headers as the OpenAI client gives them (a fetch `Headers`) or as a plain record. */
+/** Response headers as the provider clients give them: a fetch `Headers`, or a plain record (AWS). */
 export type HeadersLike = { get(name: string): string | null } | Record<string, unknown>;
 
 /**
- * The wait a 429/503 response asks for, in ms: `retry-after-ms` (OpenAI's own), else `Retry-After` as seconds
+ * The wait a 429/503/529 response asks for, in ms: `retry-after-ms` (OpenAI's own), else `Retry-After` as seconds
  * or an HTTP date. Undefined for other statuses, no header, or a value that is neither.
  */
 export function retryAfterMs(

@@ -16,6 +16,7 @@ import {
   type ModelCallInput,
   type ModelCallResult,
   type ModelSettings,
+  type NetworkModelProvider,
 } from '../../contracts/model';
 import { answerCap, AnswerTooLargeError, ProviderError, retryableModelFailure } from './errors';
 import { withSystemContext, type Transcripts } from '../transcripts';
@@ -24,8 +25,9 @@ import { whileHeartbeating } from '../activity-context';
 import { builtinToolSpecs } from '../../contracts/tool-specs';
 import { mcpCallInfo, mcpToolsForModel } from '../mcp/model-tools';
 import { ModelScripts } from './model-script';
-import { callOpenAIModel, type NonStreamingEndpoints } from './openai';
-import { warmUpOpenAIProvider } from './openai-warm-up';
+import { callChatModel, type NonStreamingEndpoints } from './chat-call';
+import { LANGCHAIN_PROVIDERS } from './providers';
+import { warmUpProvider } from './warm-up';
 import { recordModelCall } from './metrics';
 import { callScriptedModel, scriptedModelName } from './scripted';
 
@@ -49,12 +51,14 @@ async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promis
   );
   const mcp = mcpToolsForModel(mcpCatalog, input.mcp_tools, input.mcp_promoted);
   const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools, ...mcp.specs];
-  // The deferred tools' section first: it stays the same every turn, while the summary and ledger change.
-  const context = [mcp.section, input.system_context].filter(Boolean).join('\n\n');
+  // What stays the same every turn joins the system prompt (the deferred tools' section first); what changes
+  // (the summary, the ledger) goes apart, for the provider to place (ModelProviders.call).
+  const prefix = [mcp.section, input.system_prefix].filter(Boolean).join('\n\n');
   const result = await providers.call({
     model: input.model,
     agent_name: input.agent_name,
-    messages: withSystemContext(transcript, context || undefined),
+    messages: withSystemContext(transcript, prefix || undefined),
+    ...(input.system_context && { system_context: input.system_context }),
     tools,
     turn_index: input.turn_index ?? transcript.filter((m) => m.role === 'assistant').length,
   });
@@ -73,13 +77,13 @@ async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promis
 
 /**
  * The model providers of one worker, with what they keep between calls: the script files parsed, the
- * endpoints found not to stream, the `openai` provider's warm-up. Made once per worker (createProjectActivities)
+ * endpoints found not to stream, the network providers' warm-ups. Made once per worker (createProjectActivities)
  * and shared by every activity that calls a model; a worker that restarts keeps them.
  */
 export class ModelProviders {
   readonly #scripts = new ModelScripts();
   readonly #nonStreamingEndpoints: NonStreamingEndpoints = new Set();
-  #warmedUp: Promise<void> | undefined;
+  readonly #warmedUp = new Map<string, Promise<void>>();
 
   /**
    * One call of the configured provider on a whole transcript (no references): model calls and summaries.
@@ -87,31 +91,42 @@ export class ModelProviders {
    */
   call(input: ModelCallInput): Promise<ModelCallResult> {
     return callProvider(input, (call) => {
-      switch (call.model.provider) {
-        case 'scripted':
-          return callScriptedModel(this.#scripts, call);
-        case 'openai':
-          return callOpenAIModel(this.#nonStreamingEndpoints, call);
-        default:
-          throw new ProviderError(
-            `model ${call.model.name}: provider "${String(call.model.provider)}" is unknown (accepted: ${MODEL_PROVIDERS.join(', ')})`,
-            undefined,
-            false,
-          );
+      const { provider } = call.model;
+      if (provider === 'scripted') return callScriptedModel(this.#scripts, withContextInSystem(call));
+      if (!Object.hasOwn(LANGCHAIN_PROVIDERS, provider)) {
+        throw new ProviderError(
+          `model ${call.model.name}: provider "${String(provider)}" is unknown (accepted: ${MODEL_PROVIDERS.join(', ')})`,
+          undefined,
+          false,
+        );
       }
+      const chat = LANGCHAIN_PROVIDERS[provider];
+      const placed = chat.placesSystemContext ? call : withContextInSystem(call);
+      const endpoint = chat.endpoint(call.model, process.env);
+      return callChatModel(placed, chat.chatCall(placed, endpoint), this.#nonStreamingEndpoints);
     });
   }
 
   /**
    * Pays, while a worker starts, the one-time cost a provider's first call in a process would add to a run
-   * (openai-warm-up.ts), once for these providers, when one of `models` (the worker's config's) is `openai`;
-   * a worker on the offline model loads no LangChain for it. Never fails.
+   * (warm-up.ts), once a process for each provider among `models` (the worker's config's); a worker on the
+   * offline model loads no LangChain for it. Never fails.
    */
   warmUp(models: readonly Pick<ModelSettings, 'provider'>[]): Promise<void> {
-    if (!models.some((model) => model.provider === 'openai')) return Promise.resolve();
-    this.#warmedUp ??= warmUpOpenAIProvider();
-    return this.#warmedUp;
+    const fresh = [...new Set(models.map((model) => model.provider))].filter(
+      (provider): provider is NetworkModelProvider =>
+        provider !== 'scripted' && !this.#warmedUp.has(provider),
+    );
+    for (const provider of fresh) this.#warmedUp.set(provider, warmUpProvider(provider));
+    return Promise.all(models.map((model) => this.#warmedUp.get(model.provider))).then(() => undefined);
   }
+}
+
+/** The call's system context appended to its first system message, for a provider that does not place it. */
+function withContextInSystem(input: ModelCallInput): ModelCallInput {
+  if (input.system_context === undefined) return input;
+  const { system_context: context, ...rest } = input;
+  return { ...rest, messages: withSystemContext(input.messages, context) };
 }
 
 async function callProvider(
@@ -135,13 +150,17 @@ async function callProvider(
       content: '',
       tool_calls: [],
       model_name: input.model.provider === 'scripted' ? scriptedModelName(input) : input.model.name,
-      error_fallback: { message: err.message, ...(err.status === undefined ? {} : { status: err.status }) },
+      error_fallback: {
+        message: err.message,
+        ...(err.status === undefined ? {} : { status: err.status }),
+        ...(err.contextOverflow && { context_overflow: true }),
+      },
     };
   }
 }
 
 /**
- * The answer, measured whatever the provider (a stream is also measured as it arrives: openai.ts): over the
+ * The answer, measured whatever the provider (a stream is also measured as it arrives: chat-call.ts): over the
  * model's `max_answer_bytes` it is a non-retryable error.
  */
 function measured(input: ModelCallInput, result: ModelCallResult): ModelCallResult {

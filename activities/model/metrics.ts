@@ -37,6 +37,12 @@ export function recordModelCall(
     ...(result?.usage && {
       'subagents.input_tokens': result.usage.input_tokens,
       'subagents.output_tokens': result.usage.output_tokens,
+      ...(result.usage.cache_read_tokens !== undefined && {
+        'subagents.cache_read_tokens': result.usage.cache_read_tokens,
+      }),
+      ...(result.usage.cache_write_tokens !== undefined && {
+        'subagents.cache_write_tokens': result.usage.cache_write_tokens,
+      }),
     }),
   });
   const meter = activityMeter();
@@ -50,4 +56,10 @@ export function recordModelCall(
   const tokens = meter.createCounter(MODEL_TOKENS, 'tokens', 'Tokens the model provider reported');
   tokens.add(usage.input_tokens, { ...tags, kind: 'input' });
   tokens.add(usage.output_tokens, { ...tags, kind: 'output' });
+  // Of the input, what the provider's prompt cache served and took: only where it reported them.
+  if (usage.cache_read_tokens !== undefined)
+    tokens.add(usage.cache_read_tokens, { ...tags, kind: 'cache_read' });
+  if (usage.cache_write_tokens !== undefined) {
+    tokens.add(usage.cache_write_tokens, { ...tags, kind: 'cache_write' });
+  }
 }

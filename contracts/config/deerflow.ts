@@ -9,8 +9,31 @@ interface Compat {
   ignored?: readonly string[];
 }
 
+/** The LangChain classes' own spellings of one setting (ChatAnthropic's, ChatGoogleGenerativeAI's, …). */
 const MODEL_COMPAT: Compat = {
-  aliases: { request_timeout: 'request_timeout_seconds', api_base: 'base_url' },
+  aliases: {
+    request_timeout: 'request_timeout_seconds',
+    timeout: 'request_timeout_seconds',
+    default_request_timeout: 'request_timeout_seconds',
+    api_base: 'base_url',
+    anthropic_api_url: 'base_url',
+    azure_endpoint: 'base_url',
+    endpoint_url: 'base_url',
+    openai_api_key: 'api_key',
+    anthropic_api_key: 'api_key',
+    google_api_key: 'api_key',
+    gemini_api_key: 'api_key',
+    azure_openai_api_key: 'api_key',
+    model_name: 'model',
+    model_id: 'model',
+    max_tokens_to_sample: 'max_tokens',
+    max_output_tokens: 'max_tokens',
+    num_predict: 'max_tokens',
+    region_name: 'region',
+    credentials_profile_name: 'aws_profile',
+    deployment_name: 'azure_deployment',
+    openai_api_version: 'api_version',
+  },
   ignored: [
     'supports_thinking',
     'supports_vision',

@@ -9,7 +9,7 @@ import { fanOutScript, tempDir, writeScript } from './subagent-input';
 
 export const ROOT = join(__dirname, '..', '..', '..');
 export const CLI = join(ROOT, 'dist', 'client', 'cli.js');
-export const FAKE = join(ROOT, 'dist', 'test', 'support', 'fake-openai-main.js');
+export const FAKE = join(ROOT, 'dist', 'test', 'support', 'fake-model-main.js');
 
 /**
  * A config file in `dir` whose scripted lead delegates one general-purpose task per id, all in its first

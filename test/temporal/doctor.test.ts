@@ -89,13 +89,11 @@ it('--json: a model without its key and a server that does not answer, each with
     status: 'ok',
     lines: ["the config's the openai model provider: installed", 'every optional package is installed'],
   });
-  expect(byName.Models).toMatchObject({
-    status: 'missing',
-    fix: 'export OPENAI_API_KEY=… (model gpt), or give it a base_url',
-  });
-  expect(byName.Models.lines).toContain(
-    "gpt: openai gpt-4o-mini at OpenAI's own endpoint; OPENAI_API_KEY is not set",
-  );
+  const noKey =
+    'no API key for model gpt: environment variable OPENAI_API_KEY is not set (set it, or set base_url for an ' +
+    'endpoint without keys)';
+  expect(byName.Models).toMatchObject({ status: 'missing', fix: noKey });
+  expect(byName.Models.lines).toContain(`gpt: openai gpt-4o-mini: ${noKey}`);
   expect(byName.Server.status).toBe('missing');
   expect(byName.Server.lines[0]).toMatch(
     new RegExp(`^${closed} \\(TEMPORAL_ADDRESS\\) does not answer within 2 s: `),

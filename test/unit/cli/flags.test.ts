@@ -118,7 +118,7 @@ describe('run flags', () => {
       '--max-running: "many" is not a whole number (1 or more)',
     ]);
     expect(problemsOf(['--provider', 'gemini'])).toEqual([
-      '--provider: "gemini" is not an accepted value (scripted, openai)',
+      '--provider: "gemini" is not an accepted value (scripted, openai, anthropic, google, bedrock, azure_openai, ollama)',
     ]);
     expect(problemsOf(['--address', 'temporal.internal:99999'])).toEqual([
       '--address: "temporal.internal:99999" is not host:port (e.g. localhost:7233, port 1–65535)',

@@ -419,6 +419,20 @@ describe('renderSummary', () => {
     );
   });
 
+  it('says what the provider’s prompt cache served and took, where it reported that', () => {
+    const cached = {
+      input_tokens: 5000,
+      output_tokens: 100,
+      total_tokens: 5100,
+      cache_read_tokens: 4000,
+      cache_write_tokens: 900,
+    };
+    const lines = renderSummary(result({ token_usage: { lead: cached, total: cached } }), { color: false });
+    expect(lines[3]).toBe(
+      'tokens  lead 5,100 (cache read 4,000, written 900) · subagents not reported · total 5,100 (cache read 4,000, written 900)',
+    );
+  });
+
   it('marks an empty answer and strips control characters from the model’s text', () => {
     expect(renderSummary(result({ final_output: '  \n' }), { color: false }).at(-1)).toBe('(no answer)');
     expect(renderSummary(result({ final_output: `Done ${ESC}[2J\tnow` }), { color: false }).at(-1)).toBe(

@@ -5,7 +5,7 @@
  */
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure } from '@temporalio/common';
 import { ProviderError, retryAfterMs, retryableModelFailure } from '../../../../activities/model/errors';
-import { classifyOpenAIError } from '../../../../activities/model/openai';
+import { classifyProviderError } from '../../../../activities/model/provider-errors';
 import { testActivities } from '../../../support/activities';
 import { ConfigError, parseConfig } from '../../../../contracts/config';
 import { DEFAULT_MODEL_RETRY, type ModelRetrySettings } from '../../../../contracts/model';
@@ -49,7 +49,7 @@ describe('Retry-After', () => {
       headers: new Headers({ 'retry-after': '4' }),
       error: { message: 'Rate limit reached for gpt-test.' },
     });
-    const classified = classifyOpenAIError(apiError, 'http://x/v1');
+    const classified = classifyProviderError(apiError, 'http://x/v1');
     expect(classified).toBeInstanceOf(ProviderError);
     expect(classified).toMatchObject({ status: 429, retryable: true, retryAfterMs: 4000 });
   });

@@ -73,13 +73,16 @@ describe('config problems', () => {
 
   it('says which model classes exist when `use` names another', () => {
     expect(
-      problemsOf({ models: [{ name: 'claude', use: 'langchain_anthropic:ChatAnthropic', model: 'c' }] }),
+      problemsOf({ models: [{ name: 'ds', use: 'langchain_deepseek:ChatDeepSeek', model: 'c' }] }),
     ).toEqual([
-      'models[0].use: "langchain_anthropic:ChatAnthropic" is not a model class this project runs ' +
-        '(langchain_openai:ChatOpenAI for any OpenAI-compatible endpoint, or set provider: scripted | openai)',
+      'models[0].use: "langchain_deepseek:ChatDeepSeek" is not a model class this project runs ' +
+        '(langchain_openai:ChatOpenAI, langchain_openai:AzureChatOpenAI, langchain_anthropic:ChatAnthropic, ' +
+        'langchain_google_genai:ChatGoogleGenerativeAI, langchain_aws:ChatBedrockConverse, ' +
+        'langchain_ollama:ChatOllama; or set provider: scripted | openai | anthropic | google | bedrock | ' +
+        'azure_openai | ollama)',
     ]);
     expect(problemsOf({ models: [{ name: 'x' }] })[0]).toMatch(
-      /^models\[0\]\.provider: is missing \(scripted, openai/,
+      /^models\[0\]\.provider: is missing \(scripted, openai, anthropic/,
     );
     expect(problemsOf({ models: [{ name: 'x', provider: 'openai' }] })[0]).toBe(
       "models[0].model: is missing (the provider's model id, e.g. gpt-4o-mini)",

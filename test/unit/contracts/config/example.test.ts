@@ -39,7 +39,15 @@ describe('config.example.yaml', () => {
   it('has commented-out examples that are a valid config once switched on', () => {
     const { config, warnings } = parseConfig(parse(uncommented(text)));
     expect(warnings).toEqual([]);
-    expect(config.models.map((model) => model.name)).toEqual(['scripted', 'gpt-4o-mini']);
+    expect(config.models.map((model) => [model.name, model.provider])).toEqual([
+      ['scripted', 'scripted'],
+      ['gpt-4o-mini', 'openai'],
+      ['claude', 'anthropic'],
+      ['gemini', 'google'],
+      ['bedrock-claude', 'bedrock'],
+      ['azure-gpt', 'azure_openai'],
+      ['qwen-local', 'ollama'],
+    ]);
     expect(config.subagent_runtime.max_starts_per_second).toBe(5);
     expect(config.loop_detection.tool_freq_overrides).toEqual({ bash: { warn: 150, hard_limit: 300 } });
     expect(config.temporal).toMatchObject({ address: 'localhost:7233', api_key_env: 'TEMPORAL_API_KEY' });

@@ -1,21 +1,25 @@
 /**
- * Runs the fake Chat Completions server as its own process, for end-to-end tests that start the CLI as a
- * child process:
+ * Runs a fake model provider (the Chat Completions one by default) as its own process, for end-to-end tests
+ * that start the CLI as a child process and benchmarks that want the endpoint apart from the worker:
  *
- *   node fake-openai-main.js [--port N] [--replies replies.json] [--no-stream] [--api-key KEY]
- *                            [--outage-seconds S [--outage-status 500] [--retry-after SECONDS]]
+ *   node fake-model-main.js [--provider openai|azure_openai|anthropic|google|bedrock|ollama] [--port N]
+ *                           [--replies replies.json] [--no-stream] [--api-key KEY]
+ *                           [--outage-seconds S [--outage-status 500] [--retry-after SECONDS]]
  *
- * Prints `{"url": "http://127.0.0.1:N/v1"}` as one JSON line once it listens, then serves until SIGTERM/SIGINT.
+ * Prints `{"url": "…"}` as one JSON line once it listens (the `base_url` a model of that provider is configured
+ * with: `http://127.0.0.1:N/v1` for openai, the server's root for the others), then serves until SIGTERM/SIGINT.
  * `--replies` is a JSON array of FakeReply served in order; after it, each request gets a short echo answer.
  * `--outage-seconds` answers every chat request with an error (HTTP 500 unless `--outage-status`, with a
  * `Retry-After` header when `--retry-after` is given) for that long after start, then serves as usual.
  * `GET /_fake/requests` returns every request received so far.
  */
 import { readFileSync } from 'node:fs';
-import { FakeOpenAI, type FakeOpenAIOptions, type FakeOutage, type FakeReply } from './fake-openai';
+import type { NetworkModelProvider } from '../../contracts/model';
+import type { FakeOutage, FakeReply, FakeServerOptions } from './fake-model-server';
+import { NETWORK_PROVIDERS, startProviderFake } from './fake-providers';
 
-function parseArgs(argv: string[]): FakeOpenAIOptions {
-  const options: FakeOpenAIOptions = {};
+function parseArgs(argv: string[]): FakeServerOptions<never> & { provider: NetworkModelProvider } {
+  const options: FakeServerOptions<never> & { provider: NetworkModelProvider } = { provider: 'openai' };
   let outageSeconds: number | undefined;
   const outage: Omit<FakeOutage, 'until'> = {};
   for (let i = 0; i < argv.length; i++) {
@@ -25,7 +29,12 @@ function parseArgs(argv: string[]): FakeOpenAIOptions {
       if (next === undefined) throw new Error(`${flag} needs a value`);
       return next;
     };
-    if (flag === '--port') {
+    if (flag === '--provider') {
+      const provider = value() as NetworkModelProvider;
+      if (!NETWORK_PROVIDERS.includes(provider))
+        throw new Error(`--provider: ${provider} is not a provider (${NETWORK_PROVIDERS.join(', ')})`);
+      options.provider = provider;
+    } else if (flag === '--port') {
       const port = Number(value());
       if (!Number.isInteger(port) || port < 0 || port > 65535)
         throw new Error(`--port: ${argv[i]} is not a port (0–65535)`);
@@ -52,7 +61,7 @@ function parseArgs(argv: string[]): FakeOpenAIOptions {
       outage.retry_after = value();
     } else {
       throw new Error(
-        `unknown argument ${flag} (accepted: --port, --replies, --no-stream, --api-key, --outage-seconds, ` +
+        `unknown argument ${flag} (accepted: --provider, --port, --replies, --no-stream, --api-key, --outage-seconds, ` +
           `--outage-status, --retry-after)`,
       );
     }
@@ -64,10 +73,12 @@ function parseArgs(argv: string[]): FakeOpenAIOptions {
 }
 
 async function main(): Promise<void> {
-  const fake = await FakeOpenAI.start(parseArgs(process.argv.slice(2)));
-  process.stdout.write(`${JSON.stringify({ url: fake.url })}\n`);
+  const { provider, ...options } = parseArgs(process.argv.slice(2));
+  // The key is checked only when given (the process's callers pass it as they configure the model).
+  const fake = await startProviderFake(provider, { api_key: undefined, ...options });
+  process.stdout.write(`${JSON.stringify({ url: fake.model().base_url })}\n`);
   const stop = (): void => {
-    fake.close().then(
+    fake.server.close().then(
       () => process.exit(0),
       () => process.exit(1),
     );
@@ -77,6 +88,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`fake-openai: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`fake-model: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(2);
 });

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import type { FakeReply, RecordedRequest } from '../../../support/fake-openai';
 import { tempDir } from './fixtures';
 
-const MAIN = join(__dirname, '..', '..', '..', '..', 'test', 'support', 'fake-openai-main.js');
+const MAIN = join(__dirname, '..', '..', '..', '..', 'test', 'support', 'fake-model-main.js');
 
 describe('fake OpenAI server as a process', () => {
   it('prints its URL as one JSON line, serves the given replies, and exits cleanly on SIGTERM', async () => {
