@@ -16,21 +16,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { A2AAgent, type A2AAgentOptions, type A2ABehaviour, type A2AScriptEntry } from './a2a-agent';
+import { eachFlag, portValue, serveUntilSignalled } from './server-process';
 
 function parseArgs(argv: string[]): A2AAgentOptions {
   const options: A2AAgentOptions = {};
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string => {
-      const next = argv[++i];
-      if (next === undefined) throw new Error(`${flag} needs a value`);
-      return next;
-    };
+  eachFlag(argv, (flag, value) => {
     if (flag === '--port') {
-      const port = Number(value());
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new Error(`--port: ${argv[i]} is not a port (0–65535)`);
-      options.port = port;
+      options.port = portValue(flag, value());
     } else if (flag === '--script') {
       const file = value();
       const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
@@ -57,26 +49,14 @@ function parseArgs(argv: string[]): A2AAgentOptions {
         `unknown argument ${flag} (accepted: --port, --script, --no-streaming, --transport, --token)`,
       );
     }
-  }
+  });
   return options;
 }
 
-async function main(): Promise<void> {
+serveUntilSignalled('a2a-agent', async () => {
   const agent = await A2AAgent.start(parseArgs(process.argv.slice(2)));
-  process.stdout.write(
-    `${JSON.stringify({ url: agent.url, card_url: agent.cardUrl, stats_url: `${agent.url}/_test/stats` })}\n`,
-  );
-  const stop = (): void => {
-    agent.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+  return {
+    line: { url: agent.url, card_url: agent.cardUrl, stats_url: `${agent.url}/_test/stats` },
+    close: () => agent.close(),
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`a2a-agent: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(2);
 });

@@ -17,28 +17,20 @@ import { readFileSync } from 'node:fs';
 import type { NetworkModelProvider } from '../../contracts/model';
 import type { FakeOutage, FakeReply, FakeServerOptions } from './fake-model-server';
 import { NETWORK_PROVIDERS, startProviderFake } from './fake-providers';
+import { eachFlag, portValue, serveUntilSignalled } from './server-process';
 
 function parseArgs(argv: string[]): FakeServerOptions<never> & { provider: NetworkModelProvider } {
   const options: FakeServerOptions<never> & { provider: NetworkModelProvider } = { provider: 'openai' };
   let outageSeconds: number | undefined;
   const outage: Omit<FakeOutage, 'until'> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string => {
-      const next = argv[++i];
-      if (next === undefined) throw new Error(`${flag} needs a value`);
-      return next;
-    };
+  eachFlag(argv, (flag, value) => {
     if (flag === '--provider') {
       const provider = value() as NetworkModelProvider;
       if (!NETWORK_PROVIDERS.includes(provider))
         throw new Error(`--provider: ${provider} is not a provider (${NETWORK_PROVIDERS.join(', ')})`);
       options.provider = provider;
     } else if (flag === '--port') {
-      const port = Number(value());
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        throw new Error(`--port: ${argv[i]} is not a port (0–65535)`);
-      options.port = port;
+      options.port = portValue(flag, value());
     } else if (flag === '--replies') {
       const file = value();
       const replies: unknown = JSON.parse(readFileSync(file, 'utf8'));
@@ -49,13 +41,14 @@ function parseArgs(argv: string[]): FakeServerOptions<never> & { provider: Netwo
     } else if (flag === '--api-key') {
       options.api_key = value();
     } else if (flag === '--outage-seconds') {
-      outageSeconds = Number(value());
-      if (!(outageSeconds > 0))
-        throw new Error(`--outage-seconds: ${argv[i]} is not a number of seconds (> 0)`);
+      const text = value();
+      outageSeconds = Number(text);
+      if (!(outageSeconds > 0)) throw new Error(`--outage-seconds: ${text} is not a number of seconds (> 0)`);
     } else if (flag === '--outage-status') {
-      const status = Number(value());
+      const text = value();
+      const status = Number(text);
       if (!Number.isInteger(status) || status < 400 || status > 599)
-        throw new Error(`--outage-status: ${argv[i]} is not an HTTP error status (400–599)`);
+        throw new Error(`--outage-status: ${text} is not an HTTP error status (400–599)`);
       outage.status = status;
     } else if (flag === '--retry-after') {
       outage.retry_after = value();
@@ -65,29 +58,16 @@ function parseArgs(argv: string[]): FakeServerOptions<never> & { provider: Netwo
           `--outage-status, --retry-after)`,
       );
     }
-  }
+  });
   if (outageSeconds !== undefined) options.outage = { ...outage, until: Date.now() + outageSeconds * 1000 };
   else if (Object.keys(outage).length > 0)
     throw new Error('--outage-status and --retry-after need --outage-seconds');
   return options;
 }
 
-async function main(): Promise<void> {
+serveUntilSignalled('fake-model', async () => {
   const { provider, ...options } = parseArgs(process.argv.slice(2));
   // The key is checked only when given (the process's callers pass it as they configure the model).
   const fake = await startProviderFake(provider, { api_key: undefined, ...options });
-  process.stdout.write(`${JSON.stringify({ url: fake.model().base_url })}\n`);
-  const stop = (): void => {
-    fake.server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-main().catch((err: unknown) => {
-  process.stderr.write(`fake-model: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(2);
+  return { line: { url: fake.model().base_url }, close: () => fake.server.close() };
 });
