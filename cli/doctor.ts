@@ -31,6 +31,9 @@ import { taskQueueLiveness } from '../client/worker-liveness';
 import { workerCommandLine } from './worker-presence';
 import { modelsCheck, PROVIDER_PACKAGES } from './doctor-models';
 
+/** The package a remote subagent provider's client needs (activities/remote/). */
+const REMOTE_PROVIDER_PACKAGES = { a2a: '@a2a-js/sdk', acp: '@agentclientprotocol/sdk' } as const;
+
 /** `missing`: something a run needs is not there (exit 1); `note`: worth knowing, nothing to fix. */
 export type CheckStatus = 'ok' | 'note' | 'missing';
 
@@ -392,6 +395,12 @@ export function packagesCheck(
     uses.push(['a graph agent', ['@langchain/core', '@langchain/langgraph']]);
   }
   if (Object.keys(settings.mcp_servers).length > 0) uses.push(['mcp_servers', ['@modelcontextprotocol/sdk']]);
+  const remoteTypes = new Set(Object.values(settings.subagent_providers).map((provider) => provider.type));
+  for (const [type, pkg] of Object.entries(REMOTE_PROVIDER_PACKAGES)) {
+    if (remoteTypes.has(type as keyof typeof REMOTE_PROVIDER_PACKAGES)) {
+      uses.push([`subagent_providers of type ${type}`, [pkg]]);
+    }
+  }
   if (settings.tracing.enabled) {
     const tracing = OPTIONAL_PACKAGES.filter(
       (pkg) => pkg.startsWith('@opentelemetry/') || pkg.includes('opentelemetry'),
@@ -419,7 +428,7 @@ export function packagesCheck(
     name,
     status: 'ok',
     lines: [
-      uses.length > 0 ? `the config's ${uses.map(([feature]) => feature).join(', ')}: installed` : summary,
+      uses.length > 0 ? `installed for this config: ${uses.map(([feature]) => feature).join('; ')}` : summary,
       ...(uses.length > 0 ? [summary] : []),
     ],
   };

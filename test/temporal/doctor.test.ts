@@ -87,7 +87,7 @@ it('--json: a model without its key and a server that does not answer, each with
   // The openai model's packages are there (a full install): nothing to add.
   expect(byName.Packages).toMatchObject({
     status: 'ok',
-    lines: ["the config's the openai model provider: installed", 'every optional package is installed'],
+    lines: ['installed for this config: the openai model provider', 'every optional package is installed'],
   });
   const noKey =
     'no API key for model gpt: environment variable OPENAI_API_KEY is not set (set it, or set base_url for an ' +

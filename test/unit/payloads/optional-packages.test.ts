@@ -102,7 +102,7 @@ describe('the Packages check of doctor', () => {
     expect(packagesCheck(context(config))).toEqual({
       name: 'Packages',
       status: 'ok',
-      lines: ["the config's payloads.store: s3: installed", 'every optional package is installed'],
+      lines: ['installed for this config: payloads.store: s3', 'every optional package is installed'],
     });
   });
 });
