@@ -136,9 +136,9 @@ describe('bad input', () => {
     ],
     [
       'an unknown provider',
-      ['run', '--provider', 'gemini', 'x'],
+      ['run', '--provider', 'gpt', 'x'],
       2,
-      /^subagents: --provider: "gemini" is not an accepted value \(scripted, openai\)$/,
+      /^subagents: --provider: "gpt" is not an accepted value \(scripted, openai, anthropic, google, bedrock, azure_openai, ollama\)$/,
     ],
     ['a run without a prompt', ['run'], 2, /^subagents: run: give the prompt as one argument/],
     ['an unknown flag', ['run', '--turbo', 'x'], 2, /^subagents: Unknown option '--turbo'/],
