@@ -36,7 +36,7 @@ interface OutcomeRun {
 
 /** A lead whose three delegations end completed, capped (token budget) and failed (a provider's 400). */
 async function runThreeOutcomes(): Promise<OutcomeRun> {
-  const input = threeOutcomesInput('outcome', { okDelayMs: 1500 });
+  const input = threeOutcomesInput('outcome', { okDelayMs: 3000 });
   const client = testClient();
   const taskQueue = uniqueTaskQueue('outcome');
   const runId = `${taskQueue}-lead`;
@@ -55,7 +55,8 @@ async function runThreeOutcomes(): Promise<OutcomeRun> {
         .query<temporal.api.sdk.v1.IWorkflowMetadata>('__temporal_workflow_metadata')
         .catch(() => undefined);
       details = metadata?.currentDetails ?? '';
-      return details.includes('Last tool call');
+      // Its last tool call is shown from the moment it starts: wait for the wait after it, not the call.
+      return details.includes('Now: waiting for scripted (turn 2)');
     });
     return handle.result();
   });
