@@ -17,8 +17,10 @@ import {
   type AdmissionDelivery,
   type AdmissionPool,
   type AdmissionSettings,
+  type LeaseGrant,
   type SlotRequest,
 } from '../contracts/admission';
+import type { SlotLeases } from './admission-lease';
 
 /** Owners described at once by a sweep. */
 const SWEEP_CONCURRENCY = 8;
@@ -131,8 +133,11 @@ export async function declareAdmission(client: Client, declaration: AdmissionDec
   });
 }
 
-/** The admission activities of a worker whose `subagent_runtime` and `lead_runtime` are `settings`. */
-export function createAdmissionActivities(settings: PoolSettings, identity: string) {
+/**
+ * The admission activities of a worker whose `subagent_runtime` and `lead_runtime` are `settings`; `leases`, its
+ * leases of spare slots (activities/admission-lease.ts), when it holds any.
+ */
+export function createAdmissionActivities(settings: PoolSettings, identity: string, leases?: SlotLeases) {
   return {
     /**
      * The admission workflow's answers, many in one activity: the slots whose owners have closed. It beats after
@@ -156,26 +161,35 @@ export function createAdmissionActivities(settings: PoolSettings, identity: stri
       return closedWorkflows(Context.current().client, owners);
     },
     /**
-     * A subagent's request for a slot (a local activity: sent from within the subagent's workflow task, it
-     * costs the subagent no task of its own; the answer comes by signal). When the task queue has no admission
-     * workflow (terminated by hand, a reset server), it is started again with this worker's settings first.
+     * A subagent's (or a lead's) request for a slot: a local activity, run within the asker's workflow task.
+     * With `lease`, a spare slot this worker holds is granted here and returned (no signal, no answer, no task
+     * of its own). Otherwise the request is signalled and the answer comes by signal (it costs the asker no task
+     * of its own either). When the task queue has no admission workflow (terminated by hand, a reset server),
+     * it is started again with this worker's settings first.
      */
-    async acquireSlot(request: SlotRequest): Promise<void> {
+    async acquireSlot(request: SlotRequest, options?: { lease?: boolean }): Promise<LeaseGrant | undefined> {
+      const pool = request.pool ?? 'subagents';
+      if (options?.lease && request.again === undefined) {
+        const token = await leases?.get(pool)?.take(request);
+        if (token !== undefined) return { outcome: 'granted', lease: token };
+      }
       const context = Context.current();
       const { taskQueue } = context.info;
-      const pool = request.pool ?? 'subagents';
       const handle = context.client.workflow.getHandle(admissionWorkflowId(taskQueue, pool));
       try {
         await handle.signal(acquireSlotSignal, request);
-        return;
+        return undefined;
       } catch (err) {
         if (!(err instanceof WorkflowNotFoundError)) throw err;
       }
       await declareAdmission(context.client, { taskQueue, pool, settings: settings[pool], identity });
       await handle.signal(acquireSlotSignal, request);
+      return undefined;
     },
     /** Gives a slot back, or withdraws a queued request (a signal: the owner does not wait on it). */
     async releaseSlot(slot: string, pool: AdmissionPool = 'subagents'): Promise<void> {
+      // A lease's grant not yet reported is undone in this worker: the admission workflow never heard of it.
+      if (await leases?.get(pool)?.release(slot)) return;
       const context = Context.current();
       await context.client.workflow
         .getHandle(admissionWorkflowId(context.info.taskQueue, pool))

@@ -7,6 +7,7 @@ import type { PayloadKeyring } from '../payloads/encryption-codec';
 import type { BlobStore } from '../payloads/store';
 import { createAcceptanceActivities } from './acceptance';
 import { createAdmissionActivities, type PoolSettings } from './admission';
+import type { SlotLeases } from './admission-lease';
 import { createBatchToolActivities } from './batch-tools';
 import { readCancelledResult } from './cancelled-results';
 import { createGraphActivities } from './graph';
@@ -25,8 +26,11 @@ export interface ProjectActivityDeps {
   store: BlobStore;
   /** The worker's MCP servers; none when its config lists none. */
   mcpCatalog?: McpCatalog;
-  /** The admission settings this worker declares, per pool, and the identity it declares them under. */
-  admission: { settings: PoolSettings; identity: string };
+  /**
+   * The admission settings this worker declares, per pool, the identity it declares them under, and its leases
+   * of spare slots (none: every request goes to the admission workflow).
+   */
+  admission: { settings: PoolSettings; identity: string; leases?: SlotLeases };
   /** The transcripts over `store` (default: a new one; a test keeps its own to clear what it remembers). */
   transcripts?: Transcripts;
   /**
@@ -56,7 +60,7 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
     ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
     ...createGraphActivities({ store: deps.store, providers }),
     readCancelledResult,
-    ...createAdmissionActivities(deps.admission.settings, deps.admission.identity),
+    ...createAdmissionActivities(deps.admission.settings, deps.admission.identity, deps.admission.leases),
     ...createAcceptanceActivities(),
     ...createBatchToolActivities(),
     ...createSkillActivities(),

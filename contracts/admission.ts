@@ -7,7 +7,7 @@
  * Declared once here for the admission workflow, the subagents and the clients that read its state (no Node
  * APIs: the workflow bundle imports this file).
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 
 export const ADMISSION_POLICIES = ['queue', 'reject'] as const;
 export type AdmissionPolicy = (typeof ADMISSION_POLICIES)[number];
@@ -149,6 +149,65 @@ export interface WorkerDeclaration {
 }
 export const declareWorkerSignal = defineSignal<[WorkerDeclaration]>('admission_declare_worker');
 
+/**
+ * Leases: a worker holds a few spare slots of a large pool (`max_running` ≥ LEASE_MIN_RUNNING, no start rate) and
+ * grants them in its own process, inside the asking workflow's task: no signal, no answer, no task of the
+ * admission workflow on a delegation's path. The worker reports what it granted (and renews the lease) by one
+ * Update per batch; the reply says which spare slots it may still grant. Spare slots count against
+ * `max_running`; while any request waits in the queue, leases get none and give theirs back at their next report.
+ */
+export const LEASE_MIN_RUNNING = 32;
+
+/** A lease not renewed for this long is given up (its worker is gone): its spare slots are free again. */
+export const LEASE_TTL_MS = 30_000;
+
+/** A slot granted from a lease: what the asking workflow's local activity returns instead of a signal. */
+export interface LeaseGrant {
+  outcome: 'granted';
+  /** The lease's token it took. */
+  lease: string;
+}
+
+/** A worker's report to a pool's admission workflow (an Update): what it granted since, what it wants. */
+export interface LeaseReport {
+  /** The lease: one per worker and pool, unique (its identity and a random part). */
+  lease: string;
+  /** The worker's identity, for the state query. */
+  identity: string;
+  /** One more than the worker's previous report. */
+  seq: number;
+  /** The seq of the last reply the worker applied: spare slots it dropped since are free from now on. */
+  ack: number;
+  /** Spare slots granted since the last report, each to the request that took it. */
+  assigned: { token: string; request: SlotRequest }[];
+  /** Spare slots wanted (0: give back every one). */
+  want: number;
+}
+
+export interface LeaseReply {
+  /** The report's seq. */
+  seq: number;
+  /** Every spare slot the worker may grant now; any other it held is taken back. */
+  spare: string[];
+}
+
+/** A lease as the admission workflow keeps it (and carries over continue-as-new). */
+export interface LeaseHold {
+  lease: string;
+  identity: string;
+  /** Spare slots as the worker may still see them, those being taken back included. */
+  tokens: string[];
+  /** Taken back by the reply to report `seq`: free once the worker acknowledges that reply. */
+  revoking: { token: string; seq: number }[];
+  /** ISO 8601: the last report. */
+  renewed_at: string;
+  /** Tokens made for this lease so far (their ids count up). */
+  made: number;
+}
+
+/** Worker → admission workflow: report and renew a lease; answered with its spare slots. */
+export const leaseReportUpdate = defineUpdate<LeaseReply, [LeaseReport]>('admission_lease');
+
 export interface SlotHolder {
   slot: string;
   owner: string;
@@ -183,6 +242,8 @@ export interface AdmissionState {
   counters: AdmissionCounters;
   /** The latest declaration of each worker (most recent last), the newest being the settings in force. */
   workers: WorkerDeclaration[];
+  /** Spare slots leased to workers (they count against `max_running`). */
+  leases?: LeaseHold[];
 }
 
 export const admissionStateQuery = defineQuery<AdmissionState>('admission_state');

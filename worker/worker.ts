@@ -12,6 +12,7 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { createProjectActivities } from '../activities';
+import { SlotLeases } from '../activities/admission-lease';
 import type { MachineProbes } from '../activities/tools';
 import type { McpCatalog } from '../activities/mcp';
 import type { RemoteActivityDeps } from '../activities/remote';
@@ -82,6 +83,11 @@ export interface ProjectWorkerOptions {
   runAdmission?: AdmissionSettings;
   /** Where admission warnings go (another live worker declared different settings); default stderr. */
   say?: (line: string) => void;
+  /**
+   * false: this worker leases no spare slots of its pools, every request goes to the admission workflow by
+   * signal (a test of that path; the default leases those of pools that can, activities/admission-lease.ts).
+   */
+  leases?: false;
   /**
    * OpenTelemetry tracing (`startTracing`): its interceptors and sink, and a bundle with its workflow interceptor
    * module (bundled here: a prebuilt bundle has none, so it is not used).
@@ -223,7 +229,7 @@ export function workerTuning(settings: WorkerSettings = {}): Partial<WorkerOptio
     : { maxCachedWorkflows: settings.max_cached_workflows };
 }
 
-const admissions = new WeakMap<Worker, WorkerAdmission[]>();
+const admissions = new WeakMap<Worker, { pools: WorkerAdmission[]; leases?: SlotLeases }>();
 
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   // While the worker starts: a run's first model call then costs what the later ones do (never fails).
@@ -250,6 +256,19 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   // Declared while the worker is made: the admission workflows exist before the first run asks for a slot.
   const declared = Promise.all(pools.map(declareWorkerAdmission));
   declared.catch(() => undefined);
+  // Spare slots of the large pools, granted in this process (activities/admission-lease.ts): asked for once
+  // the admission workflows exist, so the first runs find some.
+  const leases =
+    options.leases === false
+      ? undefined
+      : new SlotLeases({
+          client,
+          taskQueue,
+          identity,
+          settings,
+          warn: options.say ?? ((line) => process.stderr.write(`${line}\n`)),
+        });
+  void declared.then(() => leases?.prefetch()).catch(() => undefined);
   // One reading of the event loop per worker (worker/load-guard.ts), stopped once the worker has stopped.
   const loop = new EventLoopDelay();
   const guarded = options.tuning?.tuner === undefined;
@@ -261,7 +280,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     workflowBundle: await projectWorkflowBundle(options),
     activities: createProjectActivities({
       store: activityPayloadStore(options.payloads),
-      admission: { settings, identity },
+      admission: { settings, identity, ...(leases && { leases }) },
       ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
       ...(options.transcripts && { transcripts: options.transcripts }),
       ...(options.probes && { probes: options.probes }),
@@ -280,9 +299,13 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     throw err;
   });
   if (!guarded) loop.stop();
-  else void untilState(worker, ENDED_STATES, 1000).then(() => loop.stop());
+  // Once the worker has stopped: no more lease reports, and the load guard's reading ends.
+  void untilState(worker, ENDED_STATES, 1000).then(() => {
+    leases?.stop();
+    loop.stop();
+  });
   await declared;
-  admissions.set(worker, pools);
+  admissions.set(worker, { pools, leases });
   // Once it runs, the worker says whether a live worker declared other settings (never fails, never waits).
   const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   void whenRunning(worker)
@@ -316,7 +339,9 @@ async function whenRunning(worker: Worker): Promise<boolean> {
 
 /** After a clean shutdown: the worker's admission settings no longer speak for a live worker. */
 export async function withdrawAdmission(worker: Worker): Promise<void> {
-  await Promise.all((admissions.get(worker) ?? []).map(withdrawWorkerAdmission));
+  const admission = admissions.get(worker);
+  await admission?.leases?.close();
+  await Promise.all((admission?.pools ?? []).map(withdrawWorkerAdmission));
 }
 
 /** A worker that fails while its process still has work is replaced this many times at most. */

@@ -3,8 +3,8 @@
  * lead run's, from its own pool) waits here for its execution slot (`admit`); a batch asks for its items' slots
  * itself (`acquireSlot`, the answers by signal to its own handler); every owner gives a slot back with
  * `releaseSlot`, and a parent whose child closed without running its own code with `releaseForClosedChild`.
- * A request is a signal sent by a local activity (within the workflow's task, so it costs no task of its own);
- * the answer comes by signal. A queued request waits as workflow state (no worker slot, no thread) and tells the
+ * A request is a local activity, within the workflow's task: granted there from the worker's lease of spare slots
+ * when it holds one (activities/admission-lease.ts), else sent by signal, the answer coming by signal. A queued request waits as workflow state (no worker slot, no thread) and tells the
  * parent, if any, it is queued, then admitted.
  */
 import { recordAdmissionWait } from './metrics';
@@ -52,8 +52,8 @@ const { acquireSlot: acquireSlotActivity, releaseSlot: releaseSlotActivity } =
  * Sends a slot request (again, with `again`: idempotent) and returns once it is sent; the answer comes by
  * `admissionAnswerSignal` to the owner's handler. For an owner that follows many requests itself (a batch).
  */
-export function acquireSlot(request: SlotRequest): Promise<void> {
-  return acquireSlotActivity(request);
+export async function acquireSlot(request: SlotRequest): Promise<void> {
+  await acquireSlotActivity(request);
 }
 
 /** `queued`: the request had to wait for its slot. */
@@ -96,20 +96,29 @@ export async function admit(
     if (superseded && patched(FINAL_ANSWER_PATCH)) return;
     heard = answer;
   });
-  const ask = async (again = false): Promise<string | undefined> => {
+  /** Sent: undefined, or the grant of a slot this worker leases; unavailable: why. */
+  const ask = async (again = false): Promise<{ granted?: true } | { unavailable: string }> => {
     try {
-      await acquireSlot(again ? { ...request, again: true } : request);
-      return undefined;
+      // A first request may be granted at once from this worker's lease; asked again, it goes by signal.
+      const grant = again
+        ? await acquireSlotActivity({ ...request, again: true })
+        : await acquireSlotActivity(request, { lease: true });
+      return grant?.outcome === 'granted' ? { granted: true } : {};
     } catch (err) {
       if (isCancelled()) throw err;
       const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err);
-      return `Subagent admission is unavailable: ${cause}`;
+      return { unavailable: `Subagent admission is unavailable: ${cause}` };
     }
   };
   const askedAt = Date.now();
+  const pool = request.pool ?? 'subagents';
   try {
-    const unavailable = await ask();
-    if (unavailable !== undefined) return { admitted: false, error: unavailable };
+    const first = await ask();
+    if ('unavailable' in first) return { admitted: false, error: first.unavailable };
+    if (first.granted) {
+      recordAdmissionWait(pool, 'granted', Date.now() - askedAt);
+      return { admitted: true, queued: false };
+    }
     let queued = false;
     for (;;) {
       // The answer comes by signal: at once (granted, queued, refused), and again for a queued request.
@@ -121,8 +130,8 @@ export async function admit(
       );
       if (!answered) {
         // Nothing for a minute: ask again (idempotent), in case the admission workflow was reset meanwhile.
-        const failed = await ask(true);
-        if (failed !== undefined) return { admitted: false, error: failed };
+        const again = await ask(true);
+        if ('unavailable' in again) return { admitted: false, error: again.unavailable };
         continue;
       }
       const answer = heard!;
@@ -135,7 +144,6 @@ export async function admit(
         continue;
       }
       onQueued?.(undefined);
-      const pool = request.pool ?? 'subagents';
       if (answer.outcome === 'refused') {
         recordAdmissionWait(pool, 'refused', Date.now() - askedAt);
         return { admitted: false, error: answer.error };

@@ -35,6 +35,8 @@ import {
   admissionStateQuery,
   capacityFullText,
   declareWorkerSignal,
+  LEASE_TTL_MS,
+  leaseReportUpdate,
   queueTimeoutText,
   releaseSlotSignal,
   sameAdmissionSettings,
@@ -44,6 +46,9 @@ import {
   type AdmissionPool,
   type AdmissionSettings,
   type AdmissionState,
+  type LeaseHold,
+  type LeaseReply,
+  type LeaseReport,
   type QueuedRequest,
   type SlotHolder,
   type SlotRequest,
@@ -120,6 +125,8 @@ export interface AdmissionCarry {
   counters: AdmissionCounters;
   workers: WorkerDeclaration[];
   last_grant_ms?: number;
+  /** Spare slots leased to workers. */
+  leases?: LeaseHold[];
   /** Answers decided but not yet sent by the previous execution, sent by this one first. */
   answers?: AdmissionDelivery[];
 }
@@ -162,6 +169,7 @@ export class Slots {
   counters: AdmissionCounters;
   workers: WorkerDeclaration[];
   lastGrantMs?: number;
+  leases: LeaseHold[];
   readonly pool: AdmissionPool;
 
   constructor(
@@ -177,6 +185,7 @@ export class Slots {
     this.counters = carry?.counters ?? { ...ZERO_COUNTERS };
     this.workers = carry?.workers ?? [];
     this.lastGrantMs = carry?.last_grant_ms;
+    this.leases = carry?.leases ?? [];
   }
 
   carry(): AdmissionCarry {
@@ -187,6 +196,7 @@ export class Slots {
       counters: this.counters,
       workers: this.workers,
       ...(this.lastGrantMs !== undefined && { last_grant_ms: this.lastGrantMs }),
+      ...(this.leases.length > 0 && { leases: this.leases }),
     };
   }
 
@@ -197,6 +207,7 @@ export class Slots {
       queued: this.queued,
       counters: this.counters,
       workers: this.workers,
+      ...(this.leases.length > 0 && { leases: this.leases }),
     };
   }
 
@@ -208,8 +219,13 @@ export class Slots {
     return next > now ? next : undefined;
   }
 
+  /** Slots taken: granted, and spare in leases (those being taken back included). */
+  private taken(): number {
+    return this.running.length + this.leases.reduce((sum, hold) => sum + hold.tokens.length, 0);
+  }
+
   private hasFreeSlot(): boolean {
-    return this.running.length < this.settings.max_running;
+    return this.taken() < this.settings.max_running;
   }
 
   /**
@@ -303,6 +319,81 @@ export class Slots {
     }
   }
 
+  /**
+   * A worker's lease report: the slots it granted become held like any other (a slot already held, or a token
+   * no longer its lease's, takes nothing twice); spare slots it dropped after an earlier reply are free; queued
+   * requests are served first; then, while none waits (and no start rate paces grants), the lease is topped up
+   * towards what it wants. The reply lists the spare slots it may grant: while requests wait, none.
+   */
+  report(report: LeaseReport, now: number): LeaseReply {
+    let hold = this.leases.find((lease) => lease.lease === report.lease);
+    if (!hold) {
+      hold = {
+        lease: report.lease,
+        identity: report.identity,
+        tokens: [],
+        revoking: [],
+        renewed_at: '',
+        made: 0,
+      };
+      this.leases.push(hold);
+    }
+    hold.renewed_at = new Date(now).toISOString();
+    for (const { token, request } of report.assigned) {
+      hold.tokens = hold.tokens.filter((held) => held !== token);
+      hold.revoking = hold.revoking.filter((taking) => taking.token !== token);
+      if (this.running.some((holder) => holder.slot === request.slot)) continue;
+      this.dequeue(request.slot);
+      this.take(request, now);
+    }
+    // Taken back by a reply the worker has since applied: it grants them no more.
+    const done = new Set(
+      hold.revoking.filter((taking) => taking.seq <= report.ack).map((taking) => taking.token),
+    );
+    hold.revoking = hold.revoking.filter((taking) => !done.has(taking.token));
+    hold.tokens = hold.tokens.filter((token) => !done.has(token));
+    this.grantWhatFits(now);
+    const revoking = new Set(hold.revoking.map((taking) => taking.token));
+    const spare = hold.tokens.filter((token) => !revoking.has(token));
+    const lend =
+      this.queued.length === 0 &&
+      this.settings.admission_policy === 'queue' &&
+      this.settings.max_starts_per_second === undefined;
+    if (!lend || report.want < spare.length) {
+      // Taken back: counted until the worker acknowledges this reply (its next report).
+      const kept = lend ? report.want : 0;
+      for (const token of spare.slice(kept)) hold.revoking.push({ token, seq: report.seq });
+      spare.splice(kept);
+    } else {
+      const lent = Math.min(report.want - spare.length, this.settings.max_running - this.taken());
+      for (let i = 0; i < lent; i += 1) {
+        hold.made += 1;
+        const token = `${report.lease}#${hold.made}`;
+        hold.tokens.push(token);
+        spare.push(token);
+      }
+    }
+    if (hold.tokens.length === 0 && report.want === 0) {
+      this.leases = this.leases.filter((lease) => lease !== hold);
+    }
+    return { seq: report.seq, spare };
+  }
+
+  /** Leases not renewed within LEASE_TTL_MS: their workers are gone, their spare slots free again. */
+  expireLeases(now: number): void {
+    const live = this.leases.filter((hold) => now - Date.parse(hold.renewed_at) < LEASE_TTL_MS);
+    if (live.length === this.leases.length) return;
+    for (const hold of this.leases.filter((lease) => !live.includes(lease))) {
+      log.warn('admission lease given up: its worker stopped reporting', {
+        lease: hold.lease,
+        identity: hold.identity,
+        spare: hold.tokens.length,
+      });
+    }
+    this.leases = live;
+    this.grantWhatFits(now);
+  }
+
   declare(declaration: WorkerDeclaration, now: number): void {
     if (!declaration.left) this.adopt(declaration);
     this.workers = [
@@ -376,6 +467,9 @@ export class Slots {
     );
     const paced = this.pacedUntil(now);
     if (paced !== undefined && this.queued.length > 0 && this.hasFreeSlot()) deadlines.push(paced);
+    for (const hold of this.leases) {
+      if (hold.tokens.length > 0) deadlines.push(Date.parse(hold.renewed_at) + LEASE_TTL_MS);
+    }
     return deadlines.length === 0 ? undefined : Math.min(...deadlines);
   }
 
@@ -480,10 +574,16 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     slots.declare(declaration, Date.now());
     changed();
   });
+  setHandler(leaseReportUpdate, (report) => {
+    const reply = slots.report(report, Date.now());
+    changed();
+    return reply;
+  });
 
   for (;;) {
     const now = Date.now();
     slots.expire(now);
+    slots.expireLeases(now);
     slots.grantWhatFits(now);
     // Each delivery is a round trip through the task queue, and under steady traffic answers wait at every
     // turn: the next execution sends them (the carry's `answers`), or this one would never continue as new.

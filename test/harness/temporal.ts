@@ -115,7 +115,7 @@ export async function withProjectWorker<T>(
     server?: { address: string; namespace: string };
     /** Worker options over the project's (e.g. a small workflow cache). */
     tuning?: ProjectWorkerOptions['tuning'];
-  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts' | 'remote'> = {},
+  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts' | 'remote' | 'leases'> = {},
 ): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: worker.server?.address ?? testAddress() });
@@ -132,6 +132,7 @@ export async function withProjectWorker<T>(
       ...(worker.mcpCatalog && { mcpCatalog: worker.mcpCatalog }),
       ...(worker.transcripts && { transcripts: worker.transcripts }),
       ...(worker.remote && { remote: worker.remote }),
+      ...(worker.leases === false && { leases: false }),
     });
     return await projectWorker.runUntil(body());
   } finally {

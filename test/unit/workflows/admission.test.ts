@@ -1,9 +1,11 @@
 import { log } from '@temporalio/workflow';
 import {
   capacityFullText,
+  LEASE_TTL_MS,
   queueTimeoutText,
   type AdmissionAnswer,
   type AdmissionSettings,
+  type LeaseReport,
   type SlotRequest,
   type WorkerDeclaration,
 } from '../../../contracts/admission';
@@ -567,5 +569,116 @@ describe('Slots: continue-as-new', () => {
       counters: { granted: 0, queued: 0, rejected: 0, timed_out: 0, released: 0, reclaimed: 0 },
       workers: [],
     });
+  });
+});
+
+describe('Slots: leases of spare slots', () => {
+  const report = (fields: Partial<LeaseReport> & { seq: number }): LeaseReport => ({
+    lease: 'w1/subagents/abc',
+    identity: 'w1',
+    ack: fields.seq - 1,
+    assigned: [],
+    want: 4,
+    ...fields,
+  });
+
+  it('lends spare slots that count against max_running, and turns a reported grant into a held slot', () => {
+    const { slots, heard } = semaphore({ max_running: 5 });
+    const first = slots.report(report({ seq: 1 }), T0);
+    expect(first.spare).toHaveLength(4);
+    // One slot is left: a request by signal gets it, the next one waits.
+    slots.acquire(req('a'), T0);
+    slots.acquire(req('b'), T0);
+    expect(heard().map(({ answer }) => answer.outcome)).toEqual(['granted', 'queued']);
+    // The worker granted one of its spare slots to `c`: it is held like any other.
+    const second = slots.report(
+      report({ seq: 2, assigned: [{ token: first.spare[0], request: req('c') }] }),
+      T0,
+    );
+    expect(runningSlots(slots)).toEqual(['a', 'c']);
+    // A request waits: the lease lends nothing and takes back its spare slots, free once acknowledged.
+    expect(second.spare).toEqual([]);
+    expect(queuedSlots(slots)).toEqual(['b']);
+    slots.report(report({ seq: 3, ack: 2 }), T0);
+    expect(granted(heard())).toEqual(['b']);
+    expect(runningSlots(slots)).toEqual(['a', 'c', 'b']);
+  });
+
+  it('keeps a slot taken back until the worker acknowledges the reply, and honours grants made meanwhile', () => {
+    const { slots, heard } = semaphore({ max_running: 4 });
+    const lent = slots.report(report({ seq: 1, want: 3 }), T0).spare;
+    slots.acquire(req('a'), T0);
+    slots.acquire(req('b'), T0);
+    expect(heard().map(({ answer }) => answer.outcome)).toEqual(['granted', 'queued']);
+    // The reply to report 2 takes the spare back; the worker had not applied it and granted one meanwhile
+    // (reported with ack 1): only the two left are freed, at the report that acknowledges reply 2.
+    expect(slots.report(report({ seq: 2, ack: 1 }), T0).spare).toEqual([]);
+    expect(granted(heard())).toEqual([]);
+    slots.report(report({ seq: 3, ack: 1, assigned: [{ token: lent[0], request: req('c') }] }), T0);
+    expect(granted(heard())).toEqual([]);
+    expect(runningSlots(slots)).toEqual(['a', 'c']);
+    // Freed, they go to the queue first; the one slot left is lent again, as a new token.
+    const last = slots.report(report({ seq: 4, ack: 3 }), T0).spare;
+    expect(granted(heard())).toEqual(['b']);
+    expect(last).toHaveLength(1);
+    expect(lent).not.toContain(last[0]);
+    expect(slots.leases[0].tokens).toEqual(last);
+  });
+
+  it('takes nothing twice: a slot granted twice (a retried task) holds one slot, the second token freed', () => {
+    const { slots } = semaphore({ max_running: 8 });
+    const [t1, t2] = slots.report(report({ seq: 1 }), T0).spare;
+    const reply = slots.report(
+      report({
+        seq: 2,
+        assigned: [
+          { token: t1, request: req('a') },
+          { token: t2, request: req('a') },
+        ],
+      }),
+      T0,
+    );
+    expect(runningSlots(slots)).toEqual(['a']);
+    // Topped up again to what it wants, within max_running: 1 held + 4 spare.
+    expect(reply.spare).toHaveLength(4);
+    expect(slots.state().leases?.[0].tokens).toHaveLength(4);
+  });
+
+  it('gives the spare slots of a lease not renewed within its TTL to the queue', () => {
+    // `log` only works inside a workflow; Slots logs a lease it gives up.
+    const warn = jest.spyOn(log, 'warn').mockImplementation(() => undefined);
+    const { slots, heard } = semaphore({ max_running: 3 });
+    slots.report(report({ seq: 1, want: 3 }), T0);
+    slots.acquire(req('a'), T0);
+    expect(heard().map(({ answer }) => answer.outcome)).toEqual(['queued']);
+    expect(slots.nextDeadline(T0)).toBe(T0 + LEASE_TTL_MS);
+    slots.expireLeases(T0 + LEASE_TTL_MS - 1);
+    expect(granted(heard())).toEqual([]);
+    slots.expireLeases(T0 + LEASE_TTL_MS);
+    expect(granted(heard())).toEqual(['a']);
+    expect(slots.leases).toEqual([]);
+    expect(warn).toHaveBeenCalledTimes(1);
+    warn.mockRestore();
+  });
+
+  it('lends nothing under the reject policy or a start rate, and forgets a lease that wants none', () => {
+    for (const settings of [{ admission_policy: 'reject' as const }, { max_starts_per_second: 5 }]) {
+      const { slots } = semaphore({ max_running: 8, ...settings });
+      expect(slots.report(report({ seq: 1 }), T0).spare).toEqual([]);
+    }
+    const { slots } = semaphore({ max_running: 8 });
+    slots.report(report({ seq: 1 }), T0);
+    slots.report(report({ seq: 2, want: 0 }), T0);
+    slots.report(report({ seq: 3, want: 0 }), T0);
+    expect(slots.leases).toEqual([]);
+  });
+
+  it('carries its leases over continue-as-new', () => {
+    const { slots } = semaphore({ max_running: 8 });
+    const spare = slots.report(report({ seq: 1 }), T0).spare;
+    const next = semaphore({ max_running: 8 }, slots.carry());
+    next.slots.report(report({ seq: 2, assigned: [{ token: spare[0], request: req('a') }] }), T0);
+    expect(runningSlots(next.slots)).toEqual(['a']);
+    expect(next.slots.leases[0].tokens).toHaveLength(4);
   });
 });
