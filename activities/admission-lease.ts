@@ -150,7 +150,8 @@ export class PoolLease {
   /**
    * Before a slot is given back by signal: a grant not yet reported is undone here (the admission workflow never
    * heard of it: its token is spare again, true is returned, no signal is needed); one whose report is in flight
-   * waits for it, so that the release never reaches the admission workflow before the grant.
+   * waits for it (LEASE_WAIT_MS at most), so that the release does not reach the admission workflow before the
+   * grant.
    */
   async release(slot: string): Promise<boolean> {
     const index = this.pending.findIndex((taken) => taken.request.slot === slot);
@@ -159,10 +160,12 @@ export class PoolLease {
       this.spare.push(taken.token);
       return true;
     }
-    if (this.inFlight && this.sent.some((taken) => taken.request.slot === slot)) {
-      await this.inFlight;
+    const inFlight = this.inFlight;
+    if (inFlight && this.sent.some((taken) => taken.request.slot === slot)) {
+      // Bounded: with the admission workflow unreachable the signal goes anyway (its sweep is the backstop).
+      const settled = await Promise.race([inFlight.then(() => true), sleep(LEASE_WAIT_MS).then(() => false)]);
       // Not reported after all (the report failed): undone here, as above.
-      return this.release(slot);
+      if (settled) return this.release(slot);
     }
     return false;
   }

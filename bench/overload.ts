@@ -115,6 +115,8 @@ export interface AdmissionFigures {
   markers: number;
   /** Deliveries of many answers each (`sendAdmissionAnswers` activities). */
   deliveries: number;
+  /** Workers' lease reports (`admission_lease` Updates), each carrying the grants made from a lease since the last. */
+  lease_reports: number;
   workflow_tasks: number;
   workflow_tasks_timed_out: number;
   task_latency_p50_ms: number;
@@ -180,6 +182,7 @@ async function admissionFigures(
   let sent = 0;
   let markers = 0;
   let deliveries = 0;
+  let leaseReports = 0;
   let tasks = 0;
   let timedOut = 0;
   const latencies: number[] = [];
@@ -201,6 +204,9 @@ async function admissionFigures(
         case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
           if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'sendAdmissionAnswers')
             deliveries += 1;
+          break;
+        case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+          leaseReports += 1;
           break;
         case EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
           scheduledAt.set(Number(event.eventId), at);
@@ -226,6 +232,7 @@ async function admissionFigures(
     signals_sent: sent,
     markers,
     deliveries,
+    lease_reports: leaseReports,
     workflow_tasks: tasks,
     workflow_tasks_timed_out: timedOut,
     task_latency_p50_ms: round(percentile(latencies, 50), 0),
@@ -437,7 +444,7 @@ export function formatOverload(f: OverloadFigures): string {
     `  model calls ${f.model_calls} for ${f.model_calls_needed} needed (×${f.model_call_ratio}) · bash interrupted ${f.bash_interrupted} of ${f.bash_calls}`,
     `  slots held at most ${f.peak_slots_held} (max_running ${f.max_running})`,
     `  admission: ${a.executions} executions, ${a.events} events (${a.events_per_delegation} per delegation), ` +
-      `${a.signals_received} signals in, ${a.signals_sent} out, ${a.deliveries} deliveries, ${a.markers} local-activity markers, ${a.workflow_tasks} tasks (${a.workflow_tasks_timed_out} timed out), ` +
+      `${a.signals_received} signals in, ${a.signals_sent} out, ${a.deliveries} deliveries, ${a.lease_reports} lease reports, ${a.markers} local-activity markers, ${a.workflow_tasks} tasks (${a.workflow_tasks_timed_out} timed out), ` +
       `task latency p50 ${a.task_latency_p50_ms} ms, p95 ${a.task_latency_p95_ms} ms, max ${a.task_latency_max_ms} ms`,
   ].join('\n');
 }

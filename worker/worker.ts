@@ -299,7 +299,9 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     throw err;
   });
   if (!guarded) loop.stop();
-  // Once the worker has stopped: no more lease reports, and the load guard's reading ends.
+  // Once the worker shuts down: its leases' grants reported and their spare slots given back (while it still
+  // drains, so it may answer that report itself); once it has stopped, the load guard's reading ends.
+  if (leases) void untilState(worker, ['STOPPING', 'DRAINING', ...ENDED_STATES], 100).then(() => leases.close());
   void untilState(worker, ENDED_STATES, 1000).then(() => {
     leases?.stop();
     loop.stop();

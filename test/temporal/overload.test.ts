@@ -42,10 +42,11 @@ describe('on a busy host', () => {
     expect(figures.model_calls).toBeGreaterThanOrEqual(figures.model_calls_needed);
     expect(figures.model_calls).toBeLessThanOrEqual(Math.floor(figures.model_calls_needed * 1.05));
     expect(figures.peak_slots_held).toBeLessThanOrEqual(MAX_RUNNING);
-    // No outbound command per request: the answers went out many at a time, by activity (no local activity).
+    // No outbound command per request: the answers went out many at a time, by activity (no local activity),
+    // or none was needed (granted from a worker's lease, reported many at a time).
     expect(figures.admission.signals_sent).toBe(0);
     expect(figures.admission.markers).toBe(0);
-    expect(figures.admission.deliveries).toBeGreaterThan(0);
+    expect(figures.admission.deliveries + figures.admission.lease_reports).toBeGreaterThan(0);
     expect(figures.admission.deliveries).toBeLessThan(figures.admission.signals_received);
   }, 960_000);
 });
