@@ -301,7 +301,8 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   if (!guarded) loop.stop();
   // Once the worker shuts down: its leases' grants reported and their spare slots given back (while it still
   // drains, so it may answer that report itself); once it has stopped, the load guard's reading ends.
-  if (leases) void untilState(worker, ['STOPPING', 'DRAINING', ...ENDED_STATES], 100).then(() => leases.close());
+  if (leases)
+    void untilState(worker, ['STOPPING', 'DRAINING', ...ENDED_STATES], 100).then(() => leases.close());
   void untilState(worker, ENDED_STATES, 1000).then(() => {
     leases?.stop();
     loop.stop();
