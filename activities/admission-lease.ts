@@ -8,7 +8,8 @@
  * The lease is given up when the worker stops (a last report wanting none), when it stops reporting (the
  * admission workflow frees its spare slots after LEASE_TTL_MS; this worker stops granting them after half of
  * that since its last report went out), and while requests wait in the queue (the reply takes the spare slots
- * back). Slots are given back by signal, as any other: durable before the owner's task completes.
+ * back). A slot is given back through the next report too, awaited (so that it is given back before its owner's
+ * task completes, as a signal would be), or by signal when the report does not come within two seconds.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleepFor } from 'node:timers/promises';
@@ -90,6 +91,9 @@ export class PoolLease {
   private timer: NodeJS.Timeout | undefined;
   private again = false;
   private closed = false;
+  /** Slots given back through the next report, and those in the report in flight. */
+  private releasing: { slot: string; done: (given: boolean) => void }[] = [];
+  private releasingSent: { slot: string; done: (given: boolean) => void }[] = [];
   /** Requests waiting for a reply with spare slots, and their wake-ups. */
   private waiting = 0;
   private replied: (() => void)[] = [];
@@ -166,8 +170,13 @@ export class PoolLease {
       const settled = await Promise.race([inFlight.then(() => true), sleep(LEASE_WAIT_MS).then(() => false)]);
       // Not reported after all (the report failed): undone here, as above.
       if (settled) return this.release(slot);
+      return false;
     }
-    return false;
+    if (this.closed || this.seq === 0 || this.failures > 0) return false;
+    // Given back in the next report, many at once, and awaited: done when the admission workflow has it.
+    const given = new Promise<boolean>((done) => this.releasing.push({ slot, done }));
+    this.kick();
+    return Promise.race([given, sleep(2 * LEASE_WAIT_MS).then(() => false)]);
   }
 
   /** Stops without a last report (the worker has stopped: nothing may answer); the lease runs out. */
@@ -225,7 +234,7 @@ export class PoolLease {
     }
     if (this.closed) return;
     const delay = ok
-      ? this.again || this.pending.length > 0
+      ? this.again || this.pending.length > 0 || this.releasing.length > 0
         ? 0
         : this.spare.length > 0
           ? (this.options.renewMs ?? LEASE_RENEW_MS)
@@ -246,12 +255,15 @@ export class PoolLease {
     this.demand = 0;
     this.sent = this.pending;
     this.pending = [];
+    this.releasingSent = this.releasing;
+    this.releasing = [];
     const report: LeaseReport = {
       lease: this.id,
       identity,
       seq: this.seq + 1,
       ack: this.ack,
       assigned: this.sent,
+      ...(this.releasingSent.length > 0 && { released: this.releasingSent.map(({ slot }) => slot) }),
       want,
     };
     const sentAt = performance.now();
@@ -261,6 +273,7 @@ export class PoolLease {
         .executeUpdate(leaseReportUpdate, { args: [report] });
       this.seq = report.seq;
       this.sent = [];
+      for (const { done } of this.releasingSent.splice(0)) done(true);
       const before = new Set(this.spare);
       // Spare slots taken since this report went out are in `pending`, reported next.
       const granted = new Set(this.pending.map((taken) => taken.token));
@@ -276,6 +289,8 @@ export class PoolLease {
       // Not reported: granted again in the next report (a grant reported twice takes nothing twice).
       this.pending = [...this.sent, ...this.pending];
       this.sent = [];
+      // Not given back: their owners signal the release instead.
+      for (const { done } of this.releasingSent.splice(0)) done(false);
       throw err;
     }
   }

@@ -188,7 +188,8 @@ export function createAdmissionActivities(settings: PoolSettings, identity: stri
     },
     /** Gives a slot back, or withdraws a queued request (a signal: the owner does not wait on it). */
     async releaseSlot(slot: string, pool: AdmissionPool = 'subagents'): Promise<void> {
-      // A lease's grant not yet reported is undone in this worker: the admission workflow never heard of it.
+      // Through this worker's lease when it holds one: a grant not yet reported is undone here (the admission
+      // workflow never heard of it), any other slot is given back in the lease's next report, awaited.
       if (await leases?.get(pool)?.release(slot)) return;
       const context = Context.current();
       await context.client.workflow

@@ -180,6 +180,8 @@ export interface LeaseReport {
   ack: number;
   /** Spare slots granted since the last report, each to the request that took it. */
   assigned: { token: string; request: SlotRequest }[];
+  /** Slots given back through this worker (any slot: granted from a lease or by signal). */
+  released?: string[];
   /** Spare slots wanted (0: give back every one). */
   want: number;
 }

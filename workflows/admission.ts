@@ -321,7 +321,7 @@ export class Slots {
 
   /**
    * A worker's lease report: the slots it granted become held like any other (a slot already held, or a token
-   * no longer its lease's, takes nothing twice); spare slots it dropped after an earlier reply are free; queued
+   * no longer its lease's, takes nothing twice); the slots given back through it are released; spare slots it dropped after an earlier reply are free; queued
    * requests are served first; then, while none waits (and no start rate paces grants), the lease is topped up
    * towards what it wants. The reply lists the spare slots it may grant: while requests wait, none.
    */
@@ -346,6 +346,7 @@ export class Slots {
       this.dequeue(request.slot);
       this.take(request, now);
     }
+    for (const slot of report.released ?? []) this.release(slot, now);
     // Taken back by a reply the worker has since applied: it grants them no more.
     const done = new Set(
       hold.revoking.filter((taking) => taking.seq <= report.ack).map((taking) => taking.token),

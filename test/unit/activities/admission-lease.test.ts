@@ -1,7 +1,7 @@
 /**
  * A worker's lease of admission slots (activities/admission-lease.ts) against the admission workflow's own
  * decisions (`Slots`), its Update stood in for by a call: what it grants is reported and held, an unreported
- * grant given back is undone in the worker, a queue takes the spare slots back, an idle lease gives them back,
+ * grant given back is undone in the worker, a slot is given back in a report, a queue takes the spare slots back, an idle lease gives them back,
  * a failed report is sent again. test/temporal/admission-lease.test.ts runs it against the real server.
  */
 import type { Client } from '@temporalio/client';
@@ -87,8 +87,11 @@ describe('PoolLease', () => {
     expect(tokens.every((token) => token !== undefined)).toBe(true);
     await until('the grants reported', () => held(slots).length === 3);
     expect(held(slots)).toEqual(['a', 'b', 'c']);
-    // Reported: the slot goes back by signal, as any other.
-    expect(await lease.release('a')).toBe(false);
+    // Reported: given back in the next report, awaited; a slot granted by signal too.
+    slots.acquire(req('s'), Date.now());
+    expect(await Promise.all([lease.release('a'), lease.release('s')])).toEqual([true, true]);
+    expect(held(slots)).toEqual(['b', 'c']);
+    expect(slots.counters.released).toBe(2);
     lease.stop();
   });
 
