@@ -205,6 +205,9 @@ export const SCENARIOS: Record<string, Scenario> = {
   // The same run where the inputs say that each workflow asks for its slot (`asks_slot`): no patch check, so
   // no patch marker and no search attribute update in the lead or its children.
   'lead-slot-from-input': leadRunSlot,
+  // The same run with its slot granted from the worker's lease of the runs' pool (activities/admission-lease.ts):
+  // the lead's local activity returns the grant, no answer comes by signal.
+  'lead-leased': leadRunSlot,
   // A lead that starts a durable batch (`batch_task`, three inline items), waits for it with `batch_status`,
   // reads its answers and answers itself.
   'lead-batch': {
@@ -588,15 +591,21 @@ async function main(): Promise<void> {
       // The task queue's admission workflow, as every recorded delegation left it (it is still running).
       // `admission-workflow.json` is the recording from before answers were batched (one signal command each),
       // `admission-workflow-batched.json` from when they went out through a local activity.
-      const admission = admissionWorkflowId(taskQueue);
-      const file = 'admission-workflow-activity.json';
-      const { stdout: exported } = await promisify(execFile)(
-        cli,
-        ['workflow', 'show', '--workflow-id', admission, '--address', server.address, '--output', 'json'],
-        { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
-      );
-      writeFileSync(join(histories, file), scrub(exported, [[hostname(), 'recorder']]));
-      index[file] = admission;
+      // `admission-workflow-lease.json`: the runs' pool, which leases its slots to the worker (its lease reports
+      // are Updates). The subagents' pool is recorded again only with every scenario.
+      const admissions: [file: string, workflowId: string][] = [
+        ['admission-workflow-lease.json', admissionWorkflowId(taskQueue, 'runs')],
+      ];
+      if (!only) admissions.push(['admission-workflow-activity.json', admissionWorkflowId(taskQueue)]);
+      for (const [file, admission] of admissions) {
+        const { stdout: exported } = await promisify(execFile)(
+          cli,
+          ['workflow', 'show', '--workflow-id', admission, '--address', server.address, '--output', 'json'],
+          { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+        );
+        writeFileSync(join(histories, file), scrub(exported, [[hostname(), 'recorder']]));
+        index[file] = admission;
+      }
     });
     writeFileSync(join(histories, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
   } finally {
