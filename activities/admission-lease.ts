@@ -104,7 +104,7 @@ export class PoolLease {
 
   /** Spare slots this worker may grant now (for tests and the bench). */
   get spareSlots(): number {
-    return performance.now() < this.trustedUntil ? this.spare.length : 0;
+    return this.failures === 0 && performance.now() < this.trustedUntil ? this.spare.length : 0;
   }
 
   /** Asks for spare slots ahead of the first request (a worker that has just started). */
@@ -124,7 +124,8 @@ export class PoolLease {
     this.lastDemandAt = performance.now();
     this.demand += 1;
     let token = this.takeSpare(request);
-    if (token !== undefined || performance.now() < this.quietUntil) return token;
+    // No wait when the last reply lent none (requests queue) or the last report failed (retried after a pause).
+    if (token !== undefined || performance.now() < this.quietUntil || this.failures > 0) return token;
     const deadline = performance.now() + LEASE_WAIT_MS;
     this.waiting += 1;
     try {
@@ -133,7 +134,7 @@ export class PoolLease {
         const replied = new Promise<void>((resolve) => this.replied.push(resolve));
         await Promise.race([replied, sleep(deadline - performance.now())]);
         token = this.takeSpare(request);
-        if (performance.now() < this.quietUntil) break;
+        if (performance.now() < this.quietUntil || this.failures > 0) break;
       }
     } finally {
       this.waiting -= 1;
@@ -144,7 +145,9 @@ export class PoolLease {
   private takeSpare(request: SlotRequest): string | undefined {
     const again = this.pending.find((taken) => taken.request.slot === request.slot);
     if (again) return again.token;
-    const token = performance.now() < this.trustedUntil ? this.spare.pop() : undefined;
+    // Granted only while the reports go through: a grant nobody hears of is a slot outside the count.
+    const usable = this.failures === 0 && performance.now() < this.trustedUntil;
+    const token = usable ? this.spare.pop() : undefined;
     if (token === undefined) return undefined;
     this.pending.push({ token, request });
     this.kick();
@@ -209,6 +212,8 @@ export class PoolLease {
       this.again = true;
       return;
     }
+    // After a failed report the next waits for its pause (the timer set for it).
+    if (this.failures > 0 && this.timer !== undefined) return;
     clearTimeout(this.timer);
     this.timer = undefined;
     // After this turn of the event loop: the grants of one activation's local activities go in one report.
@@ -243,7 +248,10 @@ export class PoolLease {
     this.again = false;
     if (delay === 0) this.kick();
     else if (delay !== undefined) {
-      this.timer = setTimeout(() => this.kick(), delay);
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.kick();
+      }, delay);
       this.timer.unref();
     }
   }

@@ -11,7 +11,7 @@ import type {
   LeaseReport,
   SlotRequest,
 } from '../../../contracts/admission';
-import { leasable, PoolLease } from '../../../activities/admission-lease';
+import { LEASE_WAIT_MS, leasable, PoolLease } from '../../../activities/admission-lease';
 import { Slots } from '../../../workflows/admission';
 
 const SETTINGS: AdmissionSettings = {
@@ -154,6 +154,10 @@ describe('PoolLease', () => {
     expect(await lease.take(req('a'))).toBeDefined();
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(held(slots)).toEqual([]);
+    // While its reports fail it grants nothing (the request goes by signal) and waits for none.
+    const asked = performance.now();
+    expect(await lease.take(req('b'))).toBeUndefined();
+    expect(performance.now() - asked).toBeLessThan(LEASE_WAIT_MS * 0.9);
     state.down = false;
     await until('the grant reported after the failure', () => held(slots).length === 1);
     await until('the idle lease forgotten', () => slots.leases.length === 0);
