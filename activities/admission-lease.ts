@@ -177,9 +177,16 @@ export class PoolLease {
     }
     if (this.closed || this.seq === 0 || this.failures > 0) return false;
     // Given back in the next report, many at once, and awaited: done when the admission workflow has it.
-    const given = new Promise<boolean>((done) => this.releasing.push({ slot, done }));
+    let entry: { slot: string; done: (given: boolean) => void } | undefined;
+    const given = new Promise<boolean>((done) => {
+      entry = { slot, done };
+      this.releasing.push(entry);
+    });
     this.kick();
-    return Promise.race([given, sleep(2 * LEASE_WAIT_MS).then(() => false)]);
+    const outcome = await Promise.race([given, sleep(2 * LEASE_WAIT_MS).then(() => false)]);
+    // Not given back in time: its owner signals the release, and a report not yet sent leaves it out.
+    if (!outcome) this.releasing = this.releasing.filter((waiting) => waiting !== entry);
+    return outcome;
   }
 
   /** Stops without a last report (the worker has stopped: nothing may answer); the lease runs out. */

@@ -321,9 +321,10 @@ export class Slots {
 
   /**
    * A worker's lease report: the slots it granted become held like any other (a slot already held, or a token
-   * no longer its lease's, takes nothing twice); the slots given back through it are released; spare slots it dropped after an earlier reply are free; queued
-   * requests are served first; then, while none waits (and no start rate paces grants), the lease is topped up
-   * towards what it wants. The reply lists the spare slots it may grant: while requests wait, none.
+   * no longer its lease's, takes nothing twice); the slots given back through it are released; spare slots it
+   * dropped after an earlier reply are free; queued requests are served first; then, while none waits (and no
+   * start rate paces grants), the lease is topped up towards what it wants. The reply lists the spare slots it
+   * may grant: while requests wait, none.
    */
   report(report: LeaseReport, now: number): LeaseReply {
     let hold = this.leases.find((lease) => lease.lease === report.lease);
@@ -575,11 +576,17 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     slots.declare(declaration, Date.now());
     changed();
   });
-  setHandler(leaseReportUpdate, (report) => {
-    const reply = slots.report(report, Date.now());
-    changed();
-    return reply;
-  });
+  setHandler(
+    leaseReportUpdate,
+    (report) => {
+      const reply = slots.report(report, Date.now());
+      changed();
+      return reply;
+    },
+    // A report it cannot read (a worker of another version) is refused before it is accepted: no history,
+    // and nothing thrown inside the workflow's task.
+    { validator: validLeaseReport },
+  );
 
   for (;;) {
     const now = Date.now();
@@ -671,6 +678,34 @@ async function deliver(
     if (!lost.has(answer.slot) || answer.outcome === 'refused') continue;
     slots.release(answer.slot, now, answer.outcome === 'granted');
   }
+}
+
+/** Throws unless `report` has the shape `Slots.report` reads. */
+export function validLeaseReport(report: LeaseReport): void {
+  const text = (value: unknown) => typeof value === 'string' && value.length > 0;
+  const count = (value: unknown) => typeof value === 'number' && Number.isInteger(value) && value >= 0;
+  const readable =
+    typeof report === 'object' &&
+    report !== null &&
+    text(report.lease) &&
+    typeof report.identity === 'string' &&
+    count(report.seq) &&
+    count(report.ack) &&
+    count(report.want) &&
+    Array.isArray(report.assigned) &&
+    report.assigned.every(
+      (grant) =>
+        typeof grant === 'object' &&
+        grant !== null &&
+        text(grant.token) &&
+        typeof grant.request === 'object' &&
+        grant.request !== null &&
+        text(grant.request.slot) &&
+        text(grant.request.owner) &&
+        typeof grant.request.fairness_key === 'string',
+    ) &&
+    (report.released === undefined || (Array.isArray(report.released) && report.released.every(text)));
+  if (!readable) throw new Error('admission: a lease report it cannot read');
 }
 
 function wantsContinueAsNew(historyEvents = ADMISSION_HISTORY_EVENTS): boolean {

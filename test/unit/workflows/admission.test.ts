@@ -9,7 +9,12 @@ import {
   type SlotRequest,
   type WorkerDeclaration,
 } from '../../../contracts/admission';
-import { ADMISSION_SWEEP_BATCH, Slots, type AdmissionCarry } from '../../../workflows/admission';
+import {
+  ADMISSION_SWEEP_BATCH,
+  Slots,
+  validLeaseReport,
+  type AdmissionCarry,
+} from '../../../workflows/admission';
 
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -680,5 +685,30 @@ describe('Slots: leases of spare slots', () => {
     next.slots.report(report({ seq: 2, assigned: [{ token: spare[0], request: req('a') }] }), T0);
     expect(runningSlots(next.slots)).toEqual(['a']);
     expect(next.slots.leases[0].tokens).toHaveLength(4);
+  });
+});
+
+describe('validLeaseReport', () => {
+  it('accepts a report a worker sends and refuses one it cannot read', () => {
+    const good: LeaseReport = {
+      lease: 'w1/runs/abc',
+      identity: 'w1',
+      seq: 2,
+      ack: 1,
+      assigned: [{ token: 'w1/runs/abc#1', request: req('a') }],
+      released: ['b'],
+      want: 4,
+    };
+    expect(() => validLeaseReport(good)).not.toThrow();
+    for (const bad of [
+      { ...good, want: -1 },
+      { ...good, seq: 1.5 },
+      { ...good, assigned: [{ token: 't' }] },
+      { ...good, released: [3] },
+      { ...good, lease: '' },
+      null,
+    ]) {
+      expect(() => validLeaseReport(bad as unknown as LeaseReport)).toThrow('a lease report it cannot read');
+    }
   });
 });
