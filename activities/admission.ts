@@ -186,7 +186,10 @@ export function createAdmissionActivities(settings: PoolSettings, identity: stri
       await handle.signal(acquireSlotSignal, request);
       return undefined;
     },
-    /** Gives a slot back, or withdraws a queued request (a signal: the owner does not wait on it). */
+    /**
+     * Gives a slot back, or withdraws a queued request: through this worker's lease when it holds one (many in
+     * one report), else by signal. Either way it is with the admission workflow when this returns.
+     */
     async releaseSlot(slot: string, pool: AdmissionPool = 'subagents'): Promise<void> {
       // Through this worker's lease when it holds one: a grant not yet reported is undone here (the admission
       // workflow never heard of it), any other slot is given back in the lease's next report, awaited.

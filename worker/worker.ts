@@ -296,6 +296,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     identity,
   }).catch((err: unknown) => {
     loop.stop();
+    leases?.stop();
     throw err;
   });
   if (!guarded) loop.stop();
