@@ -8,11 +8,13 @@
  * The lease is given up when the worker stops (a last report wanting none), when it stops reporting (the
  * admission workflow frees its spare slots after LEASE_TTL_MS; this worker stops granting them after half of
  * that since its last report went out), and while requests wait in the queue (the reply takes the spare slots
- * back). A slot is given back through the next report too, awaited (so that it is given back before its owner's
- * task completes, as a signal would be), or by signal when the report does not come within two seconds.
+ * back). Slots are given back by signal, as any other (durable before the owner's task completes).
+ *
+ * Nothing here waits on the admission workflow inside a local activity: that workflow's task may need this very
+ * worker, and a worker whose workflow cache is full evicts a run whose local activity is still running (its task
+ * is then lost and retried after its timeout). A request that finds no spare slot goes by signal at once.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleepFor } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import {
   admissionWorkflowId,
@@ -32,15 +34,8 @@ export const LEASE_IDLE_MS = 10_000;
 /** After a report fails: the pause before the next, doubling up to LEASE_RETRY_MAX_MS. */
 const LEASE_RETRY_MS = 500;
 const LEASE_RETRY_MAX_MS = 8_000;
-/**
- * A request that finds no spare slot while the lease is being topped up waits this long for the reply at most
- * before it goes by signal (in a burst the reply comes within one task of the admission workflow).
- */
-export const LEASE_WAIT_MS = 1_000;
 /** How long a close waits for its last report (none may answer: this worker has stopped polling). */
 const LEASE_CLOSE_MS = 2_000;
-
-const sleep = (ms: number) => sleepFor(Math.max(0, ms), undefined, { ref: false });
 
 /** Whether a pool's settings let its slots be leased. */
 export function leasable(settings: AdmissionSettings): boolean {
@@ -51,10 +46,13 @@ export function leasable(settings: AdmissionSettings): boolean {
   );
 }
 
-/** What a lease asks for: a share of the pool, more while it is in demand, never more than a quarter. */
-function wanted(settings: AdmissionSettings, demand: number): number {
-  const base = Math.floor(settings.max_running / 8);
-  return Math.min(Math.floor(settings.max_running / 4), Math.max(base, demand * 2));
+/**
+ * What a lease asks for: a quarter of the pool, so that a burst of requests finds spare slots (the reply to each
+ * report tops it up again). Several workers of one queue may lend the whole pool between them: a request that
+ * then waits in the queue takes the spare slots back from every lease at its next report.
+ */
+function wanted(settings: AdmissionSettings): number {
+  return Math.floor(settings.max_running / 4);
 }
 
 export interface PoolLeaseOptions {
@@ -84,19 +82,14 @@ export class PoolLease {
   /** performance.now() after which the spare slots are not granted (the admission workflow may have freed them). */
   private trustedUntil = 0;
   private lastDemandAt = 0;
-  private demand = 0;
   /** After a reply that lent nothing (requests wait in the queue): no report for a miss before this. */
   private quietUntil = 0;
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   private again = false;
   private closed = false;
-  /** Slots given back through the next report, and those in the report in flight. */
-  private releasing: { slot: string; done: (given: boolean) => void }[] = [];
-  private releasingSent: { slot: string; done: (given: boolean) => void }[] = [];
-  /** Requests waiting for a reply with spare slots, and their wake-ups. */
-  private waiting = 0;
-  private replied: (() => void)[] = [];
+  /** Slots given back through the next report: granted in the report in flight when their owner ended. */
+  private releasing: string[] = [];
 
   constructor(private readonly options: PoolLeaseOptions) {
     this.id = `${options.identity}/${options.pool}/${randomUUID().slice(0, 8)}`;
@@ -115,30 +108,14 @@ export class PoolLease {
 
   /**
    * A spare slot for this request (its token), or undefined: the request goes to the admission workflow by
-   * signal. When none is spare, the lease asks for more and the request waits for the reply (LEASE_WAIT_MS at
-   * most), unless the last reply lent none (requests wait in the queue). The same request asking again (its
-   * task retried) gets the token it took, if not yet reported.
+   * signal (and the lease asks to be topped up, unless the last reply lent none: requests wait in the queue).
+   * The same request asking again (its task retried) gets the token it took, if not yet reported.
    */
-  async take(request: SlotRequest): Promise<string | undefined> {
+  take(request: SlotRequest): string | undefined {
     if (this.closed) return undefined;
     this.lastDemandAt = performance.now();
-    this.demand += 1;
-    let token = this.takeSpare(request);
-    // No wait when the last reply lent none (requests queue) or the last report failed (retried after a pause).
-    if (token !== undefined || performance.now() < this.quietUntil || this.failures > 0) return token;
-    const deadline = performance.now() + LEASE_WAIT_MS;
-    this.waiting += 1;
-    try {
-      while (token === undefined && !this.closed && performance.now() < deadline) {
-        this.kick();
-        const replied = new Promise<void>((resolve) => this.replied.push(resolve));
-        await Promise.race([replied, sleep(deadline - performance.now())]);
-        token = this.takeSpare(request);
-        if (performance.now() < this.quietUntil || this.failures > 0) break;
-      }
-    } finally {
-      this.waiting -= 1;
-    }
+    const token = this.takeSpare(request);
+    if (token === undefined && performance.now() >= this.quietUntil) this.kick();
     return token;
   }
 
@@ -156,37 +133,22 @@ export class PoolLease {
 
   /**
    * Before a slot is given back by signal: a grant not yet reported is undone here (the admission workflow never
-   * heard of it: its token is spare again, true is returned, no signal is needed); one whose report is in flight
-   * waits for it (LEASE_WAIT_MS at most), so that the release does not reach the admission workflow before the
-   * grant.
+   * heard of it: its token is spare again); one whose report is in flight is given back in the next report, which
+   * the admission workflow takes after it. True: nothing to signal.
    */
-  async release(slot: string): Promise<boolean> {
+  release(slot: string): boolean {
     const index = this.pending.findIndex((taken) => taken.request.slot === slot);
     if (index >= 0) {
       const [taken] = this.pending.splice(index, 1);
       this.spare.push(taken.token);
       return true;
     }
-    const inFlight = this.inFlight;
-    if (inFlight && this.sent.some((taken) => taken.request.slot === slot)) {
-      // Bounded: with the admission workflow unreachable the signal goes anyway (its sweep is the backstop).
-      const settled = await Promise.race([inFlight.then(() => true), sleep(LEASE_WAIT_MS).then(() => false)]);
-      // Not reported after all (the report failed): undone here, as above.
-      if (settled) return this.release(slot);
-      return false;
+    if (this.inFlight && this.sent.some((taken) => taken.request.slot === slot)) {
+      this.releasing.push(slot);
+      this.kick();
+      return true;
     }
-    if (this.closed || this.seq === 0 || this.failures > 0) return false;
-    // Given back in the next report, many at once, and awaited: done when the admission workflow has it.
-    let entry: { slot: string; done: (given: boolean) => void } | undefined;
-    const given = new Promise<boolean>((done) => {
-      entry = { slot, done };
-      this.releasing.push(entry);
-    });
-    this.kick();
-    const outcome = await Promise.race([given, sleep(2 * LEASE_WAIT_MS).then(() => false)]);
-    // Not given back in time: its owner signals the release, and a report not yet sent leaves it out.
-    if (!outcome) this.releasing = this.releasing.filter((waiting) => waiting !== entry);
-    return outcome;
+    return false;
   }
 
   /** Stops without a last report (the worker has stopped: nothing may answer); the lease runs out. */
@@ -242,7 +204,6 @@ export class PoolLease {
       }
     } finally {
       this.inFlight = undefined;
-      for (const wake of this.replied.splice(0)) wake();
     }
     if (this.closed) return;
     const delay = ok
@@ -266,11 +227,10 @@ export class PoolLease {
   private async report(): Promise<void> {
     const { client, taskQueue, pool, settings, identity } = this.options;
     const idle = performance.now() - this.lastDemandAt > (this.options.idleMs ?? LEASE_IDLE_MS);
-    const want = this.closed || idle ? 0 : wanted(settings, this.demand + this.waiting);
-    this.demand = 0;
+    const want = this.closed || idle ? 0 : wanted(settings);
     this.sent = this.pending;
     this.pending = [];
-    this.releasingSent = this.releasing;
+    const released = this.releasing;
     this.releasing = [];
     const report: LeaseReport = {
       lease: this.id,
@@ -278,7 +238,7 @@ export class PoolLease {
       seq: this.seq + 1,
       ack: this.ack,
       assigned: this.sent,
-      ...(this.releasingSent.length > 0 && { released: this.releasingSent.map(({ slot }) => slot) }),
+      ...(released.length > 0 && { released }),
       want,
     };
     const sentAt = performance.now();
@@ -288,7 +248,6 @@ export class PoolLease {
         .executeUpdate(leaseReportUpdate, { args: [report] });
       this.seq = report.seq;
       this.sent = [];
-      for (const { done } of this.releasingSent.splice(0)) done(true);
       const before = new Set(this.spare);
       // Spare slots taken since this report went out are in `pending`, reported next.
       const granted = new Set(this.pending.map((taken) => taken.token));
@@ -304,8 +263,7 @@ export class PoolLease {
       // Not reported: granted again in the next report (a grant reported twice takes nothing twice).
       this.pending = [...this.sent, ...this.pending];
       this.sent = [];
-      // Not given back: their owners signal the release instead.
-      for (const { done } of this.releasingSent.splice(0)) done(false);
+      this.releasing = [...released, ...this.releasing];
       throw err;
     }
   }

@@ -170,7 +170,7 @@ export function createAdmissionActivities(settings: PoolSettings, identity: stri
     async acquireSlot(request: SlotRequest, options?: { lease?: boolean }): Promise<LeaseGrant | undefined> {
       const pool = request.pool ?? 'subagents';
       if (options?.lease && request.again === undefined) {
-        const token = await leases?.get(pool)?.take(request);
+        const token = leases?.get(pool)?.take(request);
         if (token !== undefined) return { outcome: 'granted', lease: token };
       }
       const context = Context.current();
@@ -186,14 +186,11 @@ export function createAdmissionActivities(settings: PoolSettings, identity: stri
       await handle.signal(acquireSlotSignal, request);
       return undefined;
     },
-    /**
-     * Gives a slot back, or withdraws a queued request: through this worker's lease when it holds one (many in
-     * one report), else by signal. Either way it is with the admission workflow when this returns.
-     */
+    /** Gives a slot back, or withdraws a queued request (a signal: the owner does not wait on it). */
     async releaseSlot(slot: string, pool: AdmissionPool = 'subagents'): Promise<void> {
-      // Through this worker's lease when it holds one: a grant not yet reported is undone here (the admission
-      // workflow never heard of it), any other slot is given back in the lease's next report, awaited.
-      if (await leases?.get(pool)?.release(slot)) return;
+      // A grant of this worker's lease not yet reported is undone here (the admission workflow never heard of
+      // it); one whose report is in flight goes back in the next report, after it.
+      if (leases?.get(pool)?.release(slot)) return;
       const context = Context.current();
       await context.client.workflow
         .getHandle(admissionWorkflowId(context.info.taskQueue, pool))
