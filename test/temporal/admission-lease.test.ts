@@ -76,16 +76,17 @@ describe('admission leases', () => {
     await withProjectWorker(
       taskQueue,
       async () => {
-        // The worker asks for its lease once the admission workflows exist.
-        await waitFor(
-          'the worker to lease spare subagent slots',
-          async () =>
-            ((await admissionState(client, taskQueue, 'subagents')).leases?.[0]?.tokens.length ?? 0) > 0,
-        );
+        // The worker asks for its leases once the admission workflows exist.
+        for (const pool of ['subagents', 'runs'] as const) {
+          await waitFor(
+            `the worker to lease spare ${pool} slots`,
+            async () => ((await admissionState(client, taskQueue, pool)).leases?.[0]?.tokens.length ?? 0) > 0,
+          );
+        }
         const { leads, children } = await threeFanOuts(client, taskQueue);
         const heard = await Promise.all([...leads, ...children].map((id) => answersHeard(client, id)));
-        // Every slot from a lease: the runs' pool lends 12 at first, the subagents' 4 and more as they are
-        // asked for; a request that finds the lease empty goes by signal, as before (at most a few).
+        // Slots from the leases: the runs' pool lends the worker 25, the subagents' 8 (a quarter each), topped
+        // up as they are reported; a request that finds the lease empty goes by signal, as before.
         expect(heard.filter((count) => count === 0).length).toBeGreaterThanOrEqual(9);
         for (const pool of ['subagents', 'runs'] as const) {
           // Reported and given back: held by nobody, counted as granted and released.
