@@ -150,8 +150,8 @@ export interface WorkerDeclaration {
 export const declareWorkerSignal = defineSignal<[WorkerDeclaration]>('admission_declare_worker');
 
 /**
- * Leases: a worker holds a few spare slots of a large pool (`max_running` ≥ LEASE_MIN_RUNNING, no start rate) and
- * grants them in its own process, inside the asking workflow's task: no signal, no answer, no task of the
+ * Leases: a worker holds spare slots of a large pool (`max_running` ≥ LEASE_MIN_RUNNING, no start rate; up to a
+ * quarter of it) and grants them in its own process, inside the asking workflow's task: no signal, no answer, no task of the
  * admission workflow on a delegation's path. The worker reports what it granted (and renews the lease) by one
  * Update per batch; the reply says which spare slots it may still grant. Spare slots count against
  * `max_running`; while any request waits in the queue, leases get none and give theirs back at their next report.
@@ -180,7 +180,10 @@ export interface LeaseReport {
   ack: number;
   /** Spare slots granted since the last report, each to the request that took it. */
   assigned: { token: string; request: SlotRequest }[];
-  /** Slots given back through this worker (any slot: granted from a lease or by signal). */
+  /**
+   * Slots whose grant was in the report still in flight when they ended: given back here, after their grant, so
+   * the release cannot reach the admission workflow first. Every other slot goes back by signal.
+   */
   released?: string[];
   /** Spare slots wanted (0: give back every one). */
   want: number;

@@ -216,6 +216,16 @@ export const RECOVERY_TUNING = {
   maxHeartbeatThrottleInterval: '1 second',
 } as const satisfies Partial<WorkerOptions>;
 
+/**
+ * Said when a worker starts with no workflow cache. The SDK evicts a run to make room for any other workflow's
+ * task, local activities in flight included; a run's admission asks by one, so its task waits out the workflow
+ * task timeout (10 s) and is tried again: a trivial run measured 18.7 s against 5.9 s with the default cache.
+ */
+export const NO_CACHE_WARNING =
+  'worker.max_cached_workflows is 0: with no workflow cache the SDK drops local activities in flight (each run ' +
+  "and subagent asks admission by one), so starts wait out a 10 s workflow task timeout; leave it unset (the SDK's " +
+  'default) or give 2 or more';
+
 /** The config's `worker:` section. */
 export interface WorkerSettings {
   /** The SDK's maxCachedWorkflows: bounds the workflows kept in memory (0: none), at the cost of replays. */
@@ -312,6 +322,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   admissions.set(worker, { pools, leases });
   // Once it runs, the worker says whether a live worker declared other settings (never fails, never waits).
   const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (options.tuning?.maxCachedWorkflows === 0) say(NO_CACHE_WARNING);
   void whenRunning(worker)
     .then(async (running) => (running ? (await Promise.all(pools.map(disagreeingWorkers))).flat() : []))
     .then((lines) => lines.forEach((line) => say(line)))

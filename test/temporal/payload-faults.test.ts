@@ -170,6 +170,9 @@ it('names a claim-check blob that does not match its hash in status, and the run
       expect(shown.stderr).not.toMatch(/unexpected error|no worker/);
       altered.restore();
       transcripts.clearCache();
+      // Readable again once restored. A query sent at once may still meet what the failed replays left in the
+      // worker's no-cache bookkeeping (it failed so once in CI), as a person's next `status` might: ask until it reads.
+      await waitForQuestion(handle);
       await new SubagentsClient(testClient(), testNamespace()).getRun(handle.workflowId).answer('The first.');
       expect(await handle.result()).toMatchObject({ status: 'completed', final_output: 'Done.' });
     },
