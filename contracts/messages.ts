@@ -41,8 +41,9 @@ export interface AssistantMessage {
 
 /**
  * Content blocks of an answer that its provider wants sent back as they were (Anthropic's `thinking` and
- * `redacted_thinking` blocks, with their signatures; Bedrock's `reasoning_content`), in LangChain's shape. Sent
- * back to that provider only: another one would refuse them.
+ * `redacted_thinking` blocks, with their signatures; Bedrock's `reasoning_content`), in LangChain's shape; for
+ * Gemini, one block of the thought signatures on its function calls. Sent back to that provider only: another
+ * one would refuse them.
  */
 export interface ProviderBlocks {
   provider: string;

@@ -5,6 +5,8 @@
  */
 import type * as LangChainGoogle from '@langchain/google-genai';
 import type { UsageMetadata } from '@langchain/core/messages';
+import type { BaseMessage } from '@langchain/core/messages';
+import type { ChatMessage } from '../../contracts/messages';
 import type { ModelSettings } from '../../contracts/model';
 import { loadOptional } from '../../payloads/optional-packages';
 import { finishReasonFrom, keyedEndpoint, withTools, type LangChainProvider } from './chat-call';
@@ -68,7 +70,9 @@ export const googleProvider: LangChainProvider = {
         withStreamEndsHandled(chat);
         return withTools(chat, input.tools);
       },
-      messages: toLangChainMessages(input.messages, 'parsed'),
+      messages: withCallSignatures(input.messages),
+      // Gemini 3's signatures on its function calls go back with the turn they belong to.
+      blocksToKeep: callSignaturesBlock,
       stream: true,
       addStreamedUsage: deltasWithCacheTotal,
       // A stream's is in its chunks' metadata, a plain answer's in the message's.
@@ -82,6 +86,37 @@ export const googleProvider: LangChainProvider = {
     };
   },
 };
+
+/**
+ * Where LangChain keeps the thought signatures Gemini 3 puts on an answer's function calls (in the answer's
+ * `additional_kwargs`, by call id), and where it looks for them when the turn is sent back. Without them it
+ * sends a placeholder Gemini accepts, but the model loses the reasoning that led to its calls.
+ */
+const CALL_SIGNATURES_KEY = '__gemini_function_call_thought_signatures__';
+
+/** The provider block (contracts/messages.ts ProviderBlocks) that keeps an answer's call signatures. */
+const CALL_SIGNATURES_BLOCK = 'function_call_thought_signatures';
+
+function callSignaturesBlock(reply: { additional_kwargs: Record<string, unknown> }) {
+  const kept = reply.additional_kwargs[CALL_SIGNATURES_KEY];
+  const signatures = Object.fromEntries(
+    Object.entries(kept !== null && typeof kept === 'object' ? kept : {}).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string' && entry[1] !== '',
+    ),
+  );
+  return Object.keys(signatures).length > 0 ? [{ type: CALL_SIGNATURES_BLOCK, signatures }] : [];
+}
+
+/** The transcript in LangChain's messages, each Gemini answer's call signatures where LangChain looks for them. */
+function withCallSignatures(messages: ChatMessage[]): BaseMessage[] {
+  const converted = toLangChainMessages(messages, 'parsed');
+  messages.forEach((message, k) => {
+    if (message.role !== 'assistant' || message.provider_blocks?.provider !== 'google') return;
+    const block = message.provider_blocks.blocks.find((b) => b.type === CALL_SIGNATURES_BLOCK);
+    if (block?.signatures) converted[k].additional_kwargs[CALL_SIGNATURES_KEY] = block.signatures;
+  });
+  return converted;
+}
 
 /**
  * Gemini reports the whole usage in every chunk; LangChain turns the token counts into each chunk's part, to

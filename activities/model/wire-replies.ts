@@ -15,7 +15,10 @@ export interface WireReply {
   tool_calls: Array<{ id: string; name: string; args: string }>;
   /** The provider's own stop reason: `end_turn`, `STOP`, `stop`, `tool_use`… */
   stop_reason: string;
-  /** Anthropic's and Bedrock's: the model's thinking before its answer, with the signature that seals it. */
+  /**
+   * Anthropic's and Bedrock's: the model's thinking before its answer, with the signature that seals it. Gemini's
+   * wire carries only the signature (its thoughts are not asked for), on the answer's first function call.
+   */
   thinking?: { text: string; signature: string };
   /** `input_tokens` counts every prompt token, cached ones included (the writers split them as each wire does). */
   usage?: {
@@ -261,9 +264,13 @@ function geminiChunk(reply: WireReply, parts: unknown[], finished: boolean, outp
 }
 
 function geminiParts(reply: WireReply, text: string): unknown[] {
+  const signature = reply.thinking?.signature;
   return [
     ...(text ? [{ text }] : []),
-    ...reply.tool_calls.map((call) => ({ functionCall: { name: call.name, args: argsObject(call.args) } })),
+    ...reply.tool_calls.map((call, k) => ({
+      functionCall: { name: call.name, args: argsObject(call.args) },
+      ...(k === 0 && signature !== undefined && { thoughtSignature: signature }),
+    })),
   ];
 }
 

@@ -38,7 +38,10 @@ export interface FakeCompletion {
   finish_reason?: string;
   /** The model name the reply reports; default the requested model. */
   model?: string;
-  /** Anthropic's and Bedrock's: the model's thinking before the answer (sealed with a signature the fake makes). */
+  /**
+   * Anthropic's and Bedrock's: the model's thinking before the answer (sealed with a signature the fake makes,
+   * `sig-fake-<reply index>`); Gemini's fake sends the signature alone, on the first function call.
+   */
   thinking?: string;
   /** Wait before sending the response headers (timeout and cancellation tests). */
   delay_ms?: number;

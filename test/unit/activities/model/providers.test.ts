@@ -10,6 +10,7 @@ import type { ChatMessage, ToolSpec } from '../../../../contracts/messages';
 import type { ModelSettings, NetworkModelProvider } from '../../../../contracts/model';
 import type { AnthropicRequest } from '../../../support/fake-anthropic';
 import type { ConverseRequest } from '../../../support/fake-bedrock';
+import type { GeminiRequest } from '../../../support/fake-gemini';
 import type { FakeReply } from '../../../support/fake-model-server';
 import {
   CACHE_COUNTS_REPORTED,
@@ -425,6 +426,44 @@ describe('the google provider', () => {
     expect(record.path).toBe('/v1beta/models/gemini-fake:streamGenerateContent');
     expect(record.query).toEqual({ alt: 'sse' });
     expect(record.headers['x-goog-api-key']).toBe('sk-fake-key');
+  });
+
+  it("sends Gemini 3's thought signature back on the function call it came with", async () => {
+    const fake = await start('google', [
+      {
+        thinking: 'unused: Gemini sends the signature only',
+        tool_calls: [{ name: 'read_file', args: { path: 'a.txt' } }],
+      },
+      { content: 'a.txt says alpha.' },
+      { content: 'Again.' },
+    ]);
+    const settings = settingsOf(fake);
+    const first = await providers.call(modelInput(settings, ask('read a.txt'), { tools: [READ_FILE] }));
+    const [call] = first.tool_calls;
+    expect(first.provider_blocks).toEqual({
+      provider: 'google',
+      blocks: [{ type: 'function_call_thought_signatures', signatures: { [call.id]: 'sig-fake-0' } }],
+    });
+    const turn = (blocks: typeof first.provider_blocks): ChatMessage[] => [
+      ...ask('read a.txt'),
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: first.tool_calls,
+        ...(blocks && { provider_blocks: blocks }),
+      },
+      { role: 'tool', tool_call_id: call.id, name: 'read_file', content: 'alpha' },
+    ];
+    const modelParts = (k: number) =>
+      (fake.server.chatRequests[k] as GeminiRequest).contents.find((c) => c.role === 'model')?.parts;
+    await providers.call(modelInput(settings, turn(first.provider_blocks), { tools: [READ_FILE] }));
+    expect(modelParts(1)).toEqual([
+      { functionCall: { name: 'read_file', args: { path: 'a.txt' } }, thoughtSignature: 'sig-fake-0' },
+    ]);
+    // Another provider's blocks are not Gemini's signatures.
+    const foreign = { provider: 'anthropic', blocks: first.provider_blocks?.blocks ?? [] };
+    await providers.call(modelInput(settings, turn(foreign), { tools: [READ_FILE] }));
+    expect(modelParts(2)?.[0]).not.toHaveProperty('thoughtSignature');
   });
 });
 
