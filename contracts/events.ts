@@ -145,11 +145,29 @@ export interface ClarificationTimedOutEvent extends TaskEventBase {
   timeout_seconds: number;
 }
 
-/** `task_id`: the denied call's tool_call_id. */
+/**
+ * `task_id`: the denied call's tool_call_id, after the delegation ids between the lead and the agent that made
+ * it (`rm1` for the lead's, `t1/rm1` for its subagent's, as questions are named).
+ */
 export interface ToolDeniedEvent extends TaskEventBase {
   type: 'tool_denied';
   tool: string;
   /** `lead`, or the agent type of the subagent whose call it was. */
+  agent: string;
+  reason: string;
+  policy_id: string;
+  /** A subagent's denial: that subagent's workflow id. */
+  workflow_id?: string;
+}
+
+/** A subagent's denied call, told to its parent, which passes it up to the lead: every log on the way keeps it. */
+export interface GuardrailNotice {
+  /** The subagent's workflow id. */
+  workflow_id: string;
+  /** The denied call's tool_call_id there. */
+  call_id: string;
+  at: string;
+  tool: string;
   agent: string;
   reason: string;
   policy_id: string;

@@ -3,6 +3,7 @@
  * workflow bundle imports this file).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { GuardrailNotice } from './events';
 import type { TokenUsage } from './messages';
 import type { SubagentStep } from './steps';
 
@@ -31,6 +32,9 @@ export interface SubagentProgressUpdate {
 }
 
 export const subagentProgressSignal = defineSignal<[SubagentProgressUpdate]>('subagent_progress_update');
+
+/** A subagent's denied tool call, sent to the workflow that started it (which passes it up to the lead). */
+export const guardrailNoticeSignal = defineSignal<[GuardrailNotice]>('guardrail_notice');
 
 /** What a log query answers for an `after_seq` cursor: the records numbered after it, oldest first. */
 export function recordsAfter<T extends { seq: number }>(records: readonly T[], afterSeq: number): T[] {

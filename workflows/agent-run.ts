@@ -8,6 +8,7 @@ import {
   ActivityFailure,
   CancellationScope,
   isCancellation,
+  patched,
   setHandler,
   sleep,
   workflowInfo,
@@ -25,7 +26,7 @@ import type { RunSkillsSettings } from '../contracts/run-skills';
 import { policyFor, type RunGuardrailsSettings } from '../contracts/guardrail-rules';
 import { DEFAULT_USER_ID } from '../contracts/skills';
 import type { SealedSecret } from '../contracts/secrets';
-import { subagentProgressSignal } from '../contracts/queries';
+import { guardrailNoticeSignal, subagentProgressSignal } from '../contracts/queries';
 import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
 import type { SummarizationRuntime } from '../contracts/summarization';
 import type { ProviderProbe, SubagentToolLoad } from '../contracts/subagent-providers';
@@ -38,6 +39,7 @@ import { Approvals } from './approvals';
 import { Clarifications } from './clarification';
 import { historyWantsContinueAsNew } from './continue-as-new';
 import { Delegator } from './delegation/delegator';
+import { tellParent } from './held-for-a-person';
 import { defaultGuards } from './guards';
 import { showLiveState } from './outcome';
 import { agentSkills, type AgentSkills, type AgentSkillsRequest } from './skills';
@@ -245,6 +247,9 @@ export interface AgentRunOptions {
   onTurn?: LoopPlugins['onTurn'];
 }
 
+/** Histories recorded before a subagent's denial was told to its parent. */
+const DENIAL_NOTICE_PATCH = 'guardrail-denial-notice';
+
 /** `{ guardrails }` for the loop's config when a policy applies to this agent; else nothing. */
 function withGuardrails(
   context: RunContext,
@@ -258,18 +263,27 @@ function withGuardrails(
     policy,
     settings,
     { runId: context.runId, userId: context.userId ?? DEFAULT_USER_ID, agent: agentName },
-    // The agent's event log, when it keeps one (the lead; a subagent that delegates): `tool_denied`.
-    delegator &&
-      ((call, decision) =>
-        delegator.recordEvent({
-          type: 'tool_denied',
-          task_id: call.id,
-          at: new Date().toISOString(),
-          tool: call.name,
-          agent: agentName,
-          reason: decision.reason,
-          policy_id: decision.policy_id,
-        })),
+    // `tool_denied` in the agent's event log, when it keeps one (the lead; a subagent that delegates), and in
+    // its parent's, up to the lead's.
+    (call, decision) => {
+      const denial = {
+        at: new Date().toISOString(),
+        tool: call.name,
+        agent: agentName,
+        reason: decision.reason,
+        policy_id: decision.policy_id,
+      };
+      delegator?.recordEvent({ type: 'tool_denied', task_id: call.id, ...denial });
+      // Histories recorded before subagents told their parent: they sent no signal here.
+      if (
+        workflowInfo().parent &&
+        workflowInfo().workflowId !== context.runId &&
+        patched(DENIAL_NOTICE_PATCH)
+      ) {
+        const notice = { ...denial, workflow_id: workflowInfo().workflowId, call_id: call.id };
+        tellParent(guardrailNoticeSignal, notice, context.runId);
+      }
+    },
   );
   return { guardrails };
 }
@@ -327,6 +341,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   if (delegator) {
     setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
     setHandler(subagentAdmissionSignal, (update) => delegator.recordAdmission(update));
+    setHandler(guardrailNoticeSignal, (notice) => delegator.recordChildDenial(notice));
   }
   const delegation = delegator?.plugins();
   const plugins: LoopPlugins = {

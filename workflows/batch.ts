@@ -33,7 +33,7 @@ import type { AcceptanceActivities } from '../activities/acceptance';
 import { admissionAnswerSignal, subagentAdmissionSignal, type SlotRequest } from '../contracts/admission';
 import { batchStatusQuery, type BatchInput, type BatchResult } from '../contracts/batch';
 import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
-import { subagentProgressSignal } from '../contracts/queries';
+import { guardrailNoticeSignal, subagentProgressSignal } from '../contracts/queries';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import { userIdProblem } from '../contracts/user';
 import {
@@ -71,6 +71,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   setHandler(admissionAnswerSignal, (answer) => batch.answered(answer, Date.now()));
   // The items' own notices to their parent: the batch follows them by their results alone.
   setHandler(subagentProgressSignal, () => undefined);
+  setHandler(guardrailNoticeSignal, () => undefined);
   setHandler(subagentAdmissionSignal, () => undefined);
   setHandler(batchStatusQuery, (page = {}) => batch.status(page));
 

@@ -123,6 +123,38 @@ const fiveThroughThreeSlots: Scenario = {
   },
 };
 
+/** A lead delegating one child whose own guardrail (an allowlist) denies its bash call. */
+const subagentDenied: Scenario = {
+  workflow: 'leadRunWorkflow',
+  config: {
+    subagents: {
+      agents: {
+        'general-purpose': {
+          guardrails: { provider: { use: 'allowlist', config: { allowed_tools: ['ls', 'read_file'] } } },
+        },
+      },
+    },
+  },
+  script: {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          { tool_calls: [task('a')], usage },
+          { content: 'Combined.', usage },
+        ],
+      },
+      {
+        ...childAnswers,
+        turns: [
+          { tool_calls: [{ name: 'bash', args: { command: 'rm -f keep.txt' }, id: 'rm1' }], usage },
+          { content: 'Part done.', usage },
+        ],
+      },
+    ],
+  },
+};
+
 export const SCENARIOS: Record<string, Scenario> = {
   'subagent-completed': {
     workflow: 'subagentWorkflow',
@@ -208,6 +240,8 @@ export const SCENARIOS: Record<string, Scenario> = {
   // The same run with its slot granted from the worker's lease of the runs' pool (activities/admission-lease.ts):
   // the lead's local activity returns the grant, no answer comes by signal.
   'lead-leased': leadRunSlot,
+  // Recorded before a subagent's denial was told to its parent (`.before-notice`), and after: its signal.
+  'lead-subagent-denied': subagentDenied,
   // A lead that starts a durable batch (`batch_task`, three inline items), waits for it with `batch_status`,
   // reads its answers and answers itself.
   'lead-batch': {

@@ -94,7 +94,7 @@ describe('guardrails', () => {
     });
   });
 
-  it("keep a subagent's denied bash call from running under its agent's own stricter policy", async () => {
+  it("keep a subagent's denied bash call from running under its agent's own stricter policy, told in the lead's event log", async () => {
     const { dir, workspace } = workspaceWithFile('guardrails-subagent');
     const script: ModelScriptFileInput = {
       scripts: [
@@ -151,6 +151,16 @@ describe('guardrails', () => {
       expect(await subagentResult(child)).toMatchObject({ status: 'completed', result: 'DENIAL SEEN' });
       expect(existsSync(join(workspace, 'keep.txt'))).toBe(true);
       expect(activityNames(await child.fetchHistory())).not.toContain('executeToolCall');
+      const events = await handle.query(leadEventsQuery, 0);
+      expect(events.filter((event) => event.type === 'tool_denied')).toEqual([
+        expect.objectContaining({
+          task_id: 't1/rm1',
+          tool: 'bash',
+          agent: 'general-purpose',
+          policy_id: 'allowlist',
+          workflow_id: child.workflowId,
+        }),
+      ]);
     });
   });
 

@@ -34,8 +34,8 @@ import {
   refusedTaskMessage,
 } from '../../contracts/delegation-result';
 import { DEFAULT_QUEUE_TIMEOUT_SECONDS, type SubagentAdmissionUpdate } from '../../contracts/admission';
-import type { ClarificationSettings } from '../../contracts/clarification';
-import type { NewTaskEvent, TaskEvent } from '../../contracts/events';
+import { questionRef, type ClarificationSettings } from '../../contracts/clarification';
+import type { GuardrailNotice, NewTaskEvent, TaskEvent } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
@@ -45,7 +45,7 @@ import {
   type ToolMessage,
   type ToolSpec,
 } from '../../contracts/messages';
-import type { SubagentProgressUpdate } from '../../contracts/queries';
+import { guardrailNoticeSignal, type SubagentProgressUpdate } from '../../contracts/queries';
 import type { RunSkillsSettings } from '../../contracts/run-skills';
 import type { RunGuardrailsSettings } from '../../contracts/guardrail-rules';
 import { runSearchAttributes } from '../../contracts/search-attributes';
@@ -73,6 +73,7 @@ import type { LoopPlugins } from '../agent-loop';
 // Type only: the child is started by its workflow type name, so this module and the subagent's don't cycle.
 import type { subagentWorkflow } from '../subagent';
 import { releaseForClosedChild } from '../admission-client';
+import { tellParent } from '../held-for-a-person';
 import { recordDelegationEnd } from '../metrics';
 import { BatchDelegations, failureText } from './batch-delegations';
 import { assignDelegationIds } from './delegation-ids';
@@ -288,6 +289,18 @@ export class Delegator {
   /** Appends to the run's event log (a question asked, answered or timed out). */
   recordEvent(event: NewTaskEvent): void {
     this.events = appendEvent(this.events, event);
+  }
+
+  /** A subagent's denied call (a signal from a child): this agent's event log keeps it, and it goes on up. */
+  recordChildDenial(notice: GuardrailNotice): void {
+    const { call_id: callId, workflow_id: workflowId, ...denial } = notice;
+    this.recordEvent({
+      type: 'tool_denied',
+      ...denial,
+      task_id: questionRef(this.options.runId, workflowId, callId),
+      workflow_id: workflowId,
+    });
+    tellParent(guardrailNoticeSignal, notice, this.options.runId);
   }
 
   /** Whether the delegation `id` has ended (a child's open questions end with it). */
