@@ -1,9 +1,11 @@
 /**
  * An ACP agent's process: spawned in a process group of its own (so whatever it starts goes with it), stdio
  * piped, the tail of its stderr kept for error messages, and always stopped the same way: stdin closed, then
- * SIGTERM to the group, then SIGKILL after a grace, and reaped. Nothing it started outlives `stop()`.
+ * SIGTERM to the group, then SIGKILL after a grace, and reaped. Nothing it started outlives `stop()`, nor the
+ * worker: a watchdog beside it kills the group when the worker dies without stopping it (SIGKILL, a crash),
+ * which an agent that ignores its stdin closing would otherwise outlive.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { clearTimeout, setTimeout } from 'node:timers';
 
 /** Characters of the agent's stderr kept (the tail): enough for a stack trace's head and its last lines. */
@@ -32,6 +34,30 @@ export interface AgentLaunch {
   env: NodeJS.ProcessEnv;
 }
 
+/**
+ * Kills the process group `$1` once its standard input ends: when the worker that holds the other end dies
+ * (the kernel closes the pipe), never before. In a group of its own, so a signal to the worker's terminal group
+ * does not take it first; `stop()` kills it once the agent is gone.
+ */
+const WATCHDOG_SCRIPT = 'cat >/dev/null; kill -KILL "-$1" 2>/dev/null';
+
+function startWatchdog(group: number): ChildProcess | undefined {
+  try {
+    const watchdog = spawn('/bin/sh', ['-c', WATCHDOG_SCRIPT, 'watchdog', String(group)], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    watchdog.on('error', () => undefined);
+    watchdog.stdin?.on('error', () => undefined);
+    // The worker may exit while it runs (the pipe ends it then); it never keeps the worker alive.
+    watchdog.unref();
+    (watchdog.stdin as { unref?: () => void } | null)?.unref?.();
+    return watchdog;
+  } catch {
+    return undefined;
+  }
+}
+
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
@@ -51,15 +77,19 @@ export class AgentProcess {
   /** Settles once the agent has exited and been reaped. */
   readonly exited: Promise<AgentExit>;
 
+  private readonly watchdog: ChildProcess | undefined;
+
   private constructor(
     private readonly child: ChildProcessWithoutNullStreams,
     readonly pid: number,
   ) {
+    this.watchdog = startWatchdog(pid);
     this.exited = new Promise((resolve) => {
       child.on('exit', (code, signal) => {
         this.exitInfo = { code, signal };
-        // What the agent left running in its group goes with it.
+        // What the agent left running in its group goes with it; the watchdog has nothing left to watch.
         signalGroup(pid, 'SIGKILL');
+        this.watchdog?.kill('SIGKILL');
         resolve(this.exitInfo);
       });
     });
@@ -126,6 +156,8 @@ export class AgentProcess {
       }
     }
     signalGroup(this.pid, 'SIGKILL');
+    // Killed, not let go by ending its input: the group's id may belong to another group by the time it would act.
+    this.watchdog?.kill('SIGKILL');
     this.child.stdout.destroy();
     this.child.stderr.destroy();
   }
