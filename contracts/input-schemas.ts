@@ -26,7 +26,7 @@ import {
   UNATTENDED_MODES,
 } from './guardrail-rules';
 import { SANDBOX_KINDS } from './tools';
-import { loadToolNameProblem } from './subagent-providers';
+import { loadToolNameProblem, type ProviderProbe } from './subagent-providers';
 import { systemFolderProblem } from './workspace-folders';
 
 type ValueTypes = ReturnType<typeof valueTypes>;
@@ -643,6 +643,12 @@ function subagentInputSchema(
         limits: delegation.limits,
         /** This subagent's own delegations so far (set when it continues as new). */
         ledger: delegation.ledger.optional(),
+        /** The run's tool loads (the lead's `subagent_tools`): it may delegate through them as the lead does. */
+        loads: providers.loads.optional(),
+        /** What the run's probe of the loads' remote providers found: the child probes nothing. */
+        provider_probe: checkedInPart<ProviderProbe>(
+          z.record(z.string(), z.object({ available: z.boolean() })),
+        ).optional(),
       }).optional(),
       /**
        * Present when a remote provider does the work (an `a2a` or `acp` load): the subagent runs the

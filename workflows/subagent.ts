@@ -84,6 +84,11 @@ function progressReporter(input: SubagentInput): LoopPlugins['onTurn'] {
   };
 }
 
+/** What a subagent that may delegate starts with, from its input: the run's tool loads and their probe too. */
+function delegationSpec({ provider_probe: probe, ...delegation }: NonNullable<SubagentInput['delegation']>) {
+  return { ...delegation, ...(probe && { providerProbe: probe }) };
+}
+
 /** A new subagent's state, or the previous execution's when this one continues it. */
 function startingState(input: SubagentInput): AgentLoopState {
   if (input.carry) return restoreLoopState(input.carry);
@@ -127,7 +132,8 @@ async function runSubagent(
 ): Promise<ExecutionEnd<SubagentInput>> {
   const { agent } = input;
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
-  const delegator = input.delegation && createDelegator(context, input.delegation, () => state);
+  const delegation = input.delegation && delegationSpec(input.delegation);
+  const delegator = delegation && createDelegator(context, delegation, () => state);
   const clarifications = createClarifications(
     context,
     {

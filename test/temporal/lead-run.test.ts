@@ -164,6 +164,53 @@ describe('leadRunWorkflow', () => {
     );
   });
 
+  it("offers the run's tool loads to a subagent that delegates, each bounded by its own max_depth", async () => {
+    const load = (name: string, id: string) => ({
+      name,
+      id,
+      args: { description: `Through ${name}`, prompt: `Work through ${name}.` },
+    });
+    const input = setUp(
+      {
+        scripts: [
+          {
+            agent: 'lead',
+            turns: [{ tool_calls: [task('co', 'coordinator')] }, { content: 'Lead: {{tool_result:co}}' }],
+          },
+          {
+            agent: 'coordinator',
+            turns: [
+              { tool_calls: [load('subagent_helper', 'h1'), load('subagent_shallow', 's1')] },
+              { content: 'Co: {{tool_result:h1}} | {{tool_result:s1}}' },
+            ],
+          },
+          { agent: 'subagent_helper', turns: [{ content: 'Helper looked.' }] },
+        ],
+      },
+      {
+        subagents: { max_depth: 2, custom_agents: { coordinator } },
+        subagent_tools: [
+          { tool_name: 'subagent_helper', provider: 'spawn' },
+          { tool_name: 'subagent_shallow', provider: 'spawn', max_depth: 1 },
+        ],
+      },
+    );
+    const taskQueue = uniqueTaskQueue('nested-loads');
+    const coordinatorId = `${taskQueue}-lead/task/co`;
+    const { result, helper } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      const result = await handle.result();
+      const helper = await testClient().workflow.getHandle(`${coordinatorId}/task/h1`).describe();
+      return { result, helper };
+    });
+    expect(result.final_output).toContain('Helper looked.');
+    expect(result.final_output).toContain(depthRefusalText(1));
+    expect(helper.memo).toMatchObject({ subagent_type: 'subagent_helper' });
+    await expect(
+      testClient().workflow.getHandle(`${coordinatorId}/task/s1`).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+
   it('ends a delegating subagent whose total is spent as completed, with the limit note and no guard label', async () => {
     const input = setUp(
       {

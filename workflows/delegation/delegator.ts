@@ -133,7 +133,10 @@ export interface DelegatorOptions {
   guardrails?: RunGuardrailsSettings;
   /** The tools besides `task` that delegate (the lead's `subagent_tools`), each bound to one provider. */
   loads?: SubagentToolLoad[];
-  /** What an earlier execution's probe of the remote providers found (continue-as-new): no probe again. */
+  /**
+   * What the run's probe of the remote providers found (an earlier execution's, or the parent's for a subagent):
+   * no probe again.
+   */
   providerProbe?: ProviderProbe;
 }
 
@@ -166,7 +169,7 @@ export class Delegator {
   /** The batch tools' side of delegation; it writes to this delegator's ledger and events. */
   private readonly batches: BatchDelegations;
 
-  /** The lead's tool loads besides `task`: which exist in this run, and the probe that decided it. */
+  /** The run's tool loads besides `task`: which exist in this run, and the probe that decided it. */
   readonly loads: ToolLoads;
 
   constructor(private readonly options: DelegatorOptions) {
@@ -386,6 +389,16 @@ export class Delegator {
     });
   }
 
+  /**
+   * The run's tool loads for a child that may delegate in turn: the same tools the lead has, each bounded by its
+   * own `max_depth`, and the run's probe with them (the child probes nothing: the set of tools is the run's).
+   */
+  private childLoads(): { loads?: SubagentToolLoad[]; provider_probe?: ProviderProbe } {
+    const loads = this.options.loads ?? [];
+    if (loads.length === 0) return {};
+    return { loads, ...(this.loads.probe && { provider_probe: this.loads.probe }) };
+  }
+
   /** What a remote load's child is given to run its activity with. */
   private remoteChild(load: SubagentToolLoad | undefined): Pick<SubagentInput, 'remote'> {
     if (!load || !isRemoteProvider(load.provider)) return {};
@@ -425,7 +438,9 @@ export class Delegator {
       depth: depth + 1,
       ...(delegation.fork && this.forkSource()),
       ...remote,
-      ...(agent.tools.includes(TASK_TOOL_NAME) && { delegation: { agents: this.options.agents, limits } }),
+      ...(agent.tools.includes(TASK_TOOL_NAME) && {
+        delegation: { agents: this.options.agents, limits, ...this.childLoads() },
+      }),
       ...(this.options.summarization && { summarization: this.options.summarization }),
       ...(this.options.clarification && {
         clarification: { timeout_seconds: this.options.clarification.timeout_seconds },
