@@ -151,9 +151,9 @@ export const declareWorkerSignal = defineSignal<[WorkerDeclaration]>('admission_
 
 /**
  * Leases: a worker holds spare slots of a large pool (`max_running` ≥ LEASE_MIN_RUNNING, no start rate; up to a
- * quarter of it) and grants them in its own process, inside the asking workflow's task: no signal, no answer, no task of the
- * admission workflow on a delegation's path. The worker reports what it granted (and renews the lease) by one
- * Update per batch; the reply says which spare slots it may still grant. Spare slots count against
+ * quarter of it) and grants them in its own process, inside the asking workflow's task: no signal, no answer, no
+ * task of the admission workflow on a delegation's path. The worker reports what it granted (and renews the
+ * lease) by one Update per batch; the reply says which spare slots it may still grant. Spare slots count against
  * `max_running`; while any request waits in the queue, leases get none and give theirs back at their next report.
  */
 export const LEASE_MIN_RUNNING = 32;

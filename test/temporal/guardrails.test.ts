@@ -94,7 +94,7 @@ describe('guardrails', () => {
     });
   });
 
-  it("keep a subagent's denied bash call from running under its agent's own stricter policy, told in the lead's event log", async () => {
+  it("keep a subagent's denied bash call from running under its own stricter policy, in the lead's event log", async () => {
     const { dir, workspace } = workspaceWithFile('guardrails-subagent');
     const script: ModelScriptFileInput = {
       scripts: [

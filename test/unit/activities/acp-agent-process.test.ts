@@ -10,6 +10,8 @@ import { AgentProcess } from '../../../activities/remote/acp/agent-process';
 
 /** An agent that ignores its stdin closing and SIGTERM: only SIGKILL ends it. */
 const STUBBORN = ['-c', 'trap "" TERM HUP; while :; do sleep 1; done'];
+/** The same, having started a process of its own first (whose pid it writes). */
+const STUBBORN_PARENT = 'sleep 1000 & trap "" TERM HUP; echo $!; while :; do sleep 1; done';
 
 function alive(pid: number): boolean {
   try {
@@ -53,7 +55,8 @@ it('kills the agent, and what it started, when its worker is killed without stop
     [
       '-e',
       `const { AgentProcess } = require(${JSON.stringify(modulePath)});
-       AgentProcess.start({ command: '/bin/sh', args: ['-c', 'sleep 1000 & trap "" TERM HUP; echo $!; while :; do sleep 1; done'], cwd: '/', env: process.env })
+       const args = ['-c', ${JSON.stringify(STUBBORN_PARENT)}];
+       AgentProcess.start({ command: '/bin/sh', args, cwd: '/', env: process.env })
          .then((agent) => agent.stdout.once('data', (line) => console.log(agent.pid, String(line).trim())));
        setInterval(() => undefined, 1000);`,
     ],
