@@ -4,8 +4,7 @@
  * (GOOGLE_API_KEY or GEMINI_API_KEY).
  */
 import type * as LangChainGoogle from '@langchain/google-genai';
-import type { UsageMetadata } from '@langchain/core/messages';
-import type { BaseMessage } from '@langchain/core/messages';
+import type { BaseMessage, UsageMetadata } from '@langchain/core/messages';
 import type { ChatMessage } from '../../contracts/messages';
 import type { ModelSettings } from '../../contracts/model';
 import { loadOptional } from '../../payloads/optional-packages';
