@@ -197,20 +197,20 @@ export class S3BlobStore implements BlobStore {
 }
 
 /** No such object; a missing bucket is a fault of the store, not a missing blob. */
-function isNotFound(err: unknown): boolean {
+export function isNotFound(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const { name, $metadata } = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   if (name === 'NoSuchBucket') return false;
   return name === 'NotFound' || name === 'NoSuchKey' || $metadata?.httpStatusCode === 404;
 }
 
-interface S3Credentials {
+export interface S3Credentials {
   accessKeyId: string;
   secretAccessKey: string;
 }
 
 /** The S3 client library, loaded on first use: it would add about 100 ms to the start of every process. */
-function s3Library(): typeof S3Library {
+export function s3Library(): typeof S3Library {
   return loadOptional(
     'the S3 payload store (payloads.store: s3)',
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy, and import() needs --experimental-vm-modules under jest
@@ -218,7 +218,7 @@ function s3Library(): typeof S3Library {
   );
 }
 
-function createS3Client(
+export function createS3Client(
   settings: S3PayloadSettings,
   credentials: S3Credentials | undefined,
 ): S3Library.S3Client {
@@ -235,7 +235,7 @@ function createS3Client(
   });
 }
 
-function s3Credentials(settings: S3PayloadSettings, env: NodeJS.ProcessEnv): S3Credentials {
+export function s3Credentials(settings: S3PayloadSettings, env: NodeJS.ProcessEnv): S3Credentials {
   const read = (key: 'access_key_id_env' | 'secret_access_key_env'): string => {
     const name = settings[key] ?? '';
     const value = env[name];

@@ -2,68 +2,27 @@
  * The S3 store against a real S3-compatible server: moto's (`pip install 'moto[server]'`, which `.ci/run`
  * installs when pip is there). Without `moto_server` on the PATH the tests are skipped, with a note.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { CreateBucketCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { S3PayloadSettings } from '../../../contracts/config/payloads';
 import { ClaimCheckCodec, PayloadBlobError, readReference } from '../../../payloads/claim-check-codec';
 import { blobKey, S3BlobStore } from '../../../payloads/store';
-import { whichSync } from '../../../devserver/temporal-cli';
-import { freePort } from '../../../devserver/temporal-server';
+import { describeWithMoto, MOTO_CREDENTIALS, startMoto, type MotoServer } from '../../support/moto';
 
-const motoServer = whichSync('moto_server');
-if (!motoServer) {
-  console.log("S3 store tests skipped: no moto_server on the PATH (pip install 'moto[server]' to run them)");
-}
-const describeWithS3 = motoServer ? describe : describe.skip;
+const credentials = MOTO_CREDENTIALS;
 
-const credentials = { RUNS_KEY_ID: 'testing', RUNS_SECRET: 'testing' };
-
-describeWithS3('S3BlobStore on a local S3-compatible server (moto)', () => {
-  let moto: ChildProcess;
+describeWithMoto('S3 store tests')('S3BlobStore on a local S3-compatible server (moto)', () => {
+  let moto: MotoServer;
   let settings: S3PayloadSettings;
   let admin: S3Client;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const endpoint = `http://127.0.0.1:${port}`;
-    moto = spawn(motoServer as string, ['-H', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      try {
-        await fetch(endpoint);
-        break;
-      } catch (err) {
-        if (Date.now() > deadline) throw new Error(`moto_server did not answer on ${endpoint}: ${err}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-    settings = {
-      endpoint,
-      bucket: 'agent-runs',
-      region: 'us-east-1',
-      prefix: 'payloads/',
-      access_key_id_env: 'RUNS_KEY_ID',
-      secret_access_key_env: 'RUNS_SECRET',
-      force_path_style: true,
-    };
-    admin = new S3Client({
-      endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-    });
-    await admin.send(new CreateBucketCommand({ Bucket: settings.bucket }));
+    moto = await startMoto();
+    ({ settings, admin } = moto);
   }, 60_000);
 
   afterAll(async () => {
-    admin?.destroy();
-    if (moto && moto.exitCode === null) {
-      const exited = once(moto, 'exit');
-      moto.kill('SIGTERM');
-      await exited;
-    }
+    await moto?.stop();
   });
 
   it('stores a blob under <prefix><sha256> and reads it back; a missing key is undefined', async () => {
