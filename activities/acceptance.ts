@@ -24,6 +24,7 @@ import { whileHeartbeating } from './activity-context';
 import { errorCode, fileError } from './tools/file-errors';
 import { ToolError, type ToolContext } from './tools/tool-context';
 import { openInWorkspace, resolveInWorkspace } from './tools/workspace';
+import { oneProcessWorkspaces, type WorkspaceHost } from './workspace/host';
 
 /** As the file tools open for reading: no link followed by the kernel, no wait on a FIFO. */
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -127,14 +128,18 @@ async function checkAcceptance(input: AcceptanceInput): Promise<AcceptanceVerdic
   });
 }
 
-/** The acceptance activities of a worker. */
-export function createAcceptanceActivities() {
+/** The acceptance activities of a worker, its file criteria checked where the run's workspace is. */
+export function createAcceptanceActivities(workspaces: WorkspaceHost = oneProcessWorkspaces()) {
   return {
     /**
      * Every criterion of a batch item checked, in order. A criterion that does not parse fails with its
      * problem as the detail; infrastructure faults throw (retried), a relative workspace fails at once.
      */
-    checkAcceptance,
+    checkAcceptance: async (input: AcceptanceInput): Promise<AcceptanceVerdict> => {
+      const { placement } = input;
+      if (placement === undefined) return checkAcceptance(input);
+      return (await workspaces.serve(placement, input.workspace, false, () => checkAcceptance(input))).result;
+    },
   };
 }
 

@@ -21,6 +21,7 @@ import { readHead, workspaceContext } from './acceptance';
 import { fileError } from './tools/file-errors';
 import { ToolError } from './tools/tool-context';
 import { openInWorkspace, resolveInWorkspace } from './tools/workspace';
+import { oneProcessWorkspaces, type WorkspaceHost } from './workspace/host';
 
 /** The largest items file read (JSON Lines): 5,000 items of a few kilobytes each fit well. */
 export const MAX_ITEMS_FILE_BYTES = 64 * 1024 * 1024;
@@ -142,10 +143,15 @@ async function readBatchResultsPage(request: BatchPageRequest): Promise<BatchPag
 }
 
 /** The batch tools' activities of a worker (through its own client). */
-export function createBatchToolActivities() {
+export function createBatchToolActivities(workspaces: WorkspaceHost = oneProcessWorkspaces()) {
   return {
     /** A workspace JSON Lines items file, checked as `subagents batch start --items` checks one. */
-    loadBatchItemsFile,
+    loadBatchItemsFile: async (request: BatchItemsFileRequest): Promise<BatchItemsFileAnswer> => {
+      const { placement } = request;
+      if (placement === undefined) return loadBatchItemsFile(request);
+      return (await workspaces.serve(placement, request.workspace, false, () => loadBatchItemsFile(request)))
+        .result;
+    },
     /** Counts and a page of items, as text for the model. */
     describeBatchPage,
     /** A page of answers (each item's last attempt, from its child), as text for the model. */

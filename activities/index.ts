@@ -20,6 +20,8 @@ import { createSkillActivities } from './skills/run-skills';
 import { createSummaryActivities } from './summarize';
 import { createToolActivities, machineProbes, type MachineProbes } from './tools';
 import { Transcripts } from './transcripts';
+import { createWorkspaceActivities } from './workspace';
+import { oneProcessWorkspaces, type WorkspaceHost } from './workspace/host';
 
 export interface ProjectActivityDeps {
   /** Where transcripts, tool specs and graph checkpoints are kept (encrypted at rest when keys are held). */
@@ -44,25 +46,30 @@ export interface ProjectActivityDeps {
   providers?: ModelProviders;
   /** How remote subagents (A2A, ACP) are reached (default: their clients; a test hands in doubles). */
   remote?: RemoteActivityDeps;
+  /** The run workspaces this worker serves (default: one process serves them all, nothing saved). */
+  workspaces?: WorkspaceHost;
 }
 
 /** The activities of one worker: the object it registers. */
 export function createProjectActivities(deps: ProjectActivityDeps) {
   const transcripts = deps.transcripts ?? new Transcripts(deps.store);
   const providers = deps.providers ?? new ModelProviders();
+  const workspaces = deps.workspaces ?? oneProcessWorkspaces();
   return {
     ...createModelActivities({ transcripts, providers, mcpCatalog: deps.mcpCatalog }),
     ...createSummaryActivities({ transcripts, providers }),
     ...createToolActivities({
       probes: deps.probes ?? machineProbes(),
       ...(deps.secretsKeyring && { keyring: deps.secretsKeyring }),
+      workspaces,
     }),
+    ...createWorkspaceActivities(workspaces),
     ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
     ...createGraphActivities({ store: deps.store, providers }),
     readCancelledResult,
     ...createAdmissionActivities(deps.admission.settings, deps.admission.identity, deps.admission.leases),
-    ...createAcceptanceActivities(),
-    ...createBatchToolActivities(),
+    ...createAcceptanceActivities(workspaces),
+    ...createBatchToolActivities(workspaces),
     ...createSkillActivities(),
     ...createGuardrailActivities(),
     ...createRemoteActivities(deps.remote),

@@ -317,10 +317,25 @@ export function openStatusLines(
     ...(storeFault !== undefined ? [`waiting on the payload store: ${storeFault}`] : []),
     // Its tools are limited to what they allow (their allowed-tools), from the read that activated them on.
     ...(status.active_skills ? [`active skills: ${status.active_skills.join(', ')}`] : []),
+    ...workspaceLines(status.workspace),
     ...pendingQuestionLines(runId, status.questions),
     ...pendingApprovalLines(runId, status.approvals),
     ...(uiUrl ? [`Web UI: ${uiUrl}`] : []),
   ];
+}
+
+/** Where a run's workspace lives, when it has a home host, and whether it is still saved. */
+function workspaceLines(workspace: LeadStatus['workspace']): string[] {
+  if (!workspace) return [];
+  const moved = workspace.epoch > 1 ? ` (moved ${workspace.epoch - 1}× after a host was lost)` : '';
+  const lines = [`workspace: on host ${workspace.host_id}${moved}`];
+  if (workspace.not_saved) {
+    lines.push(
+      `workspace not saved: ${workspace.not_saved.bytes} bytes, over workspace.snapshot.max_bytes ` +
+        `(${workspace.not_saved.max_bytes}); a lost host loses what changed since`,
+    );
+  }
+  return lines;
 }
 
 /** `status`'s lines for a closed run: how it ended (status, stop reason, error), its turns and delegations. */

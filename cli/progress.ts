@@ -47,6 +47,10 @@ export function eventLine(event: TaskEvent, description?: string): string {
       return `${at} ${event.task_id} ${event.agent}: ${event.tool} denied: ${event.reason} (${event.policy_id})`;
     case 'subagent_tool_unavailable':
       return `${at} ${event.tool} unavailable in this run: provider ${event.provider} (${event.provider_type}): ${event.reason}`;
+    case 'workspace_moved':
+      return `${at} workspace moved: host ${event.from_host} was lost; restored on ${event.to_host} (epoch ${event.epoch}, ${event.files} files, ${event.bytes} bytes, ${event.ms} ms)`;
+    case 'workspace_not_saved':
+      return `${at} workspace not saved: ${event.bytes} bytes, over workspace.snapshot.max_bytes (${event.max_bytes}); a lost host loses what changed from here on`;
     case 'batch_finished': {
       const { completed = 0, failed = 0, cancelled = 0, total } = event.counts;
       const detail = event.error ? `: ${event.error.split('\n')[0]}` : '';

@@ -23,6 +23,7 @@ import {
   workerTuning,
 } from '../worker/worker';
 import { taskQueueHasWorker } from '../client/worker-liveness';
+import { workspaceHosting } from '../worker/workspace-hosting';
 import { connectClient, type ConnectionSettings } from '../client/connection';
 import { connectWorker } from '../client/worker-connection';
 import {
@@ -398,6 +399,15 @@ async function withOwnWorker<T>(
   const mcp = await startWorkerMcp(config.mcp_servers, say);
   // Kept across restarts, as the probes are: the warm-up and what the providers learnt are the process's.
   const providers = new ModelProviders();
+  // One host for the process's workers, restarted ones included: the workspaces it holds are its own.
+  const workspaces = workspaceHosting(
+    {
+      workspace: config.workspace,
+      ...(config.worker.host_id !== undefined && { hostId: config.worker.host_id }),
+    },
+    settings.taskQueue,
+    false,
+  );
   const create = () =>
     createProjectWorker({
       connection,
@@ -413,6 +423,7 @@ async function withOwnWorker<T>(
       models: config.models,
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
+      workspaces,
     });
   try {
     return await runUntilWithRestarts(create, body, say);

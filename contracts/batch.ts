@@ -7,6 +7,7 @@
  * The batch's own state is counters and one compact record per item; results stay in the items' histories.
  * Pure: the workflow bundle imports this file.
  */
+import type { WorkspacePlacement } from './workspace';
 import { defineQuery } from '@temporalio/workflow';
 import type { LoopDetectionSettings, ResolvedAgent } from './subagent';
 import { BATCH_ITEM_STATES, BATCH_STATUSES, type SubagentStopReason } from './status';
@@ -40,6 +41,8 @@ export interface BatchInput {
   limits: BatchLimits;
   loop_detection: LoopDetectionSettings;
   workspace: string;
+  /** Where the workspace lives (contracts/workspace.ts): the run's, or placed by the batch itself as it starts. */
+  workspace_placement?: WorkspacePlacement;
   sandbox: SandboxSettings;
   summarization?: SummarizationRuntime;
   /** Depth of its items' subagents (the lead's children: 1). */
@@ -181,6 +184,8 @@ export function leadBatchWorkflowId(leadWorkflowId: string, id: string): string 
 /** A workspace JSON Lines file of items, read for `batch_task` by an activity (workflows read no files). */
 export interface BatchItemsFileRequest {
   workspace: string;
+  /** Where the workspace lives (contracts/workspace.ts); absent: a run from before placements. */
+  placement?: WorkspacePlacement;
   /** Relative to the workspace. */
   path: string;
   max_items: number;

@@ -35,6 +35,9 @@ export const GUARDRAIL_EVENT_TYPES = ['tool_denied'] as const;
  */
 export const PROVIDER_EVENT_TYPES = ['subagent_tool_unavailable'] as const;
 
+/** The run's workspace moved to another host, or could not be saved (over its cap): contracts/workspace.ts. */
+export const WORKSPACE_EVENT_TYPES = ['workspace_moved', 'workspace_not_saved'] as const;
+
 export const TASK_EVENT_TYPES = [
   'task_queued',
   'task_started',
@@ -44,6 +47,7 @@ export const TASK_EVENT_TYPES = [
   ...CLARIFICATION_EVENT_TYPES,
   ...GUARDRAIL_EVENT_TYPES,
   ...PROVIDER_EVENT_TYPES,
+  ...WORKSPACE_EVENT_TYPES,
 ] as const;
 export type TaskEventType = (typeof TASK_EVENT_TYPES)[number];
 
@@ -183,6 +187,33 @@ export interface SubagentToolUnavailableEvent extends TaskEventBase {
   reason: string;
 }
 
+/** `task_id`: `workspace`. Its home host was lost: the workspace was restored on another host. */
+export interface WorkspaceMovedEvent extends TaskEventBase {
+  type: 'workspace_moved';
+  from_host: string;
+  to_host: string;
+  /** The new placement's epoch (the run's first home is epoch 1). */
+  epoch: number;
+  /** What the restore brought back, and what it took. */
+  files: number;
+  bytes: number;
+  ms: number;
+  /** The workflow whose call found the home gone. */
+  workflow_id: string;
+}
+
+/** `task_id`: `workspace`. The workspace passed `workspace.snapshot.max_bytes`: from here on nothing is saved. */
+export interface WorkspaceNotSavedEvent extends TaskEventBase {
+  type: 'workspace_not_saved';
+  bytes: number;
+  max_bytes: number;
+  workflow_id: string;
+}
+
+/** What a subagent tells the lead of the run's workspace (the lead logs it once). */
+export type WorkspaceNotice =
+  Omit<WorkspaceMovedEvent, 'seq' | 'task_id'> | Omit<WorkspaceNotSavedEvent, 'seq' | 'task_id'>;
+
 export type ClarificationEvent =
   ClarificationRequestedEvent | ClarificationAnsweredEvent | ClarificationTimedOutEvent;
 
@@ -195,7 +226,9 @@ export type TaskEvent =
   | BatchStartedEvent
   | BatchFinishedEvent
   | ToolDeniedEvent
-  | SubagentToolUnavailableEvent;
+  | SubagentToolUnavailableEvent
+  | WorkspaceMovedEvent
+  | WorkspaceNotSavedEvent;
 
 /** An event before the log gives it its `seq`. */
 export type NewTaskEvent =
@@ -209,4 +242,6 @@ export type NewTaskEvent =
   | Omit<BatchStartedEvent, 'seq'>
   | Omit<BatchFinishedEvent, 'seq'>
   | Omit<ToolDeniedEvent, 'seq'>
-  | Omit<SubagentToolUnavailableEvent, 'seq'>;
+  | Omit<SubagentToolUnavailableEvent, 'seq'>
+  | Omit<WorkspaceMovedEvent, 'seq'>
+  | Omit<WorkspaceNotSavedEvent, 'seq'>;

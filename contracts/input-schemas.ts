@@ -28,6 +28,7 @@ import {
 import { SANDBOX_KINDS } from './tools';
 import { loadToolNameProblem, type ProviderProbe } from './subagent-providers';
 import { systemFolderProblem } from './workspace-folders';
+import { workspacePlacementSchema } from './workspace';
 
 type ValueTypes = ReturnType<typeof valueTypes>;
 
@@ -548,6 +549,8 @@ function leadRunFields(
     /** The agents `task` may start, every override applied, in the order the tool lists them. */
     agents: listOf(agents.agent, 'agents'),
     workspace: workspacePath(types),
+    /** Where the workspace lives (contracts/workspace.ts): set by the run as it continues as new. */
+    workspace_placement: workspacePlacementSchema().optional(),
     sandbox: agents.tools.sandbox,
     loop_detection: agents.guards.loopDetection,
     /** The lead's own token budget; each child carries its agent's. */
@@ -627,6 +630,8 @@ function subagentInputSchema(
       agent: agents.agent,
       loop_detection: agents.guards.loopDetection,
       workspace: workspacePath(types),
+      /** Where the workspace lives (contracts/workspace.ts): as the parent knows it. Absent: a run from before. */
+      workspace_placement: workspacePlacementSchema().optional(),
       sandbox: agents.tools.sandbox,
       /** Delegation depth: a child's depth is its parent's plus one (the lead is 0). */
       depth: wholeNumber(0),

@@ -101,6 +101,11 @@ export interface LeadStatus {
   approvals?: PendingApproval[];
   /** The skills active in the lead's run (contracts/run-skills.ts), while any is. */
   active_skills?: string[];
+  /**
+   * Where the run's workspace lives, when it has a home host (contracts/workspace.ts): the host, its epoch (1
+   * until a lost host made it move), and whether it passed its cap and is no longer saved.
+   */
+  workspace?: { host_id: string; epoch: number; not_saved?: { bytes: number; max_bytes: number } };
 }
 
 export const leadLedgerQuery = defineQuery<LedgerEntry[]>('lead_ledger');

@@ -3,7 +3,7 @@
  * workflow bundle imports this file).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { GuardrailNotice } from './events';
+import type { GuardrailNotice, WorkspaceNotice } from './events';
 import type { TokenUsage } from './messages';
 import type { SubagentStep } from './steps';
 
@@ -40,3 +40,6 @@ export const guardrailNoticeSignal = defineSignal<[GuardrailNotice]>('guardrail_
 export function recordsAfter<T extends { seq: number }>(records: readonly T[], afterSeq: number): T[] {
   return records.filter((record) => record.seq > afterSeq);
 }
+
+/** A subagent tells the lead what it found of the run's workspace (moved, not saved): the lead's log keeps it. */
+export const workspaceNoticeSignal = defineSignal<[WorkspaceNotice]>('workspace_notice');

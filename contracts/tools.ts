@@ -1,6 +1,7 @@
 import type { SealedSecret } from './secrets';
 import type { ToolCall } from './messages';
 import type { SandboxSettings } from './input-schemas';
+import type { WorkspacePlacement, WorkspaceSave } from './workspace';
 
 export const BUILTIN_TOOL_NAMES = ['bash', 'ls', 'read_file', 'write_file', 'str_replace'] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
@@ -107,6 +108,8 @@ export interface ToolCallInput {
    * environment variables, and its output shows each value masked. Absent: none.
    */
   secrets?: SealedSecret[];
+  /** Where the run's workspace lives (contracts/workspace.ts); absent: a run from before placements. */
+  placement?: WorkspacePlacement;
 }
 
 export interface ToolCallResult {
@@ -114,4 +117,6 @@ export interface ToolCallResult {
   name: string;
   content: string;
   is_error: boolean;
+  /** What the call changed, saved (a placed workspace with snapshots, after a call that may change it). */
+  workspace_save?: WorkspaceSave;
 }

@@ -204,6 +204,7 @@ function withAbsolutePaths(config: Config, base: string): Config {
     // A custom guardrail provider is loaded by the workers: its path travels absolute, as a graph module's.
     guardrails: { ...config.guardrails, policy: withAbsoluteModule(config.guardrails.policy, base) },
     workspace: withoutUndefined({
+      ...config.workspace,
       root,
       sample_dir: absolute(config.workspace.sample_dir),
     }),

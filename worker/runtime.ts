@@ -67,10 +67,11 @@ export interface RuntimeSettings {
 /**
  * How often each worker tells the server it runs (one small call for all of a process's workers): clients
  * tell a killed worker from a live one after three missed beats, and a stopped one at once from its last
- * beat (client/worker-liveness.ts). The SDK's default, 60 s, would leave `run` and `status` guessing for
- * minutes.
+ * beat (client/worker-liveness.ts); a run whose home host fell silent moves its workspace after three
+ * (activities/workspace/home-liveness.ts), so the beat bounds how soon a lost host's runs go on. The SDK's
+ * default, 60 s, would leave `run` and `status` guessing for minutes.
  */
-export const WORKER_HEARTBEAT_INTERVAL_MS = 5000;
+export const WORKER_HEARTBEAT_INTERVAL_MS = 2000;
 
 /**
  * Every log of the SDK at `level` or above goes to stderr: the TypeScript side's through the logger, the Rust

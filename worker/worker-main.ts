@@ -5,8 +5,8 @@
  * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and TEMPORAL_CONFIG_FILE
  * (temporal.toml). Env besides: TASK_QUEUE, WORKFLOW_BUNDLE, WORKER_LOG_LEVEL (default INFO),
  * SUBAGENTS_PAYLOAD_DIR (the local payload store; the default settings apply otherwise), SUBAGENTS_CONFIG (a
- * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics`, `tracing` and
- * `mcp_servers` the worker runs with; the defaults otherwise).
+ * config file whose `subagent_runtime`, `lead_runtime`, `worker`, `sandbox`, `metrics`, `tracing`,
+ * `mcp_servers`, `payloads` and `workspace` the worker runs with; the defaults otherwise).
  * Both print the start lines (`worker ready: …`, the bash sandbox, both admission bounds, whether payloads are
  * encrypted and with which key id) on stdout once the worker polls, log
  * to stderr, and exit 0 after a clean shutdown on SIGINT or SIGTERM.
@@ -24,11 +24,23 @@ import { loadConfig } from './config';
 import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
 import { processEncryptionKeys } from '../payloads/encryption-keys';
-import { payloadSettings } from '../payloads/store';
+import { configurePayloads, payloadSettings, payloadStore } from '../payloads/store';
+import { DEFAULT_WORKSPACE_SETTINGS } from '../contracts/workspace';
+import {
+  describeWorkspaceHosting,
+  workspaceHosting,
+  type WorkspaceHostingSettings,
+} from './workspace-hosting';
 import { installRuntime, logLevelFromEnv } from './runtime';
 import { runWorkerUntilSignal } from './shutdown';
 import { startTracing, type WorkerTracing } from './tracing';
-import { createProjectWorker, withdrawAdmission, workerTuning, type WorkerSettings } from './worker';
+import {
+  createProjectWorker,
+  hostWorkerStopped,
+  withdrawAdmission,
+  workerTuning,
+  type WorkerSettings,
+} from './worker';
 
 export interface WorkerService {
   connection: NativeConnection;
@@ -54,6 +66,8 @@ export interface WorkerService {
   mcpServers?: McpServersConfig;
   /** `models`: the providers they name are warmed up while the worker starts (createProjectWorker). */
   models?: readonly ModelSettings[];
+  /** `workspace:` (mode, snapshots) and `worker.host_id`: how this worker's host serves runs' workspaces. */
+  workspaces?: WorkspaceHostingSettings;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -63,7 +77,15 @@ export function configuredWorkerSettings(
   config: Config,
 ): Pick<
   WorkerService,
-  'sandbox' | 'admission' | 'runAdmission' | 'worker' | 'metrics' | 'tracing' | 'mcpServers' | 'models'
+  | 'sandbox'
+  | 'admission'
+  | 'runAdmission'
+  | 'worker'
+  | 'metrics'
+  | 'tracing'
+  | 'mcpServers'
+  | 'models'
+  | 'workspaces'
 > {
   return {
     sandbox: config.sandbox,
@@ -74,6 +96,10 @@ export function configuredWorkerSettings(
     tracing: config.tracing,
     mcpServers: config.mcp_servers,
     models: config.models,
+    workspaces: {
+      workspace: config.workspace,
+      ...(config.worker.host_id !== undefined && { hostId: config.worker.host_id }),
+    },
   };
 }
 
@@ -97,6 +123,7 @@ export function workerStartLines(
   sandbox: SandboxInUse,
   payloadKeys: PayloadKeysInUse,
   tracing?: Pick<WorkerTracing, 'description'>,
+  workspaces?: string,
 ): string[] {
   const namespace = service.namespace === DEFAULT_NAMESPACE ? '' : `, namespace "${service.namespace}"`;
   const metrics = metricsBindAddress(service.metrics);
@@ -106,6 +133,7 @@ export function workerStartLines(
     `admission: ${describeAdmission(service.admission)} (every run on the task queue)`,
     `lead runs in flight: ${describeAdmission(service.runAdmission)} (lead_runtime)`,
     `payloads: ${describePayloadEncryption(payloadKeys)}`,
+    ...(workspaces === undefined ? [] : [workspaces]),
     ...(metrics === undefined ? [] : [`metrics: http://${metrics}/metrics (Prometheus)`]),
     ...(tracing === undefined ? [] : [`tracing: spans to ${tracing.description}`]),
   ];
@@ -117,6 +145,11 @@ export async function serveWorker(service: WorkerService): Promise<void> {
   const mcp = await startWorkerMcp(service.mcpServers, service.say);
   // One set for the activities and the start line: the line names the sandbox bash really runs in.
   const probes = machineProbes();
+  const hosting = workspaceHosting(
+    service.workspaces ?? { workspace: DEFAULT_WORKSPACE_SETTINGS },
+    service.taskQueue,
+    true,
+  );
   try {
     const worker = await createProjectWorker({
       connection: service.connection,
@@ -131,6 +164,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       ...(service.models && { models: service.models }),
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
+      workspaces: hosting,
     });
     const sandbox = await chooseSandbox(service.sandbox, probes);
     // The settings the worker's data converter was built with (createProjectWorker: this process's).
@@ -140,8 +174,11 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       keyEnv: encryption.key_env,
     };
     const stopped = runWorkerUntilSignal(worker, service.say);
-    process.stdout.write(`${workerStartLines(service, sandbox, payloadKeys, tracing).join('\n')}\n`);
+    const workspaces = describeWorkspaceHosting(hosting, payloadStore().description);
+    const lines = workerStartLines(service, sandbox, payloadKeys, tracing, workspaces);
+    process.stdout.write(`${lines.join('\n')}\n`);
     await stopped;
+    await hostWorkerStopped(worker);
     await withdrawAdmission(worker);
   } finally {
     // The spans still buffered go out before the process ends.
@@ -154,6 +191,8 @@ export async function serveWorker(service: WorkerService): Promise<void> {
 async function main(): Promise<void> {
   const configFile = process.env.SUBAGENTS_CONFIG;
   const { config } = loadConfig(configFile === '' ? undefined : configFile);
+  // The store its activities, its codec and its workspaces' snapshots use (SUBAGENTS_PAYLOAD_DIR still wins).
+  configurePayloads(config.payloads);
   // After the config (its `metrics:` decide the runtime's endpoint), before any native connection.
   installRuntime(logLevelFromEnv('WORKER_LOG_LEVEL', 'INFO'), { metrics: config.metrics });
   const { connectionOptions, namespace } = loadClientConnectConfig();

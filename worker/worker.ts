@@ -40,6 +40,7 @@ import { activityPayloadStore } from '../payloads/store';
 import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
 import { builtWorkflowBundle, type BuiltWorkflowBundle, type BundleWithSources } from './workflow-bundle';
+import type { WorkspaceHosting } from './workspace-hosting';
 
 export interface ProjectWorkerOptions {
   connection: NativeConnection;
@@ -93,6 +94,11 @@ export interface ProjectWorkerOptions {
    * module (bundled here: a prebuilt bundle has none, so it is not used).
    */
   tracing?: WorkerTracing;
+  /**
+   * The runs' workspaces this worker serves (worker/workspace-hosting.ts); default: one process serves every
+   * call, nothing saved. With a host queue, a second Worker polls it for the activities bound to this disk.
+   */
+  workspaces?: WorkspaceHosting;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<
@@ -241,6 +247,29 @@ export function workerTuning(settings: WorkerSettings = {}): Partial<WorkerOptio
 
 const admissions = new WeakMap<Worker, { pools: WorkerAdmission[]; leases?: SlotLeases }>();
 
+/** Each worker's host-queue Worker, as the promise of its run: it runs while the main one does. */
+const hostWorkers = new WeakMap<Worker, Promise<void>>();
+
+/**
+ * Runs `beside` for as long as `main` runs: it polls from now on, shuts down as soon as `main` begins to, and
+ * takes `main` down with it if it fails (a worker that cannot serve its host's queue must not look healthy).
+ */
+function runBeside(main: Worker, beside: Worker): Promise<void> {
+  const running = beside.run();
+  void untilState(main, ['STOPPING', 'DRAINING', ...ENDED_STATES], 100).then(() => {
+    if (beside.getState() === 'RUNNING') beside.shutdown();
+  });
+  return running.catch((err: unknown) => {
+    if (main.getState() === 'RUNNING') main.shutdown();
+    throw err;
+  });
+}
+
+/** Once the worker's host-queue Worker (if any) has stopped too: a process waits for it before it ends. */
+export async function hostWorkerStopped(worker: Worker): Promise<void> {
+  await hostWorkers.get(worker);
+}
+
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   // While the worker starts: a run's first model call then costs what the later ones do (never fails).
   const providers = options.providers ?? new ModelProviders();
@@ -282,33 +311,50 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   // One reading of the event loop per worker (worker/load-guard.ts), stopped once the worker has stopped.
   const loop = new EventLoopDelay();
   const guarded = options.tuning?.tuner === undefined;
-  const worker = await Worker.create({
+  const activities = createProjectActivities({
+    store: activityPayloadStore(options.payloads),
+    admission: { settings, identity, ...(leases && { leases }) },
+    ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
+    ...(options.transcripts && { transcripts: options.transcripts }),
+    ...(options.probes && { probes: options.probes }),
+    ...(options.remote && { remote: options.remote }),
+    secretsKeyring: options.secretsKeyring ?? processSecretsKeyring(options.payloads?.encryption),
+    providers,
+    ...(options.workspaces && { workspaces: options.workspaces.host }),
+  });
+  const shared = {
     connection: options.connection,
     namespace,
-    taskQueue,
-    // Without a prebuilt bundle, bundled here rather than by Worker.create: the same work, with progress.
-    workflowBundle: await projectWorkflowBundle(options),
-    activities: createProjectActivities({
-      store: activityPayloadStore(options.payloads),
-      admission: { settings, identity, ...(leases && { leases }) },
-      ...(options.mcpCatalog && { mcpCatalog: options.mcpCatalog }),
-      ...(options.transcripts && { transcripts: options.transcripts }),
-      ...(options.probes && { probes: options.probes }),
-      ...(options.remote && { remote: options.remote }),
-      secretsKeyring: options.secretsKeyring ?? processSecretsKeyring(options.payloads?.encryption),
-      providers,
-    }),
     dataConverter,
     ...options.tracing?.workerOptions,
     ...RECOVERY_TUNING,
     ...(guarded && { tuner: loadGuardTuner(loop) }),
     ...options.tuning,
     identity,
+  };
+  const worker = await Worker.create({
+    ...shared,
+    taskQueue,
+    // Without a prebuilt bundle, bundled here rather than by Worker.create: the same work, with progress.
+    workflowBundle: await projectWorkflowBundle(options),
+    activities,
   }).catch((err: unknown) => {
     loop.stop();
     leases?.stop();
     throw err;
   });
+  // The host's own queue: the workspace calls of the runs homed here (activities only).
+  const hostQueue = options.workspaces?.queue;
+  if (hostQueue !== undefined) {
+    const hostWorker = await Worker.create({ ...shared, taskQueue: hostQueue, activities }).catch(
+      (err: unknown) => {
+        loop.stop();
+        leases?.stop();
+        throw err;
+      },
+    );
+    hostWorkers.set(worker, runBeside(worker, hostWorker));
+  }
   if (!guarded) loop.stop();
   // Once the worker shuts down: its leases' grants reported and their spare slots given back (while it still
   // drains, so it may answer that report itself); once it has stopped, the load guard's reading ends.

@@ -4,6 +4,7 @@
  * repeat until the model answers without tools or a guard stops the run. Delegation (the lead's, or a
  * subagent's that may delegate) plugs in through `LoopPlugins`; it is not a copy of this loop.
  */
+import type { WorkspaceRoute } from './workspace-route';
 import { ActivityFailure, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { ProjectActivities } from '../activities';
 import type { ApprovalOutcome, GuardrailDecision } from '../contracts/guardrails';
@@ -55,7 +56,8 @@ export interface AgentLoopConfig {
   guards: readonly Guard[];
   /** Keep a step log in `state.steps` (a subagent answers the steps query with it; the lead has none). */
   recordSteps: boolean;
-  workspace: string;
+  /** The run's workspace, and where its calls go (workflows/workspace-route.ts). */
+  route: WorkspaceRoute;
   sandbox: SandboxSettings;
   /** Compaction when the transcript passes its trigger; absent → never. */
   summarization?: SummarizationRuntime;

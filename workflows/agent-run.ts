@@ -44,6 +44,9 @@ import { defaultGuards } from './guards';
 import { showLiveState } from './outcome';
 import { agentSkills, type AgentSkills, type AgentSkillsRequest } from './skills';
 import { AgentGuardrails } from './guardrails';
+import { WorkspaceRoute } from './workspace-route';
+import { reportWorkspaceNotices } from './workspace-notices';
+import type { WorkspacePlacement } from '../contracts/workspace';
 
 /** What every agent of one run shares (from the workflow input). */
 export interface RunContext {
@@ -52,6 +55,8 @@ export interface RunContext {
   /** The agent's delegation depth (the lead is 0). */
   depth: number;
   workspace: string;
+  /** Where the workspace's calls go: from the input's placement, placed by the lead as it starts. */
+  route: WorkspaceRoute;
   sandbox: SandboxSettings;
   loopDetection: LoopDetectionSettings;
   /** Compaction for this agent and every child; absent → off. */
@@ -81,6 +86,7 @@ export function runContext(
     secrets?: SealedSecret[];
     skills?: RunSkillsSettings;
     guardrails?: RunGuardrailsSettings;
+    workspace_placement?: WorkspacePlacement;
   },
   runId: string,
 ): RunContext {
@@ -88,6 +94,7 @@ export function runContext(
     runId,
     depth: input.depth,
     workspace: input.workspace,
+    route: new WorkspaceRoute(input.workspace_placement, input.workspace),
     sandbox: input.sandbox,
     loopDetection: input.loop_detection,
     ...(input.summarization && { summarization: input.summarization }),
@@ -143,6 +150,7 @@ export function createDelegator(
     agents: delegation.agents,
     limits: delegation.limits,
     workspace: context.workspace,
+    route: context.route,
     sandbox: context.sandbox,
     loopDetection: context.loopDetection,
     transcript: () => state().transcript,
@@ -332,6 +340,12 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
       throw err;
     }
   }
+  // The lead's log keeps what any agent's calls found of the run's workspace (moved, not saved).
+  reportWorkspaceNotices(
+    context.route,
+    context.runId,
+    delegator && ((n) => delegator.recordWorkspaceNotice(n)),
+  );
   const builtinTools = agent.tools.filter(isBuiltinToolName);
   const toolSpecs: ToolSpec[] = [];
   // At the depth cap the tools stay visible and their calls are refused with an explanation.
@@ -368,7 +382,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
       tokenBudget: agent.tokenBudget,
       loopDetection: context.loopDetection,
     }),
-    workspace: context.workspace,
+    route: context.route,
     sandbox: context.sandbox,
     recordSteps: options.recordSteps,
     ...(context.summarization && { summarization: context.summarization }),

@@ -29,11 +29,12 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/common';
 import type { AcceptanceActivities } from '../activities/acceptance';
 import { admissionAnswerSignal, subagentAdmissionSignal, type SlotRequest } from '../contracts/admission';
 import { batchStatusQuery, type BatchInput, type BatchResult } from '../contracts/batch';
 import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
-import { guardrailNoticeSignal, subagentProgressSignal } from '../contracts/queries';
+import { guardrailNoticeSignal, subagentProgressSignal, workspaceNoticeSignal } from '../contracts/queries';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import { userIdProblem } from '../contracts/user';
 import {
@@ -49,14 +50,17 @@ import { decidedBatchItemsProblems } from './batch-validation';
 import { recordDelegationEnd } from './metrics';
 import { closeWith, reportOutcome } from './outcome';
 import type { subagentWorkflow } from './subagent';
+import { placeWorkspace, WorkspaceRoute } from './workspace-route';
 
 /** Events past which the batch continues as new (when the server has not suggested it sooner). */
 export const BATCH_HISTORY_EVENTS = 10_000;
 
-const { checkAcceptance } = proxyActivities<AcceptanceActivities>({
+// Where the workspace is (workflows/workspace-route.ts): the route adds its queue and retries to these.
+const ACCEPTANCE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
-});
+};
+const { checkAcceptance } = proxyActivities<AcceptanceActivities>(ACCEPTANCE_OPTIONS);
 
 export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   refuseInvalid(input);
@@ -66,16 +70,20 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     startedAt: info.startTime.toISOString(),
     askAgainMs: ADMISSION_RESEND_MS,
   });
-  const runner = new ItemRunner(input, batch, info.workflowId);
+  const route = new WorkspaceRoute(input.workspace_placement, input.workspace);
+  const runner = new ItemRunner(input, batch, info.workflowId, route);
 
   setHandler(admissionAnswerSignal, (answer) => batch.answered(answer, Date.now()));
   // The items' own notices to their parent: the batch follows them by their results alone.
   setHandler(subagentProgressSignal, () => undefined);
   setHandler(guardrailNoticeSignal, () => undefined);
+  setHandler(workspaceNoticeSignal, () => undefined);
   setHandler(subagentAdmissionSignal, () => undefined);
   setHandler(batchStatusQuery, (page = {}) => batch.status(page));
 
   try {
+    // A batch a client started places its workspace itself; one a run started has the run's.
+    await placeWorkspace(route, input.run_id ?? info.workflowId);
     while (!batch.done) {
       const now = Date.now();
       batch.releaseDue(now);
@@ -118,7 +126,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   }
   if (!batch.done) {
     const carry = batch.carry((input.carry?.continued ?? 0) + 1);
-    return await continueAsNew<typeof batchWorkflow>({ ...input, carry });
+    return await continueAsNew<typeof batchWorkflow>({ ...input, ...route.inputField(), carry });
   }
   batch.ended = 'completed';
   reportOutcome({ status: 'completed' });
@@ -166,6 +174,7 @@ class ItemRunner {
     private readonly input: BatchInput,
     private readonly batch: BatchScheduler,
     private readonly batchId: string,
+    private readonly route: WorkspaceRoute,
   ) {
     this.runId = input.run_id ?? batchId;
   }
@@ -228,7 +237,7 @@ class ItemRunner {
     batch.start(entry);
     const item = input.items[i];
     const { agent } = input;
-    const child = childInput(input, this.runId, i, entry);
+    const child = { ...childInput(input, this.runId, i, entry), ...this.route.inputField() };
     let result: SubagentResult;
     try {
       const handle = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
@@ -264,11 +273,19 @@ class ItemRunner {
     if (result.status === 'completed' && item.acceptance_criteria?.length) {
       try {
         // By an activity, even for the answer-only forms: a user's regex must not run in the workflow.
-        const verdict = await checkAcceptance({
-          criteria: item.acceptance_criteria,
-          answer: result.result ?? '',
-          workspace: input.workspace,
-        });
+        const criteria = item.acceptance_criteria;
+        const verdict = await this.route.run(
+          (place) =>
+            checkAcceptance.executeWithOptions({ ...ACCEPTANCE_OPTIONS, ...place.home }, [
+              {
+                criteria,
+                answer: result.result ?? '',
+                workspace: input.workspace,
+                ...(place.placement && { placement: place.placement }),
+              },
+            ]),
+          true,
+        );
         accepted = verdict.passed;
         if (!verdict.passed) {
           const failed = verdict.checks.filter((check) => !check.passed).map((check) => check.criterion);

@@ -3,7 +3,13 @@
  * the same run lifecycle as every subagent (`runAgent`, `runLifecycle`), with delegation plugged in. Its ledger
  * and event log live in workflow state, rebuilt from history on replay, and are read by queries.
  */
-import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  CancellationScope,
+  isCancellation,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import {
   LEAD_RUN_FAILED_PREFIX,
   LEAD_RUN_TIMED_OUT_PREFIX,
@@ -20,7 +26,7 @@ import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
 import type { LoopCarry } from '../contracts/loop-carry';
 import type { ChatMessage } from '../contracts/messages';
-import { recordsAfter } from '../contracts/queries';
+import { recordsAfter, workspaceNoticeSignal } from '../contracts/queries';
 import type { RunStopReason } from '../contracts/status';
 import { initialLoopState, restoreLoopState, type AgentLoopState } from './agent-loop';
 import {
@@ -46,6 +52,8 @@ import {
 } from './run-lifecycle';
 import { withActiveSkills } from './skills';
 import { lastAssistantText } from './subagent-result';
+import { placeWorkspace } from './workspace-route';
+import { workspaceStatus } from './workspace-notices';
 
 /** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
 const LEAD_ADMISSION_PATCH = 'lead-admission';
@@ -123,7 +131,14 @@ function leadStatus(run: LeadRun, { queuedAt, finished }: RunStanding): LeadStat
     ...(!finished && questionsOf(run.clarifications.pending())),
     ...(!finished && approvalsOf(run.approvals.pending())),
     ...withActiveSkills(state),
+    ...workspaceOf(run),
   };
+}
+
+/** The status's `workspace`: present only for a run with a home host (older clients see the shape they knew). */
+function workspaceOf(run: LeadRun): { workspace?: NonNullable<LeadStatus['workspace']> } {
+  const workspace = workspaceStatus(run.context.route, run.delegator.events);
+  return workspace ? { workspace } : {};
 }
 
 /** The lead's turns on the agent loop, its wall clock counted from `admittedAt`. */
@@ -131,6 +146,7 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
   const { input, runId, delegator, clarifications, approvals } = run;
   const next = (carry: LoopCarry): LeadRunInput => ({
     ...input,
+    ...run.context.route.inputField(),
     run_id: runId,
     ledger: delegator.ledger,
     carry: {
@@ -139,6 +155,14 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
       ...(delegator.loads.probe && { provider_probe: delegator.loads.probe }),
     },
   });
+  try {
+    await placeWorkspace(run.context.route, runId);
+  } catch (err) {
+    if (isCancellation(err)) return { end: { kind: 'cancelled' }, clarifications, next };
+    if (!(err instanceof ActivityFailure)) throw err;
+    const message = `cannot place the run's workspace: ${err.cause?.message ?? err.message}`;
+    return { end: { kind: 'activity_failed', message }, clarifications, next };
+  }
   // The run's tools are fixed now, from the providers available as it starts. A run without remote loads
   // (every run from before the registry) awaits nothing here: its commands come as they always did.
   if (delegator.loads.probePending) {
@@ -242,6 +266,7 @@ export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResul
   const run: LeadRun = { input, runId, context, state, delegator, clarifications, approvals };
   setHandler(leadLedgerQuery, () => delegator.ledger);
   setHandler(leadEventsQuery, (afterSeq = 0) => recordsAfter(delegator.events, afterSeq));
+  setHandler(workspaceNoticeSignal, (notice) => delegator.recordWorkspaceNotice(notice));
 
   return runLifecycle({
     input,

@@ -181,6 +181,7 @@ async function runSubagent(
     clarifications,
     next: (carry) => ({
       ...input,
+      ...context.route.inputField(),
       // The transcript carries the fork's turns from here on.
       fork_messages: undefined,
       fork_from: undefined,

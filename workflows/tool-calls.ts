@@ -14,6 +14,7 @@ import { isIdempotentCall, type SandboxSettings, type SkillMount } from '../cont
 import type { AgentLoopConfig, AgentLoopState, LoopPlugins } from './agent-loop';
 import { runMcpToolCall, runToolSearch } from './mcp-tool-call';
 import { callLine } from './outcome';
+import type { CallPlace } from './workspace-route';
 
 // Activities heartbeat every third of this (activities/activity-context.ts): a worker that dies is noticed
 // within it, and the attempt retried.
@@ -28,7 +29,18 @@ const AT_MOST_ONCE_HEARTBEAT_TIMEOUT = '10 seconds';
 type ExecuteToolCall = ProjectActivities['executeToolCall'];
 type ToolRun = (input: Parameters<ExecuteToolCall>[0], summary: string) => ReturnType<ExecuteToolCall>;
 
-function toolActivities(sandbox: SandboxSettings): { idempotent: ToolRun; once: ToolRun } {
+interface ToolRuns {
+  idempotent: ToolRun;
+  once: ToolRun;
+  /** A regular activity, with the route's options over its own (the home's queue, or any host's). */
+  regular: (
+    input: Parameters<ExecuteToolCall>[0],
+    summary: string,
+    place: CallPlace,
+  ) => ReturnType<ExecuteToolCall>;
+}
+
+function toolActivities(sandbox: SandboxSettings): ToolRuns {
   // Idempotent calls (ls, read_file, a plain write_file) run as local activities: one marker event in
   // history instead of six, no round trip through matching, and re-running one after a crash is harmless.
   const local: LocalActivityOptions = {
@@ -48,6 +60,8 @@ function toolActivities(sandbox: SandboxSettings): { idempotent: ToolRun; once: 
   return {
     idempotent: (input, summary) => idempotent.executeWithOptions({ ...local, summary }, [input]),
     once: (input, summary) => once.executeWithOptions({ ...remote, summary }, [input]),
+    regular: (input, summary, place) =>
+      once.executeWithOptions({ ...remote, ...place.home, summary }, [input]),
   };
 }
 
@@ -77,7 +91,7 @@ export interface CallResult {
 
 /** The tool calls of an agent's responses, one response at a time. */
 export class ToolCalls {
-  private readonly tools: { idempotent: ToolRun; once: ToolRun };
+  private readonly tools: ToolRuns;
   /** What the model activity said about the MCP tools the current response calls (read-only, timeout). */
   private mcpCalls: Record<string, McpCallInfo> = {};
   /** What each `tool_search` call of the current response found. */
@@ -143,7 +157,7 @@ export class ToolCalls {
     const { config } = this;
     if (config.mcpTools?.deferred && call.name === TOOL_SEARCH_TOOL_NAME)
       return this.search(call, config.mcpTools);
-    const execute = isIdempotentCall(call) ? this.tools.idempotent : this.tools.once;
+    const idempotent = isIdempotentCall(call);
     const mcp = config.mcpTools !== undefined && isMcpToolName(call.name) ? config.mcpTools : undefined;
     const mcpInfo = mcp && this.mcpCalls[call.name];
     try {
@@ -154,17 +168,19 @@ export class ToolCalls {
             summary,
             promoted: this.state.promoted_tools,
           })
-        : await execute(
-            {
+        : await config.route.run((place) => {
+            const input = {
               call,
-              workspace: config.workspace,
+              workspace: config.route.workspace,
               allowed_tools: config.allowedTools,
               sandbox: config.sandbox,
               ...withSkillMounts(config),
               ...(screened?.secrets && { secrets: screened.secrets }),
-            },
-            summary,
-          );
+              ...(place.placement && { placement: place.placement }),
+            };
+            if (place.home || place.regular) return this.tools.regular(input, summary, place);
+            return (idempotent ? this.tools.idempotent : this.tools.once)(input, summary);
+          }, idempotent);
       return {
         role: 'tool',
         tool_call_id: result.tool_call_id,
@@ -174,7 +190,7 @@ export class ToolCalls {
       };
     } catch (err) {
       if (!(err instanceof ActivityFailure)) throw err;
-      return interruptedToolMessage(call, err, mcp ? mcpInfo?.read_only === true : isIdempotentCall(call));
+      return interruptedToolMessage(call, err, mcp ? mcpInfo?.read_only === true : idempotent);
     }
   }
 

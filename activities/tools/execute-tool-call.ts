@@ -22,8 +22,12 @@ import { mountsInUse } from './skill-mounts';
 import { strReplace } from './str-replace';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 import { writeFile } from './write-file';
+import { oneProcessWorkspaces, type WorkspaceHost } from '../workspace/host';
 
 type Issues = z.ZodError['issues'];
+
+/** Tools that never change the workspace: nothing to save after them. */
+const READ_ONLY_TOOLS: ReadonlySet<string> = new Set<BuiltinToolName>(['ls', 'read_file']);
 type PreparedCall = { run: (ctx: ToolContext) => Promise<ToolOutput> } | { issues: Issues };
 
 function bind<T>(schema: z.ZodType<T>, implementation: (args: T, ctx: ToolContext) => Promise<ToolOutput>) {
@@ -56,12 +60,17 @@ export interface ToolActivityDeps {
    * embedded run's own key). Absent: a bash call given secrets fails, naming them.
    */
   keyring?: PayloadKeyring;
+  /** The run workspaces this process holds: a placed call runs through it (default: one process, nothing saved). */
+  workspaces?: WorkspaceHost;
 }
 
 /** The built-in tool activity of a worker. */
 export function createToolActivities(deps: ToolActivityDeps) {
   const tools = builtinTools(deps.probes, deps.keyring);
-  return { executeToolCall: (input: ToolCallInput) => executeToolCall(tools, input) };
+  const workspaces = deps.workspaces ?? oneProcessWorkspaces();
+  return {
+    executeToolCall: (input: ToolCallInput) => executeToolCall(tools, input, workspaces),
+  };
 }
 
 /** `path (string, required), start_line (integer, optional)`, read off the JSON schema the model was shown. */
@@ -88,8 +97,9 @@ async function toolContext(input: ToolCallInput, signal: AbortSignal): Promise<T
     throw new Error(`workspace: "${input.workspace}" is not an absolute path`);
   }
   const workspace = path.resolve(input.workspace);
-  // The first tool call of a run may come before anything created the folder.
-  await mkdir(workspace, { recursive: true });
+  // A placed workspace was made when the run started, and one that is gone is never made again empty
+  // (activities/workspace/host.ts); a run from before placements may call before anything made it.
+  if (input.placement === undefined) await mkdir(workspace, { recursive: true });
   return {
     workspace,
     workspaceReal: await realpath(workspace),
@@ -105,7 +115,11 @@ async function toolContext(input: ToolCallInput, signal: AbortSignal): Promise<T
  * are not JSON or break the tool's schema, paths outside the workspace, missing files) come back as error
  * results it can read and correct; only infrastructure faults throw.
  */
-async function executeToolCall(tools: Tools, input: ToolCallInput): Promise<ToolCallResult> {
+async function executeToolCall(
+  tools: Tools,
+  input: ToolCallInput,
+  workspaces: WorkspaceHost,
+): Promise<ToolCallResult> {
   const { call } = input;
   const reply = (output: ToolOutput): ToolCallResult => ({
     tool_call_id: call.id,
@@ -138,9 +152,17 @@ async function executeToolCall(tools: Tools, input: ToolCallInput): Promise<Tool
     );
   }
 
+  const run = (signal: AbortSignal) => async () => prepared.run(await toolContext(input, signal));
+  const { placement } = input;
   try {
-    // Heartbeats cover the whole call: a command, or a file tool on a slow disk, may outlast the timeout.
-    return reply(await whileHeartbeating(async (signal) => prepared.run(await toolContext(input, signal))));
+    // Heartbeats cover the whole call: a command, or a file tool on a slow disk, may outlast the timeout; and
+    // the save of what it changed.
+    if (placement === undefined) return reply(await whileHeartbeating((signal) => run(signal)()));
+    const mutating = !READ_ONLY_TOOLS.has(call.name);
+    const served = await whileHeartbeating((signal) =>
+      workspaces.serve(placement, input.workspace, mutating, run(signal)),
+    );
+    return { ...reply(served.result), ...(served.save && { workspace_save: served.save }) };
   } catch (err) {
     if (err instanceof ToolError) return refuse(err.message);
     throw err;

@@ -51,6 +51,12 @@ import { payloadsSection } from './payloads';
 import { subagentProvidersSection, subagentToolsSection, toolLoadProblems } from './providers';
 import { temporalSection } from './temporal';
 import { graphAgentProblems } from '../graph';
+import {
+  DEFAULT_WORKSPACE_SETTINGS,
+  isHostId,
+  WORKSPACE_MODES,
+  WORKSPACE_SNAPSHOT_SWITCHES,
+} from '../workspace';
 
 export const BUILTIN_AGENT_NAMES = ['general-purpose', 'bash'] as const;
 export type BuiltinAgentName = (typeof BUILTIN_AGENT_NAMES)[number];
@@ -244,7 +250,19 @@ const sandbox = section('sandbox', {
 const worker = section('worker', {
   // Workflows kept in the worker's cache (the SDK's maxCachedWorkflows; 0: none, else at least 2).
   max_cached_workflows: wholeNumber(0).optional(),
+  // This worker's host: names its own task queue (`<task_queue>@<host_id>`) where runs homed here send their
+  // workspace calls. Default: the host name and an id made when the worker starts.
+  host_id: text.optional(),
 }).superRefine((settings, ctx) => {
+  if (settings.host_id !== undefined && !isHostId(settings.host_id)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['host_id'],
+      input: settings.host_id,
+      message:
+        'is not a host id (letters, digits, ".", "_", "-"; up to 128, starting with a letter or digit)',
+    });
+  }
   if (settings.max_cached_workflows === 1) {
     ctx.addIssue({
       code: 'custom',
@@ -285,9 +303,18 @@ const toolSearch = section('tool_search', {
   enabled: bool.default(false),
 });
 
+// Where runs' folders are made, and how they follow a run across worker hosts (contracts/workspace.ts).
 const workspace = section('workspace', {
   root: text.default('./workspace'),
   sample_dir: text.optional(),
+  // local: each host its own disk (a home host per run, saved to the payload store); shared: one filesystem.
+  mode: oneOf(WORKSPACE_MODES).default(DEFAULT_WORKSPACE_SETTINGS.mode),
+  // auto: on for `subagents worker`, off for the worker a command runs itself (one process, one disk).
+  snapshots: oneOf(WORKSPACE_SNAPSHOT_SWITCHES).default(DEFAULT_WORKSPACE_SETTINGS.snapshots),
+  snapshot: section('workspace.snapshot', {
+    exclude: listOf(text, 'glob patterns').default([]),
+    max_bytes: wholeNumber(1).default(DEFAULT_WORKSPACE_SETTINGS.snapshot.max_bytes),
+  }).prefault({}),
 });
 
 const sections = {

@@ -20,6 +20,8 @@ export interface WorkerProcessOptions {
   env?: NodeJS.ProcessEnv;
   /** Given the worker's stderr (its logs) instead of this process's stderr. */
   onLog?: (text: string) => void;
+  /** What the worker in fleet slot `slot` has besides `env` (its config, its host id): same slot, same host. */
+  slotEnv?: (slot: number) => NodeJS.ProcessEnv;
 }
 
 /** Starts a worker process; resolves once it polls. */
@@ -74,9 +76,14 @@ export class WorkerFleet {
 
   async start(): Promise<void> {
     const started = await Promise.all(
-      Array.from({ length: this.size }, () => spawnWorkerProcess(this.options)),
+      Array.from({ length: this.size }, (_, slot) => spawnWorkerProcess(this.slotOptions(slot))),
     );
     this.workers.push(...started);
+  }
+
+  private slotOptions(slot: number): WorkerProcessOptions {
+    const extra = this.options.slotEnv?.(slot);
+    return extra ? { ...this.options, env: { ...this.options.env, ...extra } } : this.options;
   }
 
   /** The process ids, by slot. */
@@ -102,7 +109,7 @@ export class WorkerFleet {
 
   /** Starts a fresh worker in `slot` (after `kill`); resolves once it polls. */
   async restart(slot: number): Promise<void> {
-    this.workers[slot] = await spawnWorkerProcess(this.options);
+    this.workers[slot] = await spawnWorkerProcess(this.slotOptions(slot));
   }
 
   /** Kills every worker: they hold no state of their own, the server keeps it all. */

@@ -11,6 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { admissionStateQuery, admissionWorkflowId } from '../../contracts/admission';
@@ -172,12 +173,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const random = seededRandom(options.seed);
   const dir = tempDir('chaos');
   const scriptFile = writeScript(dir, chaosScript(options.modelDelayMs));
-  const config = join(dir, 'worker-config.yaml');
-  writeFileSync(config, `subagent_runtime:\n  max_running: ${options.maxRunning}\n`);
-  const fleet = new WorkerFleet(
-    { ...options.workers, env: { ...options.workers.env, SUBAGENTS_CONFIG: config } },
-    options.workerCount,
-  );
+  // One host id a slot: a restarted worker is the same host, its runs' workspaces on the same disk, so they
+  // wait for it rather than move (the many-hosts test moves them: test/temporal/many-hosts.test.ts).
+  const slotConfig = (slot: number) => {
+    const config = join(dir, `worker-config-${slot}.yaml`);
+    writeFileSync(
+      config,
+      `subagent_runtime:\n  max_running: ${options.maxRunning}\nworker:\n  host_id: chaos-${slot}\n`,
+    );
+    return { SUBAGENTS_CONFIG: config };
+  };
+  const fleet = new WorkerFleet({ ...options.workers, slotEnv: slotConfig }, options.workerCount);
   const started = Date.now();
   const deadline = started + options.deadlineMs;
   await fleet.start();
@@ -411,13 +417,25 @@ function childStarts(events: HistoryEvent[]): Map<string, number> {
 }
 
 /**
- * How many append activities a subagent's history scheduled. The appends are the only tool calls that run
- * as regular activities here (`ls` is idempotent: a local activity, a marker in history).
+ * How many append calls a subagent's history started as activities. Other tool calls run as activities too (on
+ * a home host's queue every workspace call does), and a call that never started (it waited on a host that had
+ * died) is scheduled again where the workspace is: only an append that started counts, known by the summary
+ * each tool activity carries (its tool and arguments).
  */
 function appendActivities(events: HistoryEvent[]): number {
-  return events.filter(
-    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'executeToolCall',
-  ).length;
+  const started = new Set(
+    events.flatMap((e) => {
+      const id = e.activityTaskStartedEventAttributes?.scheduledEventId;
+      return id === undefined || id === null ? [] : [String(id)];
+    }),
+  );
+  return events.filter((e) => {
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name !== 'executeToolCall') return false;
+    if (!started.has(String(e.eventId))) return false;
+    const summary = e.userMetadata?.summary;
+    const line = summary ? String(defaultPayloadConverter.fromPayload(summary)) : '';
+    return line.startsWith('write_file:') && /"append":\s*true/.test(line);
+  }).length;
 }
 
 /** What a subagent was told about each append it asked for, in order: its step log, read by query. */

@@ -17,7 +17,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { WorkflowExecutionAlreadyStartedError, type ActivityOptions } from '@temporalio/common';
 import type { BatchToolActivities } from '../../activities/batch-tools';
 import {
   BATCH_STATUS_TOOL_NAME,
@@ -51,11 +51,13 @@ import { appendEvent } from './events';
 import { applyBatchEnd, isTerminal, startBatchEntry, type BatchEnd } from './ledger';
 import { delegationDepthAllows } from './limits';
 
-// Reading a workspace items file: a regular activity (it may be large), retried on a worker's fault.
-const { loadBatchItemsFile } = proxyActivities<BatchToolActivities>({
+// Reading a workspace items file: a regular activity (it may be large), retried on a worker's fault; where the
+// workspace is (workflows/workspace-route.ts).
+const ITEMS_FILE_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '2 minutes',
   retry: { maximumAttempts: 3 },
-});
+};
+const { loadBatchItemsFile } = proxyActivities<BatchToolActivities>(ITEMS_FILE_OPTIONS);
 
 // A batch's status or a page of its answers, read through the worker's client: quick, local.
 const { describeBatchPage, readBatchResultsPage } = proxyLocalActivities<BatchToolActivities>({
@@ -106,11 +108,19 @@ export class BatchDelegations {
     const agent = agents.find((candidate) => candidate.name === args.subagent_type)!;
     let items: BatchItem[];
     if (args.items_file !== undefined) {
-      const loaded = await loadBatchItemsFile({
-        workspace: this.options.workspace,
-        path: args.items_file,
-        max_items: settings.max_items,
-      });
+      const path = args.items_file;
+      const loaded = await this.options.route.run(
+        (place) =>
+          loadBatchItemsFile.executeWithOptions({ ...ITEMS_FILE_OPTIONS, ...place.home }, [
+            {
+              workspace: this.options.workspace,
+              ...(place.placement && { placement: place.placement }),
+              path,
+              max_items: settings.max_items,
+            },
+          ]),
+        true,
+      );
       if ('problems' in loaded) return refuse(batchRefusal(loaded.problems));
       items = loaded.items;
     } else {
@@ -182,6 +192,7 @@ export class BatchDelegations {
       limits: args.limits,
       loop_detection: this.options.loopDetection,
       workspace: this.options.workspace,
+      ...this.options.route.inputField(),
       sandbox: this.options.sandbox,
       ...(this.options.summarization && { summarization: this.options.summarization }),
       depth: depth + 1,

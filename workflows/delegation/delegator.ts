@@ -6,6 +6,8 @@
  * The lead uses it, and so does a subagent whose agent may delegate in turn (nested, up to `max_depth`).
  * The batch tools, when enabled, are its `BatchDelegations` (batch-delegations.ts), in the same ledger.
  */
+import { takesWorkspaceNotice } from '../workspace-notices';
+import type { WorkspaceRoute } from '../workspace-route';
 import {
   ActivityFailure,
   ChildWorkflowFailure,
@@ -35,7 +37,7 @@ import {
 } from '../../contracts/delegation-result';
 import { DEFAULT_QUEUE_TIMEOUT_SECONDS, type SubagentAdmissionUpdate } from '../../contracts/admission';
 import { questionRef, type ClarificationSettings } from '../../contracts/clarification';
-import type { GuardrailNotice, NewTaskEvent, TaskEvent } from '../../contracts/events';
+import type { GuardrailNotice, NewTaskEvent, TaskEvent, WorkspaceNotice } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
 import type { LedgerEntry } from '../../contracts/ledger';
@@ -109,6 +111,8 @@ export interface DelegatorOptions {
   agents: ResolvedAgent[];
   limits: DelegationLimitSettings;
   workspace: string;
+  /** The delegating agent's workspace route: its children start where it knows the workspace is. */
+  route: WorkspaceRoute;
   sandbox: SandboxSettings;
   loopDetection: LoopDetectionSettings;
   /** The delegating agent's transcript, for the `fork` provider. */
@@ -294,6 +298,11 @@ export class Delegator {
     this.events = appendEvent(this.events, event);
   }
 
+  /** What an agent of the run found of its workspace: logged once (workflows/workspace-notices.ts). */
+  recordWorkspaceNotice(notice: WorkspaceNotice): void {
+    if (takesWorkspaceNotice(this.events, notice)) this.recordEvent({ ...notice, task_id: 'workspace' });
+  }
+
   /** A subagent's denied call (a signal from a child): this agent's event log keeps it, and it goes on up. */
   recordChildDenial(notice: GuardrailNotice): void {
     const { call_id: callId, workflow_id: workflowId, ...denial } = notice;
@@ -434,6 +443,7 @@ export class Delegator {
       agent,
       loop_detection: this.options.loopDetection,
       workspace: this.options.workspace,
+      ...this.options.route.inputField(),
       sandbox: this.options.sandbox,
       depth: depth + 1,
       ...(delegation.fork && this.forkSource()),

@@ -35,7 +35,8 @@ describe('--workspace', () => {
   });
 
   it('makes the run folder below workspace.root', () => {
-    const config = { ...defaultConfig(), workspace: { root: join(dir, 'runs') } };
+    const base = defaultConfig();
+    const config = { ...base, workspace: { ...base.workspace, root: join(dir, 'runs') } };
     expect(runWorkspace(config, {}, 'run-1')).toBe(join(dir, 'runs', 'run-1'));
   });
 

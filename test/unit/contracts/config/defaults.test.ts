@@ -1,4 +1,5 @@
 import { CONFIG_SECTIONS, defaultConfig } from '../../../../contracts/config';
+import { DEFAULT_WORKSPACE_SETTINGS } from '../../../../contracts/workspace';
 import { listAgentNames, resolveAgent, resolveLeadModel } from '../../../../contracts/config/agents';
 import { BUILTIN_TOOL_NAMES, DEFAULT_SANDBOX, TASK_TOOL_NAME } from '../../../../contracts/tools';
 
@@ -42,7 +43,7 @@ describe('the configuration with nothing written', () => {
     expect(config.summarization).toEqual({ enabled: false, trigger_tokens: 80_000, keep_messages: 10 });
     expect(config.sandbox).toEqual(DEFAULT_SANDBOX);
     expect(config.temporal).toEqual({ task_queue: 'durable-subagents' });
-    expect(config.workspace).toEqual({ root: './workspace' });
+    expect(config.workspace).toEqual({ ...DEFAULT_WORKSPACE_SETTINGS, root: './workspace' });
     expect(config.metrics).toEqual({ host: '127.0.0.1' });
     expect(config.tracing).toEqual({
       enabled: false,

@@ -1,4 +1,5 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { DEFAULT_WORKSPACE_SETTINGS } from '../../../../contracts/workspace';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, defaultConfig } from '../../../../contracts/config';
@@ -52,7 +53,11 @@ describe('loadConfig', () => {
     );
     const { config, path } = loadConfig(file, {});
     expect(path).toBe(file);
-    expect(config.workspace).toEqual({ root: join(dir, 'runs'), sample_dir: join(dir, 'conf', 'samples') });
+    expect(config.workspace).toEqual({
+      ...DEFAULT_WORKSPACE_SETTINGS,
+      root: join(dir, 'runs'),
+      sample_dir: join(dir, 'conf', 'samples'),
+    });
     expect(config.models[0].script_file).toBe(join(dir, 'conf', 'scripts', 'plan.yaml'));
     expect(config.temporal.tls).toEqual({
       client_cert_path: join(dir, 'conf', 'certs', 'client.pem'),

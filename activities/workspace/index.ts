@@ -1,0 +1,51 @@
+/**
+ * The workspace activities of a worker: placing a run's workspace as it starts (a local activity: the host that
+ * runs the lead's first task becomes its home), and moving it when its home is lost (on the shared task queue:
+ * whichever live host takes it restores the workspace there). The calls that use a workspace go through the
+ * host's `serve` (activities/workspace/host.ts) inside their own activities.
+ */
+import { Context } from '@temporalio/activity';
+import type { HomePlacement, Relocation, WorkspacePlacement } from '../../contracts/workspace';
+import { whileHeartbeating } from '../activity-context';
+import { askHomeVerdict } from './home-liveness';
+import type { WorkspaceHost } from './host';
+
+export interface PlaceWorkspaceInput {
+  /** Whose workspace: the lead run's id, or a batch's own when no lead started it. */
+  run_key: string;
+  workspace: string;
+}
+
+export interface RelocateWorkspaceInput {
+  placement: HomePlacement;
+  workspace: string;
+}
+
+/** How often the home is asked about while the answer is neither alive nor gone. */
+const VERDICT_POLL_MS = 500;
+
+export function createWorkspaceActivities(host: WorkspaceHost) {
+  return {
+    /** The run's placement, made on this worker's host. */
+    placeWorkspace: (input: PlaceWorkspaceInput): Promise<WorkspacePlacement> =>
+      host.place(input.run_key, input.workspace),
+    /** Keeps the workspace where it is while its home lives; else moves it to this host. */
+    relocateWorkspace: (input: RelocateWorkspaceInput): Promise<Relocation> =>
+      whileHeartbeating(async (signal) => {
+        const context = Context.current();
+        const homeAlive = async (): Promise<boolean> => {
+          for (;;) {
+            const verdict = await askHomeVerdict(
+              context.client,
+              context.info.namespace,
+              input.placement.queue,
+            );
+            if (verdict !== 'unsure') return verdict === 'alive';
+            await new Promise((resolve) => setTimeout(resolve, VERDICT_POLL_MS));
+            signal.throwIfAborted();
+          }
+        };
+        return host.relocate(input.placement, input.workspace, homeAlive);
+      }),
+  };
+}

@@ -1,0 +1,285 @@
+/**
+ * One run, many hosts (issue 41): three worker hosts, each in a mount namespace of its own with a private
+ * tmpfs on the workspace root (test/support/hosts.ts), against the suite's server, the payload store shared as
+ * a bucket is. Runs whose subagents write and read in parallel lose a host mid-run:
+ *
+ * - on S3 (moto): 20 runs, the host that is home to the most of them SIGKILLed while their subagents sit in a
+ *   slow bash call, then restarted under the same host id (it must refuse the stale calls it gets);
+ * - on a shared local folder: every host SIGKILLed while the subagents sit in their slow bash call, then a fourth
+ *   host with its own empty root joins (the acceptance suite's shape).
+ *
+ * Every run completes; every read after the kill sees every write that completed before it; no tool call that
+ * reported done ran twice (a journal line appended by a non-idempotent bash call).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import type { LeadRunResult } from '../../contracts/lead';
+import { leadStatusQuery } from '../../contracts/lead';
+import { subagentStepsQuery } from '../../contracts/queries';
+import type { SubagentStep as StepRecord } from '../../contracts/steps';
+import type { leadRunWorkflow } from '../../workflows/lead-run';
+import { connectClient, testAddress, testNamespace, uniqueTaskQueue, waitFor } from '../harness/temporal';
+import { useMachineTurn } from '../harness/machine-turn';
+import { Host, hostsUnavailable } from '../support/hosts';
+import { leadInput, tempDir, writeScript } from '../support/subagent-input';
+
+const PARTS = ['a', 'b'] as const;
+const unavailable = hostsUnavailable();
+if (unavailable && process.env.SUBAGENTS_REQUIRE_NAMESPACES === '1') {
+  throw new Error(`SUBAGENTS_REQUIRE_NAMESPACES=1 but the many-hosts test cannot run: ${unavailable}`);
+}
+if (unavailable) console.log(`many-hosts tests skipped: ${unavailable}`);
+const describeWithHosts = unavailable ? describe.skip : describe;
+
+useMachineTurn();
+
+const note = (part: string) => `note of part ${part}`;
+const journalLine = (part: string) => `${part} appended`;
+
+/**
+ * The lead writes a brief, delegates both parts at once, reads their notes and answers. Each subagent writes its
+ * note, runs a slow bash that reads it back and appends a journal line (not idempotent: the kill's window), then
+ * reads its note, the brief and its journal, and answers.
+ */
+function script(bashSeconds: number): ModelScriptFileInput {
+  return {
+    scripts: [
+      {
+        agent: 'lead',
+        turns: [
+          {
+            content: 'Brief first.',
+            tool_calls: [{ name: 'write_file', args: { path: 'brief.txt', content: 'the brief' } }],
+          },
+          {
+            content: 'Both parts at once.',
+            tool_calls: PARTS.map((part) => ({
+              name: 'task',
+              id: `part-${part}`,
+              args: {
+                description: `Part ${part}`,
+                prompt: `Work on part ${part} of the job.`,
+                subagent_type: 'general-purpose',
+              },
+            })),
+          },
+          {
+            content: 'Read what they wrote.',
+            tool_calls: PARTS.map((part) => ({ name: 'read_file', args: { path: `notes/${part}.txt` } })),
+          },
+          { content: 'Both parts are done.' },
+        ],
+      },
+      ...PARTS.map((part) => ({
+        agent: 'general-purpose',
+        prompt_contains: `part ${part} of`,
+        turns: [
+          {
+            content: 'Write the note.',
+            tool_calls: [{ name: 'write_file', args: { path: `notes/${part}.txt`, content: note(part) } }],
+          },
+          {
+            content: 'Slow work.',
+            tool_calls: [
+              {
+                name: 'bash',
+                args: {
+                  command: `sleep ${bashSeconds}; cat notes/${part}.txt; echo '${journalLine(part)}' >> journal-${part}.txt`,
+                },
+              },
+            ],
+          },
+          {
+            content: 'Read everything back.',
+            tool_calls: [
+              { name: 'read_file', args: { path: `notes/${part}.txt` } },
+              { name: 'read_file', args: { path: 'brief.txt' } },
+              { name: 'read_file', args: { path: `journal-${part}.txt` } },
+            ],
+          },
+          { content: `Part ${part} is done.` },
+        ],
+      })),
+    ],
+  };
+}
+
+interface Scenario {
+  client: Client;
+  dir: string;
+  root: string;
+  taskQueue: string;
+  scriptFile: string;
+  hostConfig: (name: string) => string;
+  hostEnv?: NodeJS.ProcessEnv;
+  logs: string[];
+}
+
+function scenario(client: Client, label: string, payloads: string, bashSeconds: number): Scenario {
+  const dir = tempDir(label);
+  const root = join(dir, 'hosts-root');
+  mkdirSync(root);
+  const scriptFile = writeScript(dir, script(bashSeconds));
+  const hostConfig = (name: string) => {
+    const file = join(dir, `${name}.yaml`);
+    writeFileSync(
+      file,
+      'sandbox: {allow_host_bash: true}\n' +
+        `${payloads}\n` +
+        'subagent_runtime: {max_running: 50}\n' +
+        `worker: {host_id: ${name}}\n`,
+    );
+    return file;
+  };
+  return { client, dir, root, taskQueue: uniqueTaskQueue(label), scriptFile, hostConfig, logs: [] };
+}
+
+function startHost(s: Scenario, name: string): Promise<Host> {
+  return Host.start({
+    name,
+    root: s.root,
+    address: testAddress(),
+    namespace: testNamespace(),
+    taskQueue: s.taskQueue,
+    config: s.hostConfig(name),
+    ...(s.hostEnv && { env: s.hostEnv }),
+    onLog: (line) => s.logs.push(line),
+  });
+}
+
+async function startRuns(s: Scenario, count: number): Promise<WorkflowHandle<typeof leadRunWorkflow>[]> {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      s.client.workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
+        taskQueue: s.taskQueue,
+        workflowId: `${s.taskQueue}-run-${i}`,
+        args: [
+          leadInput({
+            workspace: join(s.root, `run-${i}`),
+            scriptFile: s.scriptFile,
+            config: { subagents: { max_concurrent: 2 }, sandbox: { allow_host_bash: true } },
+          }),
+        ],
+      }),
+    ),
+  );
+}
+
+/** A subagent's steps, or none while it cannot answer. */
+async function stepsOf(client: Client, id: string): Promise<StepRecord[]> {
+  try {
+    return await client.workflow.getHandle(id).query(subagentStepsQuery, 0);
+  } catch {
+    return [];
+  }
+}
+
+/** How many subagents have started their slow bash call. */
+async function inSlowBash(client: Client, runs: WorkflowHandle[]): Promise<number> {
+  const children = runs.flatMap((run) => PARTS.map((part) => `${run.workflowId}/task/part-${part}`));
+  const steps = await Promise.all(children.map((id) => stepsOf(client, id)));
+  return steps.filter((log) =>
+    log.some((step) => step.kind === 'ai' && step.tool_calls.some((c) => c.name === 'bash')),
+  ).length;
+}
+
+/** The results of the tool calls a subagent made, in order, with the call each answers. */
+function toolResults(steps: StepRecord[]): { name: string; args: string; text: string; error: boolean }[] {
+  const calls = steps.flatMap((step) => (step.kind === 'ai' ? step.tool_calls : []));
+  return calls.map((call) => {
+    const result = steps.find((step) => step.kind === 'tool' && step.tool_call_id === call.id);
+    return {
+      name: call.name,
+      args: call.args,
+      text: result?.kind === 'tool' ? result.text : '(no result)',
+      error: result?.kind === 'tool' ? result.is_error : true,
+    };
+  });
+}
+
+/** Every broken promise of one run: its result, its reads, its journal. */
+async function checkRun(client: Client, run: WorkflowHandle, result: LeadRunResult): Promise<string[]> {
+  const id = run.workflowId;
+  const problems: string[] = [];
+  if (result.status !== 'completed') problems.push(`${id}: ${result.status}: ${result.error}`);
+  const ledger = result.ledger.map((entry) => entry.status);
+  if (ledger.join() !== 'completed,completed') problems.push(`${id}: ledger [${ledger.join(', ')}]`);
+  for (const part of PARTS) {
+    const child = `${id}/task/part-${part}`;
+    const results = toolResults(await stepsOf(client, child));
+    const bash = results.find((r) => r.name === 'bash');
+    const reads = results.filter((r) => r.name === 'read_file');
+    const [noteRead, briefRead, journalRead] = reads;
+    if (!noteRead?.text.includes(note(part)))
+      problems.push(`${child}: its note read back as ${noteRead?.text}`);
+    if (!briefRead?.text.includes('the brief'))
+      problems.push(`${child}: the lead's brief read as ${briefRead?.text}`);
+    const lines = (journalRead?.text ?? '').split('\n').filter((line) => line.includes(journalLine(part)));
+    if (lines.length > 1) problems.push(`${child}: the journal line was written ${lines.length} times`);
+    if (bash && !bash.error) {
+      if (!bash.text.includes(note(part))) problems.push(`${child}: bash read its note as ${bash.text}`);
+      if (lines.length !== 1)
+        problems.push(`${child}: bash reported done, journal shows ${lines.length} lines`);
+    }
+  }
+  return problems;
+}
+
+async function allResults(runs: WorkflowHandle<typeof leadRunWorkflow>[]): Promise<LeadRunResult[]> {
+  return Promise.all(
+    runs.map((run) =>
+      run.result().catch((err: unknown) => {
+        const details = (err as { cause?: { details?: unknown[] } }).cause?.details?.[0];
+        if (details && typeof details === 'object' && 'status' in details) return details as LeadRunResult;
+        throw err;
+      }),
+    ),
+  );
+}
+
+describeWithHosts('a run on many hosts', () => {
+  let client: Client;
+  let close: () => Promise<void>;
+  const hosts: Host[] = [];
+
+  beforeAll(async () => {
+    ({ client, close } = await connectClient());
+  });
+
+  afterEach(async () => {
+    await Promise.all(hosts.splice(0).map((host) => host.kill()));
+  });
+
+  afterAll(async () => {
+    await close();
+  });
+
+  it('loses nothing when every host is SIGKILLed mid-run and a fourth joins (shared local folder)', async () => {
+    const s = scenario(
+      client,
+      'hosts-all',
+      `payloads: {store: local, path: ${join(tempDir('hosts-store'), 'payloads')}}`,
+      4,
+    );
+    hosts.push(...(await Promise.all(['h1', 'h2', 'h3'].map((name) => startHost(s, name)))));
+    const runs = await startRuns(s, 9);
+    await waitFor(
+      'every subagent in its slow bash',
+      async () => (await inSlowBash(client, runs)) === 18,
+      120_000,
+    );
+    await Promise.all(hosts.map((host) => host.kill()));
+    hosts.push(await startHost(s, 'h4'));
+    const results = await allResults(runs);
+    const problems = (await Promise.all(runs.map((run, i) => checkRun(client, run, results[i])))).flat();
+    expect(problems).toEqual([]);
+    // Every run's workspace moved to the fourth host, and its status says so.
+    const h4 = hosts[hosts.length - 1].hostId;
+    for (const run of runs) {
+      const status = await run.query(leadStatusQuery);
+      expect(status.workspace).toMatchObject({ host_id: h4, epoch: 2 });
+    }
+  }, 300_000);
+});

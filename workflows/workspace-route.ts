@@ -1,0 +1,198 @@
+/**
+ * Where an agent's workspace activities go (contracts/workspace.ts). With a `home` placement, every call that
+ * touches the workspace goes to the home host's own task queue, a regular activity with a short
+ * schedule-to-start deadline; when that deadline passes, or the attempt there is lost, `relocateWorkspace`
+ * (on the shared queue) asks whether the home still lives and moves the workspace to a live host when not. A
+ * call that never started is sent again, to wherever the workspace is now; one that started is reported as
+ * interrupted, as today, unless it is idempotent. A host that holds an older epoch refuses (fencing), naming
+ * where the workspace is: the route takes that placement and sends the call there.
+ *
+ * Each workflow of the run keeps its own route, from the placement in its input; they agree through the payload
+ * store's epoch records, never through each other.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  sleep,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/common';
+import type { ProjectActivities } from '../activities';
+import {
+  WORKSPACE_FAILURES,
+  type Relocation,
+  type WorkspaceMovedDetails,
+  type WorkspacePlacement,
+  type WorkspaceSave,
+} from '../contracts/workspace';
+
+/**
+ * How long a call may wait for its home host's worker before the home is asked about. A busy but live home is
+ * told from a dead one by its heartbeats (activities/workspace/home-liveness.ts), not by this deadline: on a
+ * busy home the call is simply sent again.
+ */
+export const HOME_SCHEDULE_TO_START = '5 seconds';
+
+/** Waits between tries while no host can serve the workspace (a shared mount missing, a home being waited for). */
+const UNAVAILABLE_BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+
+const relocation = proxyActivities<ProjectActivities>({
+  // A restore of a large workspace takes a while; it heartbeats.
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '10 seconds',
+  // "No snapshot and the home is gone" is retried: the retries are the wait for the home to return.
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
+
+// Placing: on the host that runs the run's first task, which saves the folder as it is (a large one takes a while).
+const placing = proxyLocalActivities<ProjectActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', maximumAttempts: 5 },
+});
+
+/** Histories recorded before runs placed their workspace: their calls go where they went. */
+const WORKSPACE_PLACEMENT_PATCH = 'workspace-placement';
+
+/**
+ * Places the run's workspace as it starts (the lead, a batch started alone), unless its input carries a
+ * placement already (a continued execution, a child).
+ */
+export async function placeWorkspace(route: WorkspaceRoute, runKey: string): Promise<void> {
+  if (route.placement || !patched(WORKSPACE_PLACEMENT_PATCH)) return;
+  route.place(await placing.placeWorkspace({ run_key: runKey, workspace: route.workspace }));
+}
+
+/** Where one call goes: as the caller runs it (no placement, or one process), or to the home's queue. */
+export interface CallPlace {
+  placement?: WorkspacePlacement;
+  /** Set for a home: the call must be a regular activity with these options over the caller's. */
+  home?: Pick<ActivityOptions, 'taskQueue' | 'scheduleToStartTimeout' | 'retry'>;
+  /**
+   * The call must be a regular activity on the shared queue (a host refused it for want of the workspace: a
+   * local activity would ask the same host again).
+   */
+  regular?: boolean;
+}
+
+export interface WorkspaceRouteEvents {
+  /** The workspace moved to another host (this route moved it, or learnt of it). */
+  moved?: (placement: WorkspacePlacement, relocation?: Relocation['moved']) => void;
+  /** A save found the workspace over its cap: nothing was saved. */
+  overCap?: (overCap: NonNullable<WorkspaceSave['over_cap']>) => void;
+}
+
+function failureOf(err: ActivityFailure): ApplicationFailure | TimeoutFailure | undefined {
+  const { cause } = err;
+  return cause instanceof ApplicationFailure || cause instanceof TimeoutFailure ? cause : undefined;
+}
+
+export class WorkspaceRoute {
+  private current: WorkspacePlacement | undefined;
+  private events: WorkspaceRouteEvents = {};
+  /** The newest save this agent's calls reported (status, fork points). */
+  lastSave: WorkspaceSave | undefined;
+  private overCapSaid = false;
+  /** A host could not serve a call: from then on calls go where any host may take them. */
+  private refused = false;
+
+  constructor(
+    placement: WorkspacePlacement | undefined,
+    readonly workspace: string,
+  ) {
+    this.current = placement;
+  }
+
+  /** Where the workspace is, as this agent knows it: for its children's inputs and its next execution. */
+  get placement(): WorkspacePlacement | undefined {
+    return this.current;
+  }
+
+  /** `{ workspace_placement }` for an input, when there is one. */
+  inputField(): { workspace_placement?: WorkspacePlacement } {
+    return this.current ? { workspace_placement: this.current } : {};
+  }
+
+  /** Placed as the run starts (the lead, a batch started alone). */
+  place(placement: WorkspacePlacement): void {
+    this.current = placement;
+  }
+
+  listen(events: WorkspaceRouteEvents): void {
+    this.events = { ...this.events, ...events };
+  }
+
+  /** Where a call goes now. */
+  where(): CallPlace {
+    const placement = this.current;
+    if (placement?.mode !== 'home') {
+      return placement ? { placement, ...(this.refused && { regular: true }) } : {};
+    }
+    return {
+      placement,
+      home: {
+        taskQueue: placement.queue,
+        scheduleToStartTimeout: HOME_SCHEDULE_TO_START,
+        // Retried here, not by the server: a retry must follow the workspace if it moves.
+        retry: { maximumAttempts: 1 },
+      },
+    };
+  }
+
+  /**
+   * Runs one workspace call (`attempt`, given where it goes) until it has run where the workspace is. `idempotent`:
+   * an attempt lost after it started may be made again; otherwise that loss is thrown to the caller.
+   */
+  async run<R>(attempt: (place: CallPlace) => Promise<R>, idempotent: boolean): Promise<R> {
+    let waits = 0;
+    for (;;) {
+      const placement = this.current;
+      try {
+        const result = await attempt(this.where());
+        const save = (result as { workspace_save?: WorkspaceSave } | undefined)?.workspace_save;
+        if (save) this.saved(save);
+        return result;
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        const failure = failureOf(err);
+        if (failure instanceof ApplicationFailure && failure.type === WORKSPACE_FAILURES.moved) {
+          const details = failure.details?.[0] as WorkspaceMovedDetails | undefined;
+          if (details) this.adopt(details.placement);
+          if (details?.ran && !idempotent) throw err;
+          continue;
+        }
+        if (failure instanceof ApplicationFailure && failure.type === WORKSPACE_FAILURES.unavailable) {
+          this.refused = true;
+          await sleep(UNAVAILABLE_BACKOFF_MS[Math.min(waits, UNAVAILABLE_BACKOFF_MS.length - 1)]);
+          waits += 1;
+          continue;
+        }
+        if (placement?.mode === 'home' && failure instanceof TimeoutFailure) {
+          const found = await relocation.relocateWorkspace({ placement, workspace: this.workspace });
+          this.adopt(found.placement, found.moved);
+          if (failure.timeoutType === 'SCHEDULE_TO_START' || idempotent) continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  private adopt(placement: WorkspacePlacement, moved?: Relocation['moved']): void {
+    const before = this.current;
+    this.current = placement;
+    const changed =
+      before?.mode === 'home' && placement.mode === 'home' ? placement.epoch > before.epoch : false;
+    if (changed) this.events.moved?.(placement, moved);
+  }
+
+  private saved(save: WorkspaceSave): void {
+    if (save.over_cap) {
+      if (!this.overCapSaid) this.events.overCap?.(save.over_cap);
+      this.overCapSaid = true;
+      return;
+    }
+    if (this.lastSave === undefined || save.seq >= this.lastSave.seq) this.lastSave = save;
+  }
+}
