@@ -684,6 +684,13 @@ function subagentInputSchema(
        */
       first_report_after_ms: wholeNumber(0).optional(),
       /**
+       * Its first progress report waits until this moment (ISO 8601, set by the parent from its own clock): a
+       * child done sooner reports only its result. Replaces `first_report_after_ms`, which counted from the
+       * run's first activation on whichever worker ran it: a worker that picked the child up mid-run counted
+       * from its own first activation, and a replay from another, so the two could disagree on a report.
+       */
+      first_report_at: text.optional(),
+      /**
        * Set when it continues as new holding its slot: when its wall clock started (the server's start, or the
        * grant when it waited in the queue).
        */

@@ -330,7 +330,9 @@ function childInput(input: BatchInput, runId: string, i: number, entry: LiveItem
       guardrails: { ...input.guardrails, no_approver: true as const },
     }),
     // Progress reports would fill the batch's history: the batch follows its items by their results.
-    first_report_after_ms: (agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS) * 1000,
+    first_report_at: new Date(
+      Date.now() + (agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS) * 1000,
+    ).toISOString(),
     admitted_at: entry.grantedAt ?? new Date().toISOString(),
     honest_close: true,
   };

@@ -64,12 +64,14 @@ function progressReporter(input: SubagentInput): LoopPlugins['onTurn'] {
   const handle = getExternalWorkflowHandle(parent.workflowId, parent.runId);
   // The first report waits for the child to have run a while (from the input: older children report after
   // their first turn, and replay as they ran): most short children then send the parent nothing but a result.
-  const firstAfterMs = input.first_report_after_ms ?? 0;
-  const startedMs = workflowInfo().runStartTime.getTime();
+  const firstAtMs =
+    input.first_report_at !== undefined
+      ? Date.parse(input.first_report_at)
+      : workflowInfo().runStartTime.getTime() + (input.first_report_after_ms ?? 0);
   let lastReport: number | undefined;
   return (state) => {
     const now = Date.now();
-    if (lastReport === undefined && now - startedMs < firstAfterMs) return;
+    if (lastReport === undefined && now < firstAtMs) return;
     if (lastReport !== undefined && now - lastReport < PROGRESS_REPORT_INTERVAL_MS) return;
     lastReport = now;
     // A parent that has finished cannot take the report; the child's own result is what counts.

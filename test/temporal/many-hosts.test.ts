@@ -23,6 +23,9 @@ import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { connectClient, testAddress, testNamespace, uniqueTaskQueue, waitFor } from '../harness/temporal';
 import { useMachineTurn } from '../harness/machine-turn';
 import { Host, hostsUnavailable } from '../support/hosts';
+import { MOTO_CREDENTIALS, startMoto, type MotoServer } from '../support/moto';
+import { whichSync } from '../../devserver/temporal-cli';
+import { WORKSPACE_FAILURES } from '../../contracts/workspace';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
 const PARTS = ['a', 'b'] as const;
@@ -167,7 +170,7 @@ async function startRuns(s: Scenario, count: number): Promise<WorkflowHandle<typ
   );
 }
 
-/** A subagent's steps, or none while it cannot answer. */
+/** A subagent's steps, or none while it cannot answer (it has not started, or its worker is being killed). */
 async function stepsOf(client: Client, id: string): Promise<StepRecord[]> {
   try {
     return await client.workflow.getHandle(id).query(subagentStepsQuery, 0);
@@ -176,13 +179,37 @@ async function stepsOf(client: Client, id: string): Promise<StepRecord[]> {
   }
 }
 
-/** How many subagents have started their slow bash call. */
-async function inSlowBash(client: Client, runs: WorkflowHandle[]): Promise<number> {
-  const children = runs.flatMap((run) => PARTS.map((part) => `${run.workflowId}/task/part-${part}`));
-  const steps = await Promise.all(children.map((id) => stepsOf(client, id)));
-  return steps.filter((log) =>
-    log.some((step) => step.kind === 'ai' && step.tool_calls.some((c) => c.name === 'bash')),
-  ).length;
+/** A finished subagent's steps: a query on a closed workflow is answered by a replay, asked until it answers. */
+async function finishedSteps(client: Client, id: string): Promise<StepRecord[]> {
+  let last: unknown;
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    try {
+      return await client.workflow.getHandle(id).query(subagentStepsQuery, 0);
+    } catch (err) {
+      last = err;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+  const cause = (last as { cause?: { message?: string } }).cause?.message;
+  throw new Error(`the steps of ${id} cannot be read: ${String(last)}${cause ? `: ${cause}` : ''}`);
+}
+
+/** The runs whose subagents sit in their slow bash call now (asked, not answered), once per such subagent. */
+async function inSlowBash(client: Client, runs: WorkflowHandle[]): Promise<WorkflowHandle[]> {
+  const children = runs.flatMap((run) =>
+    PARTS.map((part) => ({ run, id: `${run.workflowId}/task/part-${part}` })),
+  );
+  const logs = await Promise.all(children.map(({ id }) => stepsOf(client, id)));
+  return children
+    .filter((_, i) => {
+      const bash = logs[i]
+        .flatMap((step) => (step.kind === 'ai' ? step.tool_calls : []))
+        .find((c) => c.name === 'bash');
+      return (
+        bash !== undefined && !logs[i].some((step) => step.kind === 'tool' && step.tool_call_id === bash.id)
+      );
+    })
+    .map(({ run }) => run);
 }
 
 /** The results of the tool calls a subagent made, in order, with the call each answers. */
@@ -208,7 +235,7 @@ async function checkRun(client: Client, run: WorkflowHandle, result: LeadRunResu
   if (ledger.join() !== 'completed,completed') problems.push(`${id}: ledger [${ledger.join(', ')}]`);
   for (const part of PARTS) {
     const child = `${id}/task/part-${part}`;
-    const results = toolResults(await stepsOf(client, child));
+    const results = toolResults(await finishedSteps(client, child));
     const bash = results.find((r) => r.name === 'bash');
     const reads = results.filter((r) => r.name === 'read_file');
     const [noteRead, briefRead, journalRead] = reads;
@@ -239,6 +266,24 @@ async function allResults(runs: WorkflowHandle<typeof leadRunWorkflow>[]): Promi
   );
 }
 
+/** The value most of `values` are. */
+function mostCommon(values: string[]): string {
+  const counts = new Map<string, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
+}
+
+/** The failures of a workflow's activities, from its history: type and message. */
+async function activityFailures(handle: WorkflowHandle): Promise<{ type?: string; message: string }[]> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events.flatMap((event) => {
+    const failure = event.activityTaskFailedEventAttributes?.failure;
+    if (!failure) return [];
+    const type = failure.applicationFailureInfo?.type ?? undefined;
+    return [{ ...(type && { type }), message: failure.message ?? '' }];
+  });
+}
+
 describeWithHosts('a run on many hosts', () => {
   let client: Client;
   let close: () => Promise<void>;
@@ -256,18 +301,112 @@ describeWithHosts('a run on many hosts', () => {
     await close();
   });
 
+  const itWithMoto = whichSync('moto_server') ? it : it.skip;
+  if (!whichSync('moto_server')) console.log('many-hosts on S3 skipped: no moto_server on the PATH');
+
+  itWithMoto(
+    'loses nothing when a home host is SIGKILLed mid-run, and fences it once it returns (S3)',
+    async () => {
+      const moto: MotoServer = await startMoto();
+      try {
+        const payloads = `payloads: {store: s3, s3: ${JSON.stringify(moto.settings)}}`;
+        const s = { ...scenario(client, 'hosts-s3', payloads, 8), hostEnv: MOTO_CREDENTIALS };
+        hosts.push(...(await Promise.all(['h1', 'h2', 'h3'].map((name) => startHost(s, name)))));
+        const runs = await startRuns(s, 20);
+        let inBash: WorkflowHandle[] = [];
+        await waitFor(
+          'eight subagents in their slow bash',
+          async () => (inBash = await inSlowBash(client, runs)).length >= 8,
+          180_000,
+        );
+        // The host that is home to most of the runs caught in their slow bash: they have calls to make after it.
+        const homes = await Promise.all(
+          inBash.map(async (run) => (await run.query(leadStatusQuery)).workspace?.host_id),
+        );
+        const victimId = mostCommon(homes.filter((home) => home !== undefined));
+        const victim = hosts.find((host) => host.hostId === victimId)!;
+        const homed = new Set(inBash.filter((_, i) => homes[i] === victimId));
+        const homeBefore = await Promise.all(
+          runs.map(async (run) => (await run.query(leadStatusQuery)).workspace?.host_id),
+        );
+        await victim.kill();
+        const killedAt = Date.now();
+        const results = await allResults(runs);
+        process.stderr.write(
+          `many hosts (S3): ${victimId} killed, home of ${homeBefore.filter((h) => h === victimId).length} of ` +
+            `20 runs (${homed.size} caught in their bash); every run ended ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill\n`,
+        );
+        const problems = (await Promise.all(runs.map((run, i) => checkRun(client, run, results[i])))).flat();
+        expect(problems).toEqual([]);
+        // Runs homed elsewhere stayed where they were (epoch 1); the victim's runs caught mid-call moved (to a live
+        // host, epoch 2), and so did any other of its runs that had a call left to make.
+        const movedRuns: WorkflowHandle[] = [];
+        for (const [i, run] of runs.entries()) {
+          const workspace = (await run.query(leadStatusQuery)).workspace;
+          if (homeBefore[i] !== victimId) expect(workspace).toEqual({ host_id: homeBefore[i], epoch: 1 });
+          else if (homed.has(run) || workspace?.epoch !== 1) {
+            expect(workspace?.epoch).toBe(2);
+            expect(workspace?.host_id).not.toBe(victimId);
+            movedRuns.push(run);
+          }
+        }
+        expect(movedRuns.length).toBeGreaterThan(0);
+
+        // The victim comes back under its own id. A straggler that still believes a moved run's workspace lives
+        // there (epoch 1) is refused by it, told where it lives now, and carries on there.
+        hosts.push(await startHost(s, victimId));
+        const moved = movedRuns[0];
+        const input = leadInput({
+          workspace: join(s.root, `run-${runs.indexOf(moved)}`),
+          scriptFile: s.scriptFile,
+          config: { subagents: { max_concurrent: 2 }, sandbox: { allow_host_bash: true } },
+        });
+        const straggler = await client.workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
+          taskQueue: s.taskQueue,
+          workflowId: `${s.taskQueue}-straggler`,
+          args: [
+            {
+              ...input,
+              run_id: moved.workflowId,
+              workspace_placement: {
+                mode: 'home',
+                run_key: moved.workflowId,
+                host_id: victimId,
+                queue: `${s.taskQueue}@${victimId}`,
+                epoch: 1,
+                snapshots: true,
+              },
+            },
+          ],
+        });
+        const result = await straggler.result();
+        expect(result.status).toBe('completed');
+        const refusals = (await activityFailures(straggler)).filter(
+          (f) => f.type === WORKSPACE_FAILURES.moved,
+        );
+        expect(refusals.length).toBeGreaterThan(0);
+        expect(refusals[0].message).toContain(
+          `host ${victimId} no longer holds the run's workspace (epoch 1)`,
+        );
+      } finally {
+        await moto.stop();
+      }
+    },
+    400_000,
+  );
+
   it('loses nothing when every host is SIGKILLed mid-run and a fourth joins (shared local folder)', async () => {
     const s = scenario(
       client,
       'hosts-all',
       `payloads: {store: local, path: ${join(tempDir('hosts-store'), 'payloads')}}`,
-      4,
+      6,
     );
     hosts.push(...(await Promise.all(['h1', 'h2', 'h3'].map((name) => startHost(s, name)))));
     const runs = await startRuns(s, 9);
     await waitFor(
-      'every subagent in its slow bash',
-      async () => (await inSlowBash(client, runs)) === 18,
+      'nine subagents in their slow bash',
+      async () => (await inSlowBash(client, runs)).length >= 9,
       120_000,
     );
     await Promise.all(hosts.map((host) => host.kill()));

@@ -461,7 +461,7 @@ export class Delegator {
       ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
       ...(this.options.skills !== undefined && { skills: this.options.skills }),
       ...(this.options.guardrails !== undefined && { guardrails: this.options.guardrails }),
-      first_report_after_ms: FIRST_PROGRESS_REPORT_MS,
+      first_report_at: new Date(Date.now() + FIRST_PROGRESS_REPORT_MS).toISOString(),
       asks_slot: true,
       uncancelled_timers: true,
       honest_close: true,
