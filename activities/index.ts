@@ -65,14 +65,14 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
     }),
     ...createWorkspaceActivities(workspaces),
     ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
-    ...createGraphActivities({ store: deps.store, providers }),
+    ...createGraphActivities({ store: deps.store, providers }, workspaces),
     readCancelledResult,
     ...createAdmissionActivities(deps.admission.settings, deps.admission.identity, deps.admission.leases),
     ...createAcceptanceActivities(workspaces),
     ...createBatchToolActivities(workspaces),
     ...createSkillActivities(),
     ...createGuardrailActivities(),
-    ...createRemoteActivities(deps.remote),
+    ...createRemoteActivities(deps.remote, workspaces),
   };
 }
 

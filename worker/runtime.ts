@@ -49,9 +49,15 @@ function isReportedOutcome(level: string, message: string, meta: LogEntry['meta'
   );
 }
 
+/**
+ * A host's own task queue is polled by a Worker of activities alone (worker/workspace-hosting.ts), which the SDK
+ * warns of at every start: by design here, not a fault.
+ */
+const ACTIVITIES_ONLY_WARNING = 'No workflows registered, not polling for workflow tasks';
+
 /** One line per log on stderr (the SDK's default spreads a core log's fields over several). */
 function writeLogLine({ level, message, meta, timestampNanos }: LogEntry): void {
-  if (isReportedOutcome(level, message, meta)) return;
+  if (isReportedOutcome(level, message, meta) || message === ACTIVITIES_ONLY_WARNING) return;
   const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
   const fields = Object.entries(meta ?? {}).filter(([, value]) => value !== undefined);
   const details =

@@ -4,6 +4,7 @@
  * flight. The wall clock and cancellation act as on the agent loop; the run ends as an `AgentRunEnd`, and its
  * answer, usage and steps go into the loop state, so the subagent's result is built as any other's.
  */
+import type { WorkspaceRoute } from './workspace-route';
 import {
   ActivityFailure,
   CancellationScope,
@@ -30,10 +31,19 @@ const DEADLINE_GRACE_MS = 10_000;
 export function runSubagentAgent(input: SubagentInput, options: AgentRunOptions): Promise<AgentRunEnd> {
   if (input.remote) {
     const { state, clarifications, agent } = options;
-    return runRemoteAgent(input, input.remote, state, clarifications, agent.clockStartMs);
+    return runRemoteAgent(
+      input,
+      input.remote,
+      state,
+      clarifications,
+      agent.clockStartMs,
+      options.context.route,
+    );
   }
   const graph = input.agent.graph;
-  return graph ? runGraphAgent(input, graph, options.state, options.agent.clockStartMs) : runAgent(options);
+  return graph
+    ? runGraphAgent(input, graph, options.state, options.agent.clockStartMs, options.context.route)
+    : runAgent(options);
 }
 
 async function runGraphAgent(
@@ -41,6 +51,7 @@ async function runGraphAgent(
   graph: GraphAgentSettings,
   state: AgentLoopState,
   clockStartMs: number | undefined,
+  route: WorkspaceRoute,
 ): Promise<AgentRunEnd> {
   const { agent } = input;
   const options = {
@@ -56,22 +67,28 @@ async function runGraphAgent(
   const scope = new CancellationScope();
   const clockScope = new CancellationScope();
   try {
+    // Where the workspace is: a graph retried on the home resumes from its checkpoint; one moved starts there.
     const run = scope.run(() =>
-      runGraphSubagent.executeWithOptions(options, [
-        {
-          agent_name: agent.name,
-          graph,
-          // Stable across the activity's attempts: a retry finds its checkpoints under it.
-          thread_id: workflowInfo().workflowId,
-          prompt: input.prompt,
-          system_prompt: agent.system_prompt,
-          model: agent.model,
-          recursion_limit: graphRecursionLimit(agent.max_turns, graph),
-          token_budget: agent.token_budget,
-          deadline_ms: deadlineMs,
-          workspace: input.workspace,
-        },
-      ]),
+      route.run(
+        (place) =>
+          runGraphSubagent.executeWithOptions({ ...options, ...place.home, retry: options.retry }, [
+            {
+              ...(place.placement && { placement: place.placement }),
+              agent_name: agent.name,
+              graph,
+              // Stable across the activity's attempts: a retry finds its checkpoints under it.
+              thread_id: workflowInfo().workflowId,
+              prompt: input.prompt,
+              system_prompt: agent.system_prompt,
+              model: agent.model,
+              recursion_limit: graphRecursionLimit(agent.max_turns, graph),
+              token_budget: agent.token_budget,
+              deadline_ms: deadlineMs,
+              workspace: input.workspace,
+            },
+          ]),
+        true,
+      ),
     );
     const backstop = clockScope.run(() =>
       sleep(Math.max(0, deadlineMs + DEADLINE_GRACE_MS - Date.now()), {

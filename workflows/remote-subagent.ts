@@ -8,6 +8,7 @@
  * question (`input_required`) goes to the person through `ask_clarification`'s machinery and its answer back
  * to the same remote task.
  */
+import type { WorkspaceRoute } from './workspace-route';
 import {
   ActivityCancellationType,
   ActivityFailure,
@@ -158,6 +159,7 @@ export async function runRemoteAgent(
   state: AgentLoopState,
   clarifications: Clarifications | undefined,
   clockStartMs: number | undefined,
+  route: WorkspaceRoute,
 ): Promise<AgentRunEnd> {
   const { agent } = input;
   const deadlineMs = clockEnd(clockStartMs ?? workflowInfo().startTime.getTime(), agent.timeout_seconds);
@@ -212,7 +214,21 @@ export async function runRemoteAgent(
     let answer: RemoteSubagentInput['answer'];
     for (;;) {
       const result = await inTime(() =>
-        runRemoteSubagent.executeWithOptions(options, [{ ...request, ...(answer && { answer }) }]),
+        // An ACP agent works in the run's workspace: on its home (a retried attempt re-attaches there; a moved
+        // one starts on the new home); an A2A agent is elsewhere.
+        remote.provider.type === 'acp'
+          ? route.run(
+              (place) =>
+                runRemoteSubagent.executeWithOptions({ ...options, ...place.home, retry: options.retry }, [
+                  {
+                    ...request,
+                    ...(place.placement && { placement: place.placement }),
+                    ...(answer && { answer }),
+                  },
+                ]),
+              true,
+            )
+          : runRemoteSubagent.executeWithOptions(options, [{ ...request, ...(answer && { answer }) }]),
       );
       if (result === EXPIRED) return { kind: 'timed_out' };
       recordRemoteRun(state, result, modelName);

@@ -5,6 +5,7 @@
  * A2A client (./a2a) or the ACP client (./acp). Each protocol's module, and its SDK, is loaded when a run first
  * needs it: a worker whose runs have no remote load never loads them.
  */
+import { oneProcessWorkspaces, type WorkspaceHost } from '../workspace/host';
 import type { ProbeProvidersInput, ProviderProbe } from '../../contracts/subagent-providers';
 import type {
   RemoteProbeResult,
@@ -95,7 +96,10 @@ async function probeOne(
 }
 
 /** The remote subagents' activities of one worker. */
-export function createRemoteActivities(deps: RemoteActivityDeps = {}) {
+export function createRemoteActivities(
+  deps: RemoteActivityDeps = {},
+  workspaces: WorkspaceHost = oneProcessWorkspaces(),
+) {
   const protocolOf = (type: RemoteProviderType): RemoteProtocol =>
     deps.protocols?.[type] ?? DEFAULT_PROTOCOLS[type];
   const timeoutMs = deps.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
@@ -109,8 +113,11 @@ export function createRemoteActivities(deps: RemoteActivityDeps = {}) {
     },
 
     /** One remote delegation's work; a retried attempt re-attaches to what the last one started. */
-    runRemoteSubagent(input: RemoteSubagentInput): Promise<RemoteSubagentResult> {
-      return protocolOf(input.provider.type).run(input);
+    async runRemoteSubagent(input: RemoteSubagentInput): Promise<RemoteSubagentResult> {
+      const run = () => protocolOf(input.provider.type).run(input);
+      // An ACP agent works in the run's workspace: where it lives, and what it changed saved afterwards.
+      if (input.placement === undefined) return run();
+      return (await workspaces.serve(input.placement, input.workspace, true, run)).result;
     },
   };
 }

@@ -17,6 +17,7 @@ import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { admissionStateQuery, admissionWorkflowId } from '../../contracts/admission';
 import type { LeadRunResult } from '../../contracts/lead';
 import { subagentStepsQuery } from '../../contracts/queries';
+import { WORKSPACE_FAILURES } from '../../contracts/workspace';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { WorkerFleet, type WorkerProcessOptions } from './chaos-workers';
 import { leadInput, tempDir, writeScript } from './subagent-input';
@@ -417,21 +418,29 @@ function childStarts(events: HistoryEvent[]): Map<string, number> {
 }
 
 /**
- * How many append calls a subagent's history started as activities. Other tool calls run as activities too (on
- * a home host's queue every workspace call does), and a call that never started (it waited on a host that had
- * died) is scheduled again where the workspace is: only an append that started counts, known by the summary
- * each tool activity carries (its tool and arguments).
+ * How many append calls a subagent's history ran as activities. Other tool calls run as activities too (on a
+ * home host's queue every workspace call does), and a call that never ran is sent again where the workspace
+ * is: one that never started (it waited on a host that had died), or one a host refused before running it
+ * (it held an older epoch of the run's workspace, or had no workspace to serve). Only an append that started
+ * and was not refused so counts, known by the summary each tool activity carries (its tool and arguments).
  */
 function appendActivities(events: HistoryEvent[]): number {
-  const started = new Set(
-    events.flatMap((e) => {
-      const id = e.activityTaskStartedEventAttributes?.scheduledEventId;
-      return id === undefined || id === null ? [] : [String(id)];
-    }),
-  );
+  const started = new Set<string>();
+  const refused = new Set<string>();
+  for (const e of events) {
+    const scheduled = e.activityTaskStartedEventAttributes?.scheduledEventId;
+    if (scheduled !== undefined && scheduled !== null) started.add(String(scheduled));
+    const failed = e.activityTaskFailedEventAttributes;
+    const type = failed?.failure?.applicationFailureInfo?.type;
+    const beforeRunning =
+      type === WORKSPACE_FAILURES.unavailable ||
+      (type === WORKSPACE_FAILURES.moved && !(failed?.failure?.message ?? '').includes('while the call ran'));
+    if (failed && beforeRunning) refused.add(String(failed.scheduledEventId));
+  }
   return events.filter((e) => {
     if (e.activityTaskScheduledEventAttributes?.activityType?.name !== 'executeToolCall') return false;
-    if (!started.has(String(e.eventId))) return false;
+    const id = String(e.eventId);
+    if (!started.has(id) || refused.has(id)) return false;
     const summary = e.userMetadata?.summary;
     const line = summary ? String(defaultPayloadConverter.fromPayload(summary)) : '';
     return line.startsWith('write_file:') && /"append":\s*true/.test(line);

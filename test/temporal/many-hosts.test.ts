@@ -273,6 +273,32 @@ function mostCommon(values: string[]): string {
   return [...counts.entries()].sort((a, b) => b[1] - a[1])[0][0];
 }
 
+/** How long after `killedAt` a workspace call of `workflowId` first started on a host other than `victim`. */
+async function firstCallElsewhere(
+  client: Client,
+  workflowId: string,
+  victim: string,
+  killedAt: number,
+): Promise<number | undefined> {
+  const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  const ms = (time: (typeof events)[number]['eventTime']) =>
+    Number(time?.seconds ?? 0) * 1000 + Math.floor((time?.nanos ?? 0) / 1e6);
+  const elsewhere = new Set(
+    events
+      .filter((e) => {
+        const queue = e.activityTaskScheduledEventAttributes?.taskQueue?.name ?? '';
+        return queue.includes('@') && !queue.endsWith(`@${victim}`);
+      })
+      .map((e) => String(e.eventId)),
+  );
+  const started = events.find(
+    (e) =>
+      elsewhere.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId)) &&
+      ms(e.eventTime) > killedAt,
+  );
+  return started ? ms(started.eventTime) - killedAt : undefined;
+}
+
 /** The failures of a workflow's activities, from its history: type and message. */
 async function activityFailures(handle: WorkflowHandle): Promise<{ type?: string; message: string }[]> {
   const events = (await handle.fetchHistory()).events ?? [];
@@ -335,6 +361,15 @@ describeWithHosts('a run on many hosts', () => {
         process.stderr.write(
           `many hosts (S3): ${victimId} killed, home of ${homeBefore.filter((h) => h === victimId).length} of ` +
             `20 runs (${homed.size} caught in their bash); every run ended ${((Date.now() - killedAt) / 1000).toFixed(1)} s after the kill\n`,
+        );
+        const resumed = await Promise.all(
+          [...homed].map((run) =>
+            firstCallElsewhere(client, `${run.workflowId}/task/part-a`, victimId, killedAt),
+          ),
+        );
+        const seconds = resumed.filter((ms) => ms !== undefined).map((ms) => (ms / 1000).toFixed(1));
+        process.stderr.write(
+          `many hosts (S3): kill → the next workspace call started on another host: ${seconds.join(', ')} s\n`,
         );
         const problems = (await Promise.all(runs.map((run, i) => checkRun(client, run, results[i])))).flat();
         expect(problems).toEqual([]);
