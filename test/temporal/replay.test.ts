@@ -26,7 +26,10 @@ it('has recorded histories to replay, each with its workflow id', () => {
 it('holds each recording as the recorder wrote it (SHA256SUMS; `npm run record:histories` updates it)', () => {
   expect(Object.keys(manifest).sort()).toEqual([...files, 'index.json'].sort());
   const changed = [...files, 'index.json'].filter(
-    (file) => createHash('sha256').update(readFileSync(join(dir, file))).digest('hex') !== manifest[file],
+    (file) =>
+      createHash('sha256')
+        .update(readFileSync(join(dir, file)))
+        .digest('hex') !== manifest[file],
   );
   expect(changed).toEqual([]);
 });
