@@ -11,12 +11,16 @@ import { ClaimCheckCodec, PayloadBlobError, readReference } from '../../../paylo
 import { blobKey, S3BlobStore } from '../../../payloads/store';
 import { whichSync } from '../../../devserver/temporal-cli';
 import { freePort } from '../../../devserver/temporal-server';
+import { available } from '../../support/required';
 
 const motoServer = whichSync('moto_server');
-if (!motoServer) {
-  console.log("S3 store tests skipped: no moto_server on the PATH (pip install 'moto[server]' to run them)");
-}
-const describeWithS3 = motoServer ? describe : describe.skip;
+const describeWithS3 = available(
+  's3',
+  'the S3 store tests',
+  motoServer ? undefined : "no moto_server on the PATH (pip install 'moto[server]')",
+)
+  ? describe
+  : describe.skip;
 
 const credentials = { RUNS_KEY_ID: 'testing', RUNS_SECRET: 'testing' };
 
