@@ -9,7 +9,7 @@ type IHistory = temporal.api.history.v1.IHistory;
 type IPayload = temporal.api.common.v1.IPayload;
 
 export interface PlacedPayload {
-  /** The event's type and the path to the payload in it: `EVENT_TYPE_…: activityTaskScheduledEventAttributes.input.payloads.0`. */
+  /** The event's type and the payload's path in it: `EVENT_TYPE_…: userMetadata.summary`. */
   where: string;
   payload: IPayload;
 }
