@@ -24,25 +24,37 @@ export async function childrenOf(client: Client, parents: readonly string[]): Pr
   );
 }
 
+/** The activities a subagent runs only while it holds its slot: its model calls and its tool calls. */
+const WORK = new Set(['callModel', 'executeToolCall']);
+
 /**
- * When each subagent held its slot at least: from its first model call's start (after its slot was granted) to
- * the start of its last workflow task (in which it gives the slot back). One that never called its model has none.
+ * When each subagent held its slot at least: from its first model or tool call scheduled (in a task after its
+ * slot was granted) to its last one closed (before the task in which it gives the slot back). One that never
+ * called its model has none. Workflow task times are no bound: under load a task that waits on a local activity
+ * (the slot's release among them) is followed by more.
  */
 export async function workIntervals(client: Client, workflowIds: readonly string[]): Promise<WorkInterval[]> {
   const intervals = await Promise.all(
     workflowIds.map(async (workflowId) => {
       const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
-      const modelCalls = new Set(
+      const work = new Set(
         events
-          .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+          .filter((e) => WORK.has(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
           .map((e) => String(e.eventId)),
       );
-      const firstCall = events.find((e) =>
-        modelCalls.has(String(e.activityTaskStartedEventAttributes?.scheduledEventId ?? '')),
-      );
-      const lastTask = events.filter((e) => e.workflowTaskStartedEventAttributes).at(-1);
-      if (!firstCall || !lastTask) return [];
-      return [{ workflowId, start: millis(firstCall.eventTime), end: millis(lastTask.eventTime) }];
+      const starts = events.filter((e) => work.has(String(e.eventId))).map((e) => millis(e.eventTime));
+      const ends = events
+        .filter((e) => {
+          const closed =
+            e.activityTaskCompletedEventAttributes ??
+            e.activityTaskFailedEventAttributes ??
+            e.activityTaskTimedOutEventAttributes ??
+            e.activityTaskCanceledEventAttributes;
+          return work.has(String(closed?.scheduledEventId ?? ''));
+        })
+        .map((e) => millis(e.eventTime));
+      if (starts.length === 0 || ends.length === 0) return [];
+      return [{ workflowId, start: Math.min(...starts), end: Math.max(...ends) }];
     }),
   );
   return intervals.flat();
