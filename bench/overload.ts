@@ -1,6 +1,6 @@
 /**
  * `npm run bench:overload`: the system on a saturated host. N fan-out lead runs (three subagents each, one
- * `bash` call per subagent) are started at once on one dev server and one worker process, while `--busy` CPU
+ * `bash` call per subagent) are started at once on one dev server and `--workers` worker processes, while `--busy` CPU
  * busy loops (`node -e 'for(;;){}'`) compete for the cores. Printed:
  *   - wall time, runs/s, latency p50/p95, failed runs;
  *   - worker crashes (a crashed worker is restarted, as `run` does, and counted);
@@ -11,7 +11,7 @@
  *   - the admission workflows' events per delegation, signals, workflow tasks timed out and task latency
  *     (scheduled → completed, from their histories, every continued execution included).
  *
- * Flags: --runs 50 · --busy 16 · --max-running 200 · --deadline-s 900 · --provider scripted|openai (openai: a
+ * Flags: --runs 50 · --busy 16 · --max-running 200 · --workers 1 · --deadline-s 900 · --provider scripted|openai (openai: a
  * local fake Chat Completions server over HTTP that answers after --model-ms, default 300, and counts the
  * requests it gets) · --label text · --json.
  * The busy loops are this benchmark's own children: they stop with it.
@@ -84,6 +84,8 @@ function fakeModel(delayMs: number): FakeResponder {
 export interface OverloadFigures {
   label: string;
   provider: string;
+  /** The task queue the runs went to (their ids: `<task_queue>-<i>`), for a caller that reads their histories. */
+  task_queue: string;
   runs: number;
   busy_loops: number;
   max_running: number;
@@ -101,6 +103,8 @@ export interface OverloadFigures {
   bash_interrupted: number;
   bash_calls: number;
   peak_slots_held: number;
+  /** The subagents' pool once every run ended (read while the workers still answer): held, granted, given back. */
+  slots_at_end: { running: number; granted: number; released: number };
   admission: AdmissionFigures;
 }
 
@@ -241,6 +245,21 @@ async function admissionFigures(
   };
 }
 
+/**
+ * The subagents' pool once its last releases arrived (signals the admission workflow may still be working
+ * through when the runs end), or as it stands after 60 s.
+ */
+async function settledSlots(client: Client, taskQueue: string): Promise<OverloadFigures['slots_at_end']> {
+  const handle = client.workflow.getHandle(admissionWorkflowId(taskQueue));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { running, counters } = await handle.query(admissionStateQuery);
+    const slots = { running: running.length, granted: counters.granted, released: counters.released };
+    if ((slots.running === 0 && slots.released === slots.granted) || Date.now() > deadline) return slots;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
 function busyLoops(n: number): ChildProcess[] {
   return Array.from({ length: n }, () => spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
 }
@@ -251,6 +270,8 @@ interface Options {
   runs: number;
   busy: number;
   maxRunning: number;
+  /** Worker processes on the task queue (default 1). */
+  workers?: number;
   deadlineS: number;
   label: string;
   json: boolean;
@@ -263,6 +284,7 @@ function parseOptions(argv: string[]): Options {
       runs: { type: 'string', default: '50' },
       busy: { type: 'string', default: '16' },
       'max-running': { type: 'string', default: '200' },
+      workers: { type: 'string', default: '1' },
       'deadline-s': { type: 'string', default: '900' },
       provider: { type: 'string', default: 'scripted' },
       'model-ms': { type: 'string', default: '300' },
@@ -285,6 +307,7 @@ function parseOptions(argv: string[]): Options {
     runs: whole('runs', values.runs, 1),
     busy: whole('busy', values.busy, 0),
     maxRunning: whole('max-running', values['max-running'], 1),
+    workers: whole('workers', values.workers, 1),
     deadlineS: whole('deadline-s', values['deadline-s'], 1),
     label: values.label,
     json: values.json,
@@ -342,15 +365,16 @@ export async function runOverload(
   const loops = busyLoops(options.busy);
   let crashes = 0;
   let stopping = false;
-  let worker: ChildProcess | undefined;
+  const workers: ChildProcess[] = [];
   const startWorker = async (): Promise<void> => {
-    worker = await spawnWorkerProcess({
+    const worker = await spawnWorkerProcess({
       address: server.address,
       namespace: server.namespace,
       taskQueue,
       bundlePath,
       env: { SUBAGENTS_CONFIG: workerConfig, BENCH_FAKE_KEY: 'fake-key' },
     });
+    workers.push(worker);
     worker.once('exit', (code, signal) => {
       if (stopping) return;
       crashes += 1;
@@ -372,7 +396,7 @@ export async function runOverload(
     }
   })();
   try {
-    await startWorker();
+    await Promise.all(Array.from({ length: options.workers ?? 1 }, () => startWorker()));
     const api = new SubagentsClient(client, server.namespace);
     const started = performance.now();
     const latencies: number[] = [];
@@ -398,6 +422,7 @@ export async function runOverload(
     if (ended === 'deadline') log(`deadline: ${options.deadlineS} s passed with runs unfinished`);
     // Visibility is written after the executions close: give it a moment.
     await new Promise((resolve) => setTimeout(resolve, 1500));
+    const slotsAtEnd = await settledSlots(client, taskQueue);
     const calls = await countCalls(client, taskQueue);
     // The provider's own count, when it is ours to read: every request it received.
     if (fake) calls.modelCalls = fake.requests.filter((request) => request.body !== undefined).length;
@@ -405,6 +430,7 @@ export async function runOverload(
     return {
       label: options.label,
       provider: options.provider === 'openai' ? `openai, ${options.modelMs} ms a call` : 'scripted',
+      task_queue: taskQueue,
       runs: options.runs,
       busy_loops: options.busy,
       max_running: options.maxRunning,
@@ -422,6 +448,7 @@ export async function runOverload(
       bash_interrupted: calls.bashInterrupted,
       bash_calls: calls.bashCalls,
       peak_slots_held: peak,
+      slots_at_end: slotsAtEnd,
       admission: await admissionFigures(client, taskQueue, options.runs * CHILDREN),
     };
   } finally {
@@ -430,7 +457,7 @@ export async function runOverload(
     await sampler;
     await fake?.close();
     for (const loop of loops) loop.kill('SIGKILL');
-    worker?.kill('SIGTERM');
+    for (const worker of workers) worker.kill('SIGTERM');
     await connection.close();
   }
 }

@@ -8,15 +8,22 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import type { S3PayloadSettings } from '../../contracts/config/payloads';
 import { whichSync } from '../../devserver/temporal-cli';
 import { freePort } from '../../devserver/temporal-server';
+import { available } from './required';
 
 /** The environment the settings of `startMoto` name their credentials in. */
 export const MOTO_CREDENTIALS = { RUNS_KEY_ID: 'testing', RUNS_SECRET: 'testing' };
 
-/** `describe` when moto_server is on the PATH, else `describe.skip` after saying which `suite` is skipped. */
+/** Why moto's server cannot run here, or undefined when it can. */
+export function motoMissing(): string | undefined {
+  return whichSync('moto_server') ? undefined : "no moto_server on the PATH (pip install 'moto[server]')";
+}
+
+/**
+ * `describe` when moto_server is on the PATH, else `describe.skip` after saying which `suite` is skipped (a
+ * failure with SUBAGENTS_REQUIRE_S3=1: test/support/required.ts).
+ */
 export function describeWithMoto(suite: string): jest.Describe {
-  if (whichSync('moto_server')) return describe;
-  console.log(`${suite} skipped: no moto_server on the PATH (pip install 'moto[server]' to run them)`);
-  return describe.skip;
+  return available('s3', suite, motoMissing()) ? describe : describe.skip;
 }
 
 export interface MotoServer {

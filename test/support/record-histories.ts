@@ -7,6 +7,7 @@
  * fixtures carry nothing of the machine that recorded them.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -23,15 +24,30 @@ import { parseConfig } from '../../contracts/config';
 import { buildBatchInput } from '../../client/batches';
 import { workflowResult } from '../../client/results';
 import { leadStatusQuery } from '../../contracts/lead';
-import { Client, Connection } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import type { RemoteActivityDeps } from '../../activities/remote';
+import { SubagentsClient, type RunHandle } from '../../client/api';
+import type { RemoteProgress } from '../../contracts/remote-subagent';
+import type { RunSkillsSettings } from '../../contracts/run-skills';
+import { startWorkerMcp } from '../../worker/mcp';
 import { startCodecServer } from '../../payloads/codec-server';
 import { projectCodec, projectDataConverter } from '../../payloads/data-converter';
 import { resolveTemporalCli } from '../../devserver/temporal-cli';
 import { connectOrStartServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
 import { leadInput, subagentInput, tempDir, writeScript } from './subagent-input';
+import { ADMISSION_RECORDINGS, manifestEntries, manifestText, MANIFEST_FILE } from './history-manifest';
+
+/** What a scenario's `drive` gets: the run as it runs, on the recorder's worker. */
+interface RunInFlight {
+  client: Client;
+  handle: WorkflowHandle;
+  /** The run as the project's client API sees it (approvals, answers). */
+  run: RunHandle;
+}
 
 interface Scenario {
   workflow: 'subagentWorkflow' | 'leadRunWorkflow' | 'batchWorkflow';
@@ -47,6 +63,10 @@ interface Scenario {
    * first execution as `<name>.first-run.json` beside the last).
    */
   continueAsNewAfterEvents?: number;
+  /** Its input's additions, built in the recording's folder (`dir`, scrubbed to `/workspace`). */
+  inputExtra?: (dir: string) => Record<string, unknown>;
+  /** What a person (or the world) does while the run is in flight: approve, deny, answer, cancel. */
+  drive?: (inFlight: RunInFlight) => Promise<void>;
 }
 
 const ls = { name: 'ls', args: { path: '.' } };
@@ -154,6 +174,146 @@ const subagentDenied: Scenario = {
     ],
   },
 };
+
+/** Polls `predicate` until it holds (the recorder drives real runs: it waits on what they show, not on time). */
+async function until(what: string, predicate: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (!(await predicate().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await setTimeout(100);
+  }
+}
+
+const heldCall = async ({ run }: RunInFlight) =>
+  until('a call held for approval', async () => (await run.pending()).length === 1);
+
+/** A lead whose bash calls that remove files are held for a person (a guardrail rule deciding `ask`). */
+function guardedLead(extra: Record<string, unknown> = {}): Pick<Scenario, 'workflow' | 'config' | 'script'> {
+  return {
+    workflow: 'leadRunWorkflow',
+    config: {
+      guardrails: {
+        enabled: true,
+        rules: [{ tool: 'bash', args: { command: 'rm' }, decision: 'ask', reason: 'deletes files' }],
+        ...extra,
+      },
+    },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: [{ name: 'bash', id: 'rm1', args: { command: 'rm -f scratch.txt' } }], usage },
+            { content: 'Decided: {{tool_result:rm1}}', usage },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+const remoteCall = (tool: string, id: string, prompt: string) => ({
+  name: tool,
+  id,
+  args: { description: `Remote ${id}`, prompt },
+});
+
+/** A lead making one call of a remote tool load, then answering with what it returned. */
+function remoteLead(tool: string, prompt: string): Pick<Scenario, 'workflow' | 'config' | 'script'> {
+  return {
+    workflow: 'leadRunWorkflow',
+    config: {
+      subagent_providers: {
+        team_a2a: { type: 'a2a', url: 'http://127.0.0.1:9/a2a' },
+        local_acp: { type: 'acp', command: 'node', args: ['agent.mjs'], env: {} },
+      },
+      subagent_tools: [
+        { tool_name: 'subagent_a2a', provider: 'team_a2a' },
+        { tool_name: 'subagent_acp', provider: 'local_acp' },
+      ],
+    },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: [remoteCall(tool, 'r1', prompt)], usage },
+            { content: 'Remote: {{tool_result:r1}}' },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+/** The delegations the remote doubles have been asked to run (each attempt's). */
+const remoteAsked: string[] = [];
+
+/**
+ * The recorder's remote agents. A2A: the first attempt sends the prompt, heartbeats the remote task's id and then
+ * falls silent as a SIGKILLed worker's attempt does; after the heartbeat timeout the next attempt finds the id in
+ * its heartbeat details and re-attaches. ACP: runs until cancelled, heartbeating.
+ */
+const remoteDoubles: RemoteActivityDeps = {
+  protocols: {
+    a2a: {
+      probe: () => Promise.resolve({ available: true }),
+      async run(input) {
+        remoteAsked.push(input.delegation_id);
+        const activity = Context.current();
+        const progress = activity.info.heartbeatDetails as RemoteProgress | undefined;
+        if (progress?.remote_task_id) {
+          return {
+            end: 'completed',
+            text: 'Rows counted: 42.',
+            remote_task_id: progress.remote_task_id,
+            context_id: progress.context_id,
+            resumed: 'reattached',
+            messages: [],
+          };
+        }
+        activity.heartbeat({
+          remote_task_id: 'a2a-task-1',
+          context_id: 'a2a-ctx-1',
+          prompt_sent: true,
+          updates: 0,
+        });
+        // Silent past the heartbeat timeout: the server gives up on this attempt, whose late end it refuses.
+        await setTimeout(REMOTE_SILENCE_MS);
+        throw new Error('this attempt was given up for dead');
+      },
+    },
+    acp: {
+      probe: () => Promise.resolve({ available: true }),
+      async run(input) {
+        remoteAsked.push(input.delegation_id);
+        const activity = Context.current();
+        for (;;) {
+          activity.heartbeat({ session_id: 'acp-session-1', prompt_sent: true, updates: 0 });
+          await activity.sleep(200);
+        }
+      },
+    },
+  },
+};
+/** Longer than the remote activity's 5 s heartbeat timeout. */
+const REMOTE_SILENCE_MS = 8_000;
+
+const skillFile = (name: string, description: string, extra = '') =>
+  `---\nname: ${name}\ndescription: ${description}\n${extra}---\n# ${name}\n\nFollow these steps.\n`;
+
+/** A skills folder in the recording's folder: `a` allows read_file only. */
+function skillsIn(dir: string): RunSkillsSettings {
+  const root = join(dir, 'skills');
+  mkdirSync(join(root, 'public', 'a'), { recursive: true });
+  writeFileSync(
+    join(root, 'public', 'a', 'SKILL.md'),
+    skillFile('a', 'Public a skill.', 'allowed-tools: [read_file]\n'),
+  );
+  return { root, container_path: '/mnt/skills', deferred_discovery: false };
+}
+
+const mcpServers = { local: { command: 'node', args: [require.resolve('./mcp-test-server'), '--stdio'] } };
 
 export const SCENARIOS: Record<string, Scenario> = {
   'subagent-completed': {
@@ -472,6 +632,140 @@ export const SCENARIOS: Record<string, Scenario> = {
       scripts: [{ turns: [{ content: 'ok', fail_attempts: [{ status: 429, message: 'slow down' }] }] }],
     },
   },
+  // A bash call held for a person (a guardrail rule deciding `ask`), approved: it runs.
+  'lead-approval-approved': {
+    ...guardedLead(),
+    drive: async (inFlight) => {
+      await heldCall(inFlight);
+      await inFlight.run.approve('a1', 'scratch only');
+    },
+  },
+  // The same call denied with a reason, which the model reads as the call's result.
+  'lead-approval-denied': {
+    ...guardedLead(),
+    drive: async (inFlight) => {
+      await heldCall(inFlight);
+      await inFlight.run.deny('a1', 'not today');
+    },
+  },
+  // The same call left undecided: the approval times out, a denial.
+  'lead-approval-timed-out': guardedLead({ approval_timeout_seconds: 2 }),
+  // A lead's question (`ask_clarification`) answered by a person: the run goes on with the answer.
+  'lead-clarification-answered': {
+    workflow: 'leadRunWorkflow',
+    config: { clarification: { timeout_seconds: 600 } },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'ask_clarification',
+                  id: 'ask1',
+                  args: {
+                    question: 'Which region?',
+                    clarification_type: 'missing_info',
+                    options: ['EU', 'US'],
+                  },
+                },
+              ],
+              usage,
+            },
+            { content: 'Region: {{tool_result:ask1}}', usage },
+          ],
+        },
+      ],
+    },
+    drive: async ({ handle, run }) => {
+      await until('the question', async () =>
+        ((await handle.query(leadStatusQuery)).questions ?? []).some((q) => q.ref === 'q1'),
+      );
+      await run.answer('EU only', { question: 'q1' });
+    },
+  },
+  // An A2A delegation whose worker stopped while the remote task held: the next attempt re-attached to it.
+  'lead-a2a-reattached': remoteLead('subagent_a2a', 'Count the rows.'),
+  // An ACP delegation cancelled with its lead while the remote agent works.
+  'lead-acp-cancelled': {
+    ...remoteLead('subagent_acp', 'A long task.'),
+    drive: async ({ handle }) => {
+      await until('the remote run', () =>
+        Promise.resolve(remoteAsked.includes(`${handle.workflowId}/task/r1`)),
+      );
+      await handle.cancel();
+    },
+  },
+  // A lead delegating through a tool load (`subagent_tools`) as well as `task`.
+  'lead-tool-loads': {
+    workflow: 'leadRunWorkflow',
+    config: { subagent_tools: [{ tool_name: 'subagent_helper', provider: 'spawn' }] },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'subagent_helper',
+                  id: 'h1',
+                  args: { description: 'Helper part', prompt: 'Look around.' },
+                },
+              ],
+              usage,
+            },
+            { content: 'Lead: {{tool_result:h1}}', usage },
+          ],
+        },
+        { agent: 'subagent_helper', turns: [{ content: 'Helper looked.', usage }] },
+      ],
+    },
+  },
+  // Deferred MCP tools: `tool_search` promotes one, whose call then runs; a child delegated after it starts
+  // with nothing promoted.
+  'lead-mcp-promoted': {
+    workflow: 'leadRunWorkflow',
+    config: { mcp_servers: mcpServers, tool_search: { enabled: true } },
+    script: {
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            { tool_calls: [{ name: 'tool_search', id: 's1', args: { query: 'select:local__add' } }], usage },
+            { tool_calls: [{ name: 'local__add', id: 'a1', args: { a: 2, b: 3 } }], usage },
+            { content: 'Sum: {{tool_result:a1}}', usage },
+          ],
+        },
+      ],
+    },
+  },
+  // A subagent that reads skill `a` (read_file only) and is refused bash, in its first execution and again
+  // in the next, after continue-as-new: the active skill travels with the carried state.
+  'subagent-skill-continued': {
+    workflow: 'subagentWorkflow',
+    continueAsNewAfterEvents: 40,
+    config: { loop_detection: { enabled: false } },
+    inputExtra: (dir) => ({ user_id: 'bob', skills: skillsIn(dir) }),
+    script: {
+      scripts: [
+        {
+          turns: [
+            { tool_calls: [{ name: 'read_file', args: { path: '/mnt/skills/public/a/SKILL.md' } }], usage },
+            { tool_calls: [{ name: 'bash', args: { command: 'echo first > ran.txt' } }], usage },
+            ...Array.from({ length: 10 }, (_, k) => ({
+              content: `Step ${k}.`,
+              tool_calls: [{ name: 'read_file', args: { path: `d${k}.txt` } }],
+              usage,
+            })),
+            { tool_calls: [{ name: 'bash', args: { command: 'echo second > ran.txt' } }], usage },
+            { content: 'Done across executions.', usage },
+          ],
+        },
+      ],
+    },
+  },
 };
 
 /**
@@ -496,10 +790,11 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const cli = (await resolveTemporalCli()).cli?.path;
   if (!cli) throw new Error('recording needs the Temporal CLI: run `npm run temporal:ensure` first');
-  // RECORD_ONLY=a,b records those scenarios and keeps every other fixture (and its index entry) as it is.
+  // RECORD_ONLY=a,b records those scenarios (and those of the admission recordings named there) and keeps every
+  // other fixture (and its index entry) as it is: a committed recording changes only when named.
   const only = process.env.RECORD_ONLY?.split(',').filter(Boolean);
   const selected = Object.entries(SCENARIOS).filter(([name]) => !only || only.includes(name));
-  const unknown = (only ?? []).filter((name) => !(name in SCENARIOS));
+  const unknown = (only ?? []).filter((name) => !(name in SCENARIOS) && !(name in ADMISSION_RECORDINGS));
   if (unknown.length > 0) throw new Error(`RECORD_ONLY: no such scenarios: ${unknown.join(', ')}`);
   const suggestAt = new Set(selected.map(([, scenario]) => scenario.continueAsNewAfterEvents));
   if (suggestAt.size > 1) {
@@ -516,6 +811,12 @@ async function main(): Promise<void> {
   const native = await NativeConnection.connect({ address: server.address });
   // The export decodes claim-checked payloads through it, so the fixtures need no payload store to replay.
   const codec = await startCodecServer({ codec: projectCodec() });
+  const mcpConfig = selected.find(([, scenario]) => scenario.config?.mcp_servers)?.[1].config;
+  const mcp =
+    mcpConfig &&
+    (await startWorkerMcp(parseConfig(mcpConfig).config.mcp_servers, () => undefined, {
+      PATH: process.env.PATH,
+    }));
   try {
     const client = new Client({
       connection,
@@ -529,6 +830,8 @@ async function main(): Promise<void> {
       namespace: server.namespace,
       taskQueue,
       tuning: { identity: IDENTITY },
+      remote: remoteDoubles,
+      ...(mcp && { mcpCatalog: mcp.catalog }),
     });
     mkdirSync(histories, { recursive: true });
     // Replay must run under the recorded workflow id: children's ids derive from it.
@@ -538,6 +841,12 @@ async function main(): Promise<void> {
     const index: Record<string, string> = existsSync(indexFile)
       ? (JSON.parse(readFileSync(indexFile, 'utf8')) as Record<string, string>)
       : {};
+    const manifestFile = join(histories, MANIFEST_FILE);
+    const manifest = existsSync(manifestFile) ? manifestEntries(readFileSync(manifestFile, 'utf8')) : {};
+    const write = (file: string, text: string) => {
+      writeFileSync(join(histories, file), text);
+      manifest[file] = createHash('sha256').update(text).digest('hex');
+    };
     await worker.runUntil(async () => {
       for (const [name, scenario] of selected) {
         const dir = tempDir(`record-${name}`);
@@ -556,14 +865,18 @@ async function main(): Promise<void> {
               { description: name, subagent_type: 'general-purpose', workspace, ...scenario.batch },
             )
           : lead
-            ? leadInput({ workspace, config, scriptFile })
-            : subagentInput({ workspace, agent, config, scriptFile });
+            ? { ...leadInput({ workspace, config, scriptFile }), ...scenario.inputExtra?.(dir) }
+            : { ...subagentInput({ workspace, agent, config, scriptFile }), ...scenario.inputExtra?.(dir) };
         const workflowId = lead || batch ? `replay-${name}` : `replay-${name}/task/call_1`;
         const handle = await client.workflow.start(scenario.workflow, {
           taskQueue,
           workflowId,
           args: [input],
         });
+        if (scenario.drive) {
+          const run = new SubagentsClient(client, server.namespace).getRun(workflowId);
+          await scenario.drive({ client, handle, run });
+        }
         if (scenario.cancelWhenRunning !== undefined) {
           const running = scenario.cancelWhenRunning;
           const inProgress = async () =>
@@ -615,34 +928,32 @@ async function main(): Promise<void> {
             [PROJECT_ROOT, '/project'],
             [hostname(), 'recorder'],
           ];
-          writeFileSync(join(histories, file), scrub(exported, replacements));
+          write(file, scrub(exported, replacements));
           index[file] = id;
         }
         process.stdout.write(
           `${name}: ${JSON.stringify({ status: result.status, stop_reason: result.stop_reason })}\n`,
         );
       }
-      // The task queue's admission workflow, as every recorded delegation left it (it is still running).
-      // `admission-workflow.json` is the recording from before answers were batched (one signal command each),
-      // `admission-workflow-batched.json` from when they went out through a local activity.
-      // `admission-workflow-lease.json`: the runs' pool, which leases its slots to the worker (its lease reports
-      // are Updates). The subagents' pool is recorded again only with every scenario.
-      const admissions: [file: string, workflowId: string][] = [
-        ['admission-workflow-lease.json', admissionWorkflowId(taskQueue, 'runs')],
-      ];
-      if (!only) admissions.push(['admission-workflow-activity.json', admissionWorkflowId(taskQueue)]);
+      // The task queue's admission workflows, as every recorded delegation left them (they are still running):
+      // recorded with every scenario, or when RECORD_ONLY names them.
+      const admissions = Object.entries(ADMISSION_RECORDINGS)
+        .filter(([name]) => !only || only.includes(name))
+        .map(([name, pool]) => [`${name}.json`, admissionWorkflowId(taskQueue, pool)] as const);
       for (const [file, admission] of admissions) {
         const { stdout: exported } = await promisify(execFile)(
           cli,
           ['workflow', 'show', '--workflow-id', admission, '--address', server.address, '--output', 'json'],
           { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
         );
-        writeFileSync(join(histories, file), scrub(exported, [[hostname(), 'recorder']]));
+        write(file, scrub(exported, [[hostname(), 'recorder']]));
         index[file] = admission;
       }
     });
-    writeFileSync(join(histories, 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
+    write('index.json', `${JSON.stringify(index, null, 2)}\n`);
+    writeFileSync(manifestFile, manifestText(manifest));
   } finally {
+    await mcp?.close();
     await native.close();
     await connection.close();
     await server.stop();

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { bubblewrapArgs, bubblewrapExecutable, SANDBOX_ENV } from '../../activities/tools/sandbox';
 import type { SandboxKind } from '../../contracts/tools';
+import { available } from './required';
 
 /** A sandbox this project ships, as tests run bash in it: forced by `sandbox.kind`, skipped where it cannot start. */
 export interface ShippedSandbox {
@@ -28,10 +29,18 @@ export const SHIPPED_SANDBOXES: ShippedSandbox[] = [
   { name: 'just-bash', kind: 'just-bash' },
 ];
 
-/** `describe` once per shipped sandbox; a sandbox that cannot start here is skipped, saying why. */
+/** Whether `sandbox` runs here (SUBAGENTS_REQUIRE_SANDBOX=1: one that cannot start fails the test file). */
+export function sandboxRuns(sandbox: ShippedSandbox): boolean {
+  return available('sandbox', `the ${sandbox.name} sandbox`, sandbox.missing);
+}
+
+/**
+ * `describe` once per shipped sandbox; a sandbox that cannot start here is skipped, saying why (a failure under
+ * SUBAGENTS_REQUIRE_SANDBOX=1).
+ */
 export function describeEachSandbox(title: string, body: (sandbox: ShippedSandbox) => void): void {
   for (const sandbox of SHIPPED_SANDBOXES) {
-    if (sandbox.missing === undefined) describe(`${title} (${sandbox.name})`, () => body(sandbox));
+    if (sandboxRuns(sandbox)) describe(`${title} (${sandbox.name})`, () => body(sandbox));
     else describe.skip(`${title} (${sandbox.name}: skipped, ${sandbox.missing})`, () => body(sandbox));
   }
 }

@@ -8,7 +8,6 @@
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
-import { Worker } from '@temporalio/worker';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { AnswerRefusedError, SubagentsClient } from '../../client/api';
 import { answeredToolText, timedOutToolText, type RecordedAnswer } from '../../contracts/clarification';
@@ -20,7 +19,6 @@ import {
   startProjectWorkerProcess,
   suiteCli,
   testNamespace,
-  testWorkflowBundle,
   uniqueTaskQueue,
   useTestClient,
   waitFor,
@@ -174,12 +172,6 @@ it('waits for an answer across a worker restart, takes it from the CLI, and refu
       'clarification_requested q2',
       'clarification_answered q2',
     ]);
-    // Its history, the Update and the worker's death included, replays against this code.
-    await Worker.runReplayHistory(
-      { workflowBundle: { codePath: testWorkflowBundle() } },
-      await handle.fetchHistory(),
-      runId,
-    );
     const late = await suiteCli(['answer', runId, 'too late']);
     expect(late.code).toBe(1);
     expect(late.stderr).toBe(

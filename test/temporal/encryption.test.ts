@@ -16,6 +16,12 @@ import { tempDir, writeScript } from '../support/subagent-input';
 import { CLAIM_CHECK_ENCODING } from '../../payloads/claim-check-codec';
 import { ENCRYPTED_ENCODING } from '../../payloads/encryption-codec';
 import { keyIdOf } from '../../payloads/encryption-keys';
+import {
+  historyPayloads,
+  payloadEncoding,
+  payloadsHolding,
+  type PlacedPayload,
+} from '../support/history-payloads';
 import { artifactsDir, itInBrowser } from '../support/outcomes';
 import { inputAndResult, withBrowserPage } from '../support/web-ui';
 
@@ -30,6 +36,8 @@ function filesContaining(dir: string, text: string): string[] {
 
 describe('a run with encryption on, each part a process of its own', () => {
   const marker = `secret-${randomUUID()}`;
+  /** The keyless run's own marker: its plaintext on the same server must not be taken for a leak of `marker`. */
+  const plainMarker = `plain-${randomUUID()}`;
   const key = randomBytes(32).toString('base64');
   const keyId = keyIdOf(Buffer.from(key, 'base64'));
   const dbDir = tempDir('encrypted-db');
@@ -38,11 +46,12 @@ describe('a run with encryption on, each part a process of its own', () => {
   const processes: ChildProcess[] = [];
   let server: { address: string; ui_url: string; codec_endpoint: string };
   let result: LeadRunResult;
+  /** The same run on a worker and a CLI without the key: the positive control of the checks on history. */
+  let keylessRun: LeadRunResult;
 
-  beforeAll(async () => {
+  /** A config whose scripted lead delegates once and answers, `mark` in every text (a bulk of it with `bulk`). */
+  function markedConfig(mark: string, bulk = ''): string {
     const configDir = tempDir('encrypted-config');
-    // Large enough that the lead's transcript and the results pass the claim-check threshold too.
-    const bulk = `${marker} `.repeat(600);
     const script = writeScript(configDir, {
       scripts: [
         {
@@ -55,16 +64,16 @@ describe('a run with encryption on, each part a process of its own', () => {
                   id: 'look',
                   args: {
                     description: 'Look at it',
-                    prompt: `Look at ${marker}-task.`,
+                    prompt: `Look at ${mark}-task.`,
                     subagent_type: 'general-purpose',
                   },
                 },
               ],
             },
-            { content: `The answer is ${marker}-final. ${bulk}` },
+            { content: `The answer is ${mark}-final. ${bulk}` },
           ],
         },
-        { agent: 'general-purpose', turns: [{ content: `Found ${marker}-sub.` }] },
+        { agent: 'general-purpose', turns: [{ content: `Found ${mark}-sub.` }] },
       ],
     });
     const config = join(configDir, 'config.yaml');
@@ -72,6 +81,13 @@ describe('a run with encryption on, each part a process of its own', () => {
       config,
       `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`,
     );
+    return config;
+  }
+
+  beforeAll(async () => {
+    // Large enough that the lead's transcript and the results pass the claim-check threshold too.
+    const bulk = `${marker} `.repeat(600);
+    const config = markedConfig(marker, bulk);
 
     const devServer = await startProcess(
       [CLI, 'dev-server', '--db-filename', join(dbDir, 'temporal.db')],
@@ -93,7 +109,39 @@ describe('a run with encryption on, each part a process of its own', () => {
     result = JSON.parse(run.stdout) as LeadRunResult;
     expect(result.status).toBe('completed');
     expect(result.final_output).toContain(`${marker}-final`);
+
+    const plainEnv = cliEnv({ SUBAGENTS_PAYLOAD_DIR: tempDir('plain-payloads') });
+    const plainWorker = await startProcess(
+      [CLI, 'worker', '--address', server.address, '--task-queue', 'keyless'],
+      plainEnv,
+      /^payloads: /,
+    );
+    processes.push(plainWorker.child);
+    const plainRun = await runCli(
+      [
+        'run',
+        ...['--address', server.address, '--task-queue', 'keyless'],
+        ...['--config', markedConfig(plainMarker), '--json'],
+        `Plan ${plainMarker}-prompt.`,
+      ],
+      plainEnv,
+    );
+    expect(plainRun.code).toBe(0);
+    keylessRun = JSON.parse(plainRun.stdout) as LeadRunResult;
   });
+
+  /** Every payload of the run's history and its subagent's, as the server holds them. */
+  async function storedPayloads(run: LeadRunResult): Promise<PlacedPayload[]> {
+    const connection = await Connection.connect({ address: server.address });
+    try {
+      const plain = new Client({ connection });
+      const ids = [run.run_id, ...run.ledger.map((entry) => entry.workflow_id)];
+      const histories = await Promise.all(ids.map((id) => plain.workflow.getHandle(id).fetchHistory()));
+      return histories.flatMap(historyPayloads);
+    } finally {
+      await connection.close();
+    }
+  }
 
   afterAll(async () => {
     for (const child of processes.reverse()) await stop(child);
@@ -119,7 +167,24 @@ describe('a run with encryption on, each part a process of its own', () => {
     try {
       const plain = new Client({ connection });
       const history = await plain.workflow.getHandle(result.run_id).fetchHistory();
-      expect(JSON.stringify(history)).not.toContain(marker);
+      // Every payload of every event (inputs, results, memo, summaries, Update inputs, markers): encrypted or
+      // a claim-check reference, the marker in none. Not encoded, by the SDK's design: search attributes (the
+      // server's index) and a local activity marker's bookkeeping (`details.data`: its id, type, attempt).
+      const payloads = await storedPayloads(result);
+      const encoded = payloads.filter(
+        ({ where }) =>
+          !where.includes('searchAttributes') &&
+          !where.includes('markerRecordedEventAttributes.details.data.'),
+      );
+      expect(encoded.length).toBeGreaterThan(20);
+      expect(
+        encoded
+          .filter(
+            ({ payload }) => ![ENCRYPTED_ENCODING, CLAIM_CHECK_ENCODING].includes(payloadEncoding(payload)),
+          )
+          .map(({ where, payload }) => `${where} (${payloadEncoding(payload)})`),
+      ).toEqual([]);
+      expect(payloadsHolding(payloads, marker)).toEqual([]);
       const [input] = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
       const encoding = Buffer.from(input.metadata?.encoding ?? []).toString('utf8');
       expect([ENCRYPTED_ENCODING, CLAIM_CHECK_ENCODING]).toContain(encoding);
@@ -169,10 +234,25 @@ describe('a run with encryption on, each part a process of its own', () => {
     },
   );
 
+  it('finds the marker, with the same reading of history, in a run without the key', async () => {
+    expect(keylessRun.status).toBe('completed');
+    const found = payloadsHolding(await storedPayloads(keylessRun), plainMarker);
+    const places = [
+      'EVENT_TYPE_WORKFLOW_EXECUTION_STARTED: workflowExecutionStartedEventAttributes.input',
+      'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: activityTaskScheduledEventAttributes.input',
+      'EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED: startChildWorkflowExecutionInitiatedEventAttributes.input',
+      'EVENT_TYPE_ACTIVITY_TASK_COMPLETED: activityTaskCompletedEventAttributes.result',
+      'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: workflowExecutionCompletedEventAttributes.result',
+    ];
+    for (const place of places) expect(found.filter((where) => where.startsWith(place))).not.toEqual([]);
+  });
+
   it('leaves neither the server’s database nor the payload store holding it in the clear', async () => {
     // Stopped, the server has its SQLite file, journal included, all on disk.
     for (const child of processes.splice(0).reverse()) await stop(child);
     expect(readdirSync(dbDir).some((name) => name.startsWith('temporal.db'))).toBe(true);
+    // The search reads the database: the run's id, which is not encrypted, is found there.
+    expect(filesContaining(dbDir, result.run_id)).not.toEqual([]);
     expect(filesContaining(dbDir, marker)).toEqual([]);
     expect(readdirSync(payloadDir).length).toBeGreaterThan(0);
     expect(filesContaining(payloadDir, marker)).toEqual([]);

@@ -12,6 +12,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import type { GraphProgress } from '../../contracts/graph';
 import { subagentStepsQuery } from '../../contracts/queries';
 import { failedSubagentResult, type SubagentResult } from '../../contracts/subagent';
 import { leadRunWorkflow } from '../../workflows/lead-run';
@@ -153,8 +155,18 @@ describe('graph agents', () => {
       });
       // `plan` is done and checkpointed; `slow` is waiting.
       await waitFor('the slow node', () => readJournal(workspace).includes('slow'));
-      // A beat carries the checkpoint's key to the server within a second.
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // The server holds the checkpoint's key after `plan`, from a beat: what the next attempt starts from.
+      await waitFor('the checkpoint after plan in the heartbeat details', async () => {
+        const description = await handle.describe().catch(() => undefined);
+        const [pending] = description?.raw.pendingActivities ?? [];
+        if (!pending?.heartbeatDetails?.payloads?.length) return false;
+        const progress = await decodeFromPayloadsAtIndex<GraphProgress>(
+          testClient().options.loadedDataConverter,
+          0,
+          pending.heartbeatDetails.payloads,
+        );
+        return progress.node === 'plan' && progress.head !== undefined;
+      });
       workers[0].kill('SIGKILL');
       await once(workers[0], 'exit');
       workers.push(await startProjectWorkerProcess(taskQueue));

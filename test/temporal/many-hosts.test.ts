@@ -23,18 +23,15 @@ import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { connectClient, testAddress, testNamespace, uniqueTaskQueue, waitFor } from '../harness/temporal';
 import { useMachineTurn } from '../harness/machine-turn';
 import { Host, hostsUnavailable } from '../support/hosts';
-import { MOTO_CREDENTIALS, startMoto, type MotoServer } from '../support/moto';
-import { whichSync } from '../../devserver/temporal-cli';
+import { MOTO_CREDENTIALS, motoMissing, startMoto, type MotoServer } from '../support/moto';
+import { available, itWhere } from '../support/required';
 import { WORKSPACE_FAILURES } from '../../contracts/workspace';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
 const PARTS = ['a', 'b'] as const;
-const unavailable = hostsUnavailable();
-if (unavailable && process.env.SUBAGENTS_REQUIRE_NAMESPACES === '1') {
-  throw new Error(`SUBAGENTS_REQUIRE_NAMESPACES=1 but the many-hosts test cannot run: ${unavailable}`);
-}
-if (unavailable) console.log(`many-hosts tests skipped: ${unavailable}`);
-const describeWithHosts = unavailable ? describe.skip : describe;
+const describeWithHosts = available('namespaces', 'the many-hosts tests', hostsUnavailable())
+  ? describe
+  : describe.skip;
 
 useMachineTurn();
 
@@ -327,8 +324,7 @@ describeWithHosts('a run on many hosts', () => {
     await close();
   });
 
-  const itWithMoto = whichSync('moto_server') ? it : it.skip;
-  if (!whichSync('moto_server')) console.log('many-hosts on S3 skipped: no moto_server on the PATH');
+  const itWithMoto = itWhere('s3', 'the many-hosts test on S3', motoMissing());
 
   itWithMoto(
     'loses nothing when a home host is SIGKILLed mid-run, and fences it once it returns (S3)',

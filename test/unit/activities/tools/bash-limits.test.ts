@@ -5,7 +5,7 @@ import { runBash } from '../../../../activities/tools/bash';
 import { machineProbes } from '../../../../activities/tools/machine-probes';
 import { parseConfig } from '../../../../contracts/config';
 import { DEFAULT_SANDBOX, type SandboxKind, type SandboxSettings } from '../../../../contracts/tools';
-import { SHIPPED_SANDBOXES } from '../../../support/sandboxes';
+import { SHIPPED_SANDBOXES, sandboxRuns } from '../../../support/sandboxes';
 import { makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
 let fx: Fixture;
@@ -24,9 +24,23 @@ const HOST: SandboxKind = 'host';
 // just-bash's limits are tested in just-bash.test.ts: it has no ulimit, no /dev/zero and starts no process.
 const probes = machineProbes();
 const WHERE: [string, SandboxKind][] = [
-  ...(bubblewrap?.missing === undefined ? [['in bubblewrap', SANDBOX] as [string, SandboxKind]] : []),
+  ['in bubblewrap', SANDBOX],
   ['on the host', HOST],
 ];
+/** Where bubblewrap cannot start, its cases are shown skipped (a failure under SUBAGENTS_REQUIRE_SANDBOX=1). */
+const inBubblewrap = bubblewrap !== undefined && sandboxRuns(bubblewrap);
+
+/** `it.each(WHERE)`, each case skipped where it cannot hold (`holds`) or its sandbox cannot start. */
+function itEachWhere(
+  title: string,
+  test: (where: string, kind: SandboxKind) => Promise<void>,
+  holds = true,
+): void {
+  for (const [where, kind] of WHERE) {
+    const runs = holds && (kind !== SANDBOX || inBubblewrap);
+    (runs ? it : it.skip)(title.replace('%s', where), () => test(where, kind));
+  }
+}
 
 async function bash(kind: SandboxKind, command: string, sandbox: Partial<SandboxSettings> = {}) {
   return runBash(
@@ -62,12 +76,12 @@ import { sandboxProblems } from '../../../support/config-problems';
 const processLimitHolds = process.getuid?.() !== 0 || probes.pidsCgroupParent() !== undefined;
 
 describe('bash resource limits', () => {
-  it.each(WHERE)('apply their defaults when the settings name none (%s)', async (_where, kind) => {
+  itEachWhere('apply their defaults when the settings name none (%s)', async (_where, kind) => {
     const result = await bash(kind, 'ulimit -u; ulimit -v; ulimit -f; ulimit -St; ulimit -Ht');
     expect(result.content).toBe('256\n4194304\n1048576\n120\n121\n[exit code: 0]');
   });
 
-  (processLimitHolds ? it.each(WHERE) : it.skip.each(WHERE))(
+  itEachWhere(
     'stop a fork loop at max_processes, and the next command runs (%s)',
     async (_where, kind) => {
       await writeFile(path.join(fx.workspace, 'forks.py'), FORK_LOOP);
@@ -81,9 +95,10 @@ describe('bash resource limits', () => {
         is_error: false,
       });
     },
+    processLimitHolds,
   );
 
-  it.each(WHERE)('make a memory hog fail at max_memory_mb (%s)', async (_where, kind) => {
+  itEachWhere('make a memory hog fail at max_memory_mb (%s)', async (_where, kind) => {
     const result = await bash(
       kind,
       'head -c 1G /dev/zero | tail | wc -c; python3 -c "bytearray(1024 ** 3)" 2>&1 | tail -1',
@@ -92,7 +107,7 @@ describe('bash resource limits', () => {
     expect(result.content).toBe('tail: memory exhausted\n0\nMemoryError\n[exit code: 0]');
   });
 
-  it.each(WHERE)('cut a file at max_file_size_mb (%s)', async (_where, kind) => {
+  itEachWhere('cut a file at max_file_size_mb (%s)', async (_where, kind) => {
     const result = await bash(kind, 'head -c 3M /dev/zero > big.bin; echo after', { max_file_size_mb: 1 });
     expect(result.content).toContain('File size limit exceeded');
     // The shell's notice comes on stderr, `after` on stdout: which pipe is read first is the machine's to say.
@@ -101,7 +116,7 @@ describe('bash resource limits', () => {
     expect(statSync(path.join(fx.workspace, 'big.bin')).size).toBe(1024 * 1024);
   });
 
-  it.each(WHERE)('stop a busy loop at max_cpu_seconds (%s)', async (_where, kind) => {
+  itEachWhere('stop a busy loop at max_cpu_seconds (%s)', async (_where, kind) => {
     const started = Date.now();
     const result = await bash(kind, "sh -c 'while :; do :; done'; echo status $?", { max_cpu_seconds: 1 });
     expect(result.content).toMatch(/CPU time limit exceeded.*\nstatus 152\n\[exit code: 0\]$/);

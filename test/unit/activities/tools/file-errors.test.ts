@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { fileError } from '../../../../activities/tools/file-errors';
 import { ToolError } from '../../../../activities/tools/tool-context';
 import type { ToolCallResult } from '../../../../contracts/tools';
+import { itWhere } from '../../../support/required';
 import { makeFixture, removeFixture, type Fixture } from './workspace-fixture';
 
 const request = { tool: 'write_file', requested: 'notes/a.txt' };
@@ -162,7 +163,13 @@ describe('file-system conditions reach the model as error results', () => {
     await removeFixture(fx);
   });
 
-  const onTmpfs = mountNamespaceAvailable() ? it : it.skip;
+  const onTmpfs = itWhere(
+    'namespaces',
+    'the tests on a tmpfs of their own',
+    mountNamespaceAvailable()
+      ? undefined
+      : 'unshare -Urm cannot mount a tmpfs here (util-linux, user namespaces)',
+  );
 
   onTmpfs('a full disk (ENOSPC)', () => {
     const result = callOnTmpfs(fx.workspace, 'size=16k', 'write_file', {

@@ -19,6 +19,7 @@ print("ready", flush=True)
 while True:
     libc.renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)
 `;
+import { itWhere } from '../../../support/required';
 
 const RACE_MS = Number(process.env.SYMLINK_RACE_MS ?? 4_000);
 const IN_FLIGHT = 8;
@@ -32,8 +33,7 @@ function exchangeAvailable(): string | undefined {
 }
 
 const skipReason = process.platform === 'linux' ? exchangeAvailable() : 'renameat2 is Linux-only';
-if (skipReason) process.stderr.write(`symlink race test skipped: ${skipReason}\n`);
-const raceIt = skipReason ? it.skip : it;
+const raceIt = itWhere('python', 'the symlink race test', skipReason);
 
 let fx: Fixture;
 let racer: ChildProcess | undefined;
