@@ -105,10 +105,8 @@ export class LocalDirRecordStore implements RecordStore {
     what: string,
     place: (temporary: string) => Promise<T>,
   ): Promise<T> {
-    const temporary = join(
-      dirname(path),
-      `.${path.slice(dirname(path).length + 1)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-    );
+    // Short: a record's last segment may be as long as a file name can be.
+    const temporary = join(dirname(path), `.record.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       const file = await open(temporary, 'wx', 0o600);

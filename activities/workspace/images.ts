@@ -21,7 +21,7 @@ import {
   manifestEntryOf,
   pathIn,
   readTreeFile,
-  sameEntry,
+  sameContent,
   scanTree,
   UNSETTLED_MTIME,
   type TreeEntry,
@@ -278,9 +278,8 @@ function changesBetween(
 ): Map<string, ManifestEntry | null> {
   const changes = new Map<string, ManifestEntry | null>();
   for (const [path, entry] of after) {
-    const now = manifestEntryOf(entry);
     const was = before?.get(path);
-    if (was === undefined || !sameEntry(manifestEntryOf(was), now)) changes.set(path, now);
+    if (was === undefined || !sameContent(was, entry)) changes.set(path, manifestEntryOf(entry));
   }
   for (const path of before?.keys() ?? []) {
     if (!after.has(path)) changes.set(path, null);

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, constants, lstatSync, mkdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { open, rename, symlink, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ManifestEntry } from '../../contracts/workspace-snapshot';
 import { blobKey, type BlobStore } from '../../payloads/store';
 import { forEachBounded, type Bounds } from './bounded';
@@ -128,7 +128,7 @@ async function placeFile(
 async function keepIfSame(absolute: string, entry: ManifestEntry & { kind: 'file' }): Promise<boolean> {
   let handle;
   try {
-    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return false;
   }
@@ -166,9 +166,7 @@ function setDirMode(absolute: string, mode: number): void {
   if (stats.isDirectory() && (stats.mode & 0o7777) !== mode) chmodSync(absolute, mode);
 }
 
+/** A new name in `absolute`'s directory; short, since the name beside it may already be as long as names go. */
 function temporaryBeside(absolute: string): string {
-  return join(
-    dirname(absolute),
-    `.${basename(absolute)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
+  return join(dirname(absolute), `.subagents-restore.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }
