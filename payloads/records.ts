@@ -166,7 +166,10 @@ export class S3RecordStore implements RecordStore {
         const status = httpStatus(err);
         if (status === 412 || (err as { name?: string }).name === 'PreconditionFailed') return false;
         // 409: another conditional write to this key is under way; once it lands, ours gets its 412.
-        if (status === 409 && attempt < CONFLICT_RETRIES) continue;
+        if (status === 409 && attempt < CONFLICT_RETRIES) {
+          await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
+          continue;
+        }
         throw this.failure('create', name, err);
       }
     }

@@ -234,6 +234,7 @@ export class WorkspaceImages {
         );
       chain.push(current);
       if (current.full !== undefined) break;
+      // The schema holds a delta to naming its base.
       key = current.base as string;
     }
     const entries = new Map<string, ManifestEntry>(Object.entries(chain[chain.length - 1].full ?? {}));
