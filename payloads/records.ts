@@ -22,7 +22,10 @@ import {
 } from './store';
 
 export interface RecordStore {
-  /** Writes bytes under name unless a record is there already; true when this call wrote it (atomic create-if-absent). */
+  /**
+   * Writes bytes under name unless a record is there already; true when this call wrote it (atomic
+   * create-if-absent).
+   */
   create(name: string, bytes: Uint8Array): Promise<boolean>;
   /** Writes (replaces) the record. */
   put(name: string, bytes: Uint8Array): Promise<void>;
@@ -143,7 +146,8 @@ export class S3RecordStore implements RecordStore {
     env: NodeJS.ProcessEnv = process.env,
   ) {
     const where = settings.endpoint ?? `AWS region ${settings.region}`;
-    this.description = `records in S3 bucket ${settings.bucket}${settings.prefix ? ` (prefix ${settings.prefix})` : ''} at ${where}`;
+    const prefix = settings.prefix ? ` (prefix ${settings.prefix})` : '';
+    this.description = `records in S3 bucket ${settings.bucket}${prefix} at ${where}`;
     this.credentials = settings.access_key_id_env === undefined ? undefined : s3Credentials(settings, env);
   }
 

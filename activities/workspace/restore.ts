@@ -24,7 +24,8 @@ export function prepareRoot(dir: string, create: boolean): void {
   if (stats === undefined) throw new Error(`the workspace folder ${dir} does not exist`);
   if (!stats.isDirectory())
     throw new Error(
-      `the workspace folder ${dir} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}: a workspace is a directory of its own`,
+      `the workspace folder ${dir} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}: ` +
+        'a workspace is a directory of its own',
     );
 }
 
