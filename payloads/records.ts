@@ -22,7 +22,10 @@ import {
 } from './store';
 
 export interface RecordStore {
-  /** Writes bytes under name unless a record is there already; true when this call wrote it (atomic create-if-absent). */
+  /**
+   * Writes bytes under name unless a record is there already; true when this call wrote it (atomic
+   * create-if-absent).
+   */
   create(name: string, bytes: Uint8Array): Promise<boolean>;
   /** Writes (replaces) the record. */
   put(name: string, bytes: Uint8Array): Promise<void>;
@@ -105,10 +108,8 @@ export class LocalDirRecordStore implements RecordStore {
     what: string,
     place: (temporary: string) => Promise<T>,
   ): Promise<T> {
-    const temporary = join(
-      dirname(path),
-      `.${path.slice(dirname(path).length + 1)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-    );
+    // Short: a record's last segment may be as long as a file name can be.
+    const temporary = join(dirname(path), `.record.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       const file = await open(temporary, 'wx', 0o600);
@@ -145,7 +146,8 @@ export class S3RecordStore implements RecordStore {
     env: NodeJS.ProcessEnv = process.env,
   ) {
     const where = settings.endpoint ?? `AWS region ${settings.region}`;
-    this.description = `records in S3 bucket ${settings.bucket}${settings.prefix ? ` (prefix ${settings.prefix})` : ''} at ${where}`;
+    const prefix = settings.prefix ? ` (prefix ${settings.prefix})` : '';
+    this.description = `records in S3 bucket ${settings.bucket}${prefix} at ${where}`;
     this.credentials = settings.access_key_id_env === undefined ? undefined : s3Credentials(settings, env);
   }
 
@@ -168,7 +170,10 @@ export class S3RecordStore implements RecordStore {
         const status = httpStatus(err);
         if (status === 412 || (err as { name?: string }).name === 'PreconditionFailed') return false;
         // 409: another conditional write to this key is under way; once it lands, ours gets its 412.
-        if (status === 409 && attempt < CONFLICT_RETRIES) continue;
+        if (status === 409 && attempt < CONFLICT_RETRIES) {
+          await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
+          continue;
+        }
         throw this.failure('create', name, err);
       }
     }

@@ -1,10 +1,9 @@
 /**
  * Which paths of a workspace are left out of its images: glob patterns relative to the workspace's root, read
- * the way gitignore reads them. `*` matches within one name, `?` one character of a name, `**` as a whole name
- * any number of names (`logs/**`, `src/**` then `/gen`); a trailing `/` matches only a directory (and so
- * everything below it); a pattern without a slash matches that name at any depth, one with a slash is anchored
- * at the root (a leading `/` only anchors). A directory
- * that is excluded is excluded with everything below it.
+ * the way gitignore reads them. `*` matches a run of characters within one name, `?` one character, and `**`
+ * standing as a whole name any number of names, none included (`logs/**` leaves out `logs` too). A trailing `/`
+ * matches only a directory; a pattern without a slash matches that name at any depth, one with a slash is
+ * anchored at the root (a leading `/` only anchors). An excluded directory is excluded with all below it.
  *
  * Matched name by name with the two-pointer wildcard walk rather than through a regular expression: a scan
  * asks this for every path of the workspace on every save, RE2's JavaScript port costs about 100 µs a match
@@ -20,6 +19,8 @@ interface CompiledPattern {
   names: string[];
   /** Matches only a directory (the pattern ended in `/`). */
   dirOnly: boolean;
+  /** `**` then one name (an unanchored `*.log`, `node_modules/`): only a path's last name decides. */
+  lastNameOnly: boolean;
 }
 
 /** The exclude patterns of a workspace, compiled once for many paths. */
@@ -33,8 +34,19 @@ export class WorkspaceExcludes {
 
   /** Whether the entry at `path` (a relative POSIX path; a directory when `isDir`) is excluded itself. */
   excludes(path: string, isDir: boolean): boolean {
-    const names = path.split('/');
-    return this.patterns.some((pattern) => (isDir || !pattern.dirOnly) && matchNames(pattern.names, names));
+    // Most patterns look at the last name alone; the path is split only for one that needs every name.
+    const lastName = path.slice(path.lastIndexOf('/') + 1);
+    let names: string[] | undefined;
+    for (const pattern of this.patterns) {
+      if (pattern.dirOnly && !isDir) continue;
+      if (
+        pattern.lastNameOnly
+          ? matchName(pattern.names[1], lastName)
+          : matchNames(pattern.names, (names ??= path.split('/')))
+      )
+        return true;
+    }
+    return false;
   }
 
   /** Whether `path` is excluded or lies inside an excluded directory. */
@@ -61,7 +73,9 @@ function compilePattern(pattern: string): CompiledPattern {
   // An unanchored pattern matches at any depth: as if it began with `**/`.
   const withDepth = anchored ? names : ['**', ...names];
   // `**/**` means what `**` means; collapsing keeps the walk's backtracking to one `**` at a time.
-  return { names: withDepth.filter((name, i) => !(name === '**' && withDepth[i - 1] === '**')), dirOnly };
+  const collapsed = withDepth.filter((name, i) => !(name === '**' && withDepth[i - 1] === '**'));
+  const lastNameOnly = collapsed.length === 2 && collapsed[0] === '**' && collapsed[1] !== '**';
+  return { names: collapsed, dirOnly, lastNameOnly };
 }
 
 /**

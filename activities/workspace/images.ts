@@ -21,7 +21,7 @@ import {
   manifestEntryOf,
   pathIn,
   readTreeFile,
-  sameEntry,
+  sameContent,
   scanTree,
   UNSETTLED_MTIME,
   type TreeEntry,
@@ -90,7 +90,11 @@ export class WorkspaceImages {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Saves what changed in `dir` since `base` (undefined: a full manifest). Nothing changed → the same manifest, unchanged: true, no write. Over max_bytes → nothing saved, over_cap set, image = base (or an empty image when no base). */
+  /**
+   * Saves what changed in `dir` since `base` (undefined: a full manifest). Nothing changed → the same
+   * manifest, unchanged: true, no write. Over max_bytes → nothing saved, over_cap set, image = base (or an
+   * empty image when no base).
+   */
   async save(
     dir: string,
     settings: SnapshotSettings,
@@ -138,7 +142,12 @@ export class WorkspaceImages {
     return { image, changed: changes.size, uploaded_bytes: uploaded, unchanged: false, ms: elapsed() };
   }
 
-  /** Makes `dir` hold exactly what `manifest` describes: creates dir if missing, downloads only files whose content differs (compare size then sha256 of the local file), writes each via temp file + rename with its mode, creates dirs and symlinks, removes files/dirs/symlinks not in the manifest; never touches excluded paths. Returns the image of the result (tree from a fresh scan). */
+  /**
+   * Makes `dir` hold exactly what `manifest` describes: creates dir if missing, downloads only files whose
+   * content differs (size, then the sha256 of the local file), writes each through a temporary file and a
+   * rename with its mode, creates dirs and symlinks, removes what the manifest does not hold; never touches
+   * excluded paths. The image of the result (its tree from a fresh scan).
+   */
   async materialize(dir: string, manifest: string, settings: SnapshotSettings): Promise<WorkspaceImage> {
     const excludes = WorkspaceExcludes.compile(settings.exclude);
     const { head, entries } = await this.resolve(manifest);
@@ -230,10 +239,12 @@ export class WorkspaceImages {
       const after = chain.at(-1);
       if (after !== undefined && (current.depth !== after.depth - 1 || current.seq >= after.seq))
         throw new Error(
-          `workspace manifest ${key} (seq ${current.seq}, depth ${current.depth}) cannot precede seq ${after.seq} at depth ${after.depth}`,
+          `workspace manifest ${key} (seq ${current.seq}, depth ${current.depth}) cannot precede ` +
+            `seq ${after.seq} at depth ${after.depth}`,
         );
       chain.push(current);
       if (current.full !== undefined) break;
+      // The schema holds a delta to naming its base.
       key = current.base as string;
     }
     const entries = new Map<string, ManifestEntry>(Object.entries(chain[chain.length - 1].full ?? {}));
@@ -278,9 +289,8 @@ function changesBetween(
 ): Map<string, ManifestEntry | null> {
   const changes = new Map<string, ManifestEntry | null>();
   for (const [path, entry] of after) {
-    const now = manifestEntryOf(entry);
     const was = before?.get(path);
-    if (was === undefined || !sameEntry(manifestEntryOf(was), now)) changes.set(path, now);
+    if (was === undefined || !sameContent(was, entry)) changes.set(path, manifestEntryOf(entry));
   }
   for (const path of before?.keys() ?? []) {
     if (!after.has(path)) changes.set(path, null);
@@ -324,7 +334,8 @@ function checkEntries(key: string, head: WorkspaceManifest, entries: Map<string,
   const { files, bytes } = totals(entries.values());
   if (files !== head.files || bytes !== head.bytes)
     throw new Error(
-      `workspace manifest ${key} says ${head.files} files and ${head.bytes} bytes, its entries hold ${files} and ${bytes}`,
+      `workspace manifest ${key} says ${head.files} files and ${head.bytes} bytes, ` +
+        `its entries hold ${files} and ${bytes}`,
     );
   for (const path of entries.keys()) {
     const slash = path.lastIndexOf('/');

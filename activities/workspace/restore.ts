@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, constants, lstatSync, mkdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { open, rename, symlink, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ManifestEntry } from '../../contracts/workspace-snapshot';
 import { blobKey, type BlobStore } from '../../payloads/store';
 import { forEachBounded, type Bounds } from './bounded';
@@ -24,7 +24,8 @@ export function prepareRoot(dir: string, create: boolean): void {
   if (stats === undefined) throw new Error(`the workspace folder ${dir} does not exist`);
   if (!stats.isDirectory())
     throw new Error(
-      `the workspace folder ${dir} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}: a workspace is a directory of its own`,
+      `the workspace folder ${dir} is ${stats.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}: ` +
+        'a workspace is a directory of its own',
     );
 }
 
@@ -128,7 +129,7 @@ async function placeFile(
 async function keepIfSame(absolute: string, entry: ManifestEntry & { kind: 'file' }): Promise<boolean> {
   let handle;
   try {
-    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW);
+    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return false;
   }
@@ -166,9 +167,7 @@ function setDirMode(absolute: string, mode: number): void {
   if (stats.isDirectory() && (stats.mode & 0o7777) !== mode) chmodSync(absolute, mode);
 }
 
+/** A new name in `absolute`'s directory; short, since the name beside it may already be as long as names go. */
 function temporaryBeside(absolute: string): string {
-  return join(
-    dirname(absolute),
-    `.${basename(absolute)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-  );
+  return join(dirname(absolute), `.subagents-restore.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 }

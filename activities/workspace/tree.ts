@@ -6,7 +6,7 @@
  */
 import { constants, lstatSync, readdirSync, readlinkSync, type BigIntStats } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { ManifestEntry } from '../../contracts/workspace-snapshot';
 import type { WorkspaceExcludes } from './exclude';
 
@@ -41,7 +41,8 @@ export function scanTree(root: string, excludes: WorkspaceExcludes): Map<string,
     }
     for (const name of names) {
       const path = prefix === '' ? name : `${prefix}/${name}`;
-      const absolute = join(dir, name);
+      // Concatenated, not joined: `dir` is normalized already and `name` holds no slash (join is a hot spot).
+      const absolute = `${dir}/${name}`;
       const stats = lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
       if (stats === undefined) continue;
       const entry = treeEntryOf(stats, absolute);
@@ -50,7 +51,7 @@ export function scanTree(root: string, excludes: WorkspaceExcludes): Map<string,
       if (entry.kind === 'dir') walk(absolute, path);
     }
   };
-  walk(root, '');
+  walk(resolve(root), '');
   return tree;
 }
 
@@ -100,7 +101,8 @@ export interface ReadFile {
 export async function readTreeFile(absolute: string): Promise<ReadFile | undefined> {
   let handle;
   try {
-    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO put where the scan saw a file would otherwise block the open until a writer came.
+    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (isGone(err) || code === 'ELOOP') return undefined;
@@ -138,13 +140,12 @@ export function manifestEntryOf(entry: TreeEntry): ManifestEntry {
   }
 }
 
-/** Whether two manifest entries say the same thing. */
-export function sameEntry(a: ManifestEntry, b: ManifestEntry): boolean {
-  if (a.kind === 'file' && b.kind === 'file')
-    return a.blob === b.blob && a.size === b.size && a.mode === b.mode;
-  if (a.kind === 'dir' && b.kind === 'dir') return a.mode === b.mode;
-  if (a.kind === 'symlink' && b.kind === 'symlink') return a.target === b.target;
-  return false;
+/** Whether two tree entries give the same manifest entry (a delta lists the path when they do not). */
+export function sameContent(a: TreeEntry, b: TreeEntry): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === 'file') return a.blob === b.blob && a.size === b.size && a.mode === b.mode;
+  if (a.kind === 'dir') return a.mode === b.mode;
+  return a.target === b.target;
 }
 
 /** `path`'s place on disk under `root`. */

@@ -94,7 +94,7 @@ describeWithMoto('S3 record store tests')('S3RecordStore on a local S3-compatibl
     await moto?.stop();
   });
 
-  it('creates a record once under <prefix>records/<name>, replaces it with put, reads a missing one as undefined', async () => {
+  it('creates <prefix>records/<name> once, replaces it with put, reads a missing one as undefined', async () => {
     const store = new S3RecordStore(moto.settings, MOTO_CREDENTIALS);
     expect(store.description).toBe(
       `records in S3 bucket agent-runs (prefix payloads/) at ${moto.settings.endpoint}`,

@@ -119,7 +119,7 @@ describe('WorkspaceImages.save and materialize', () => {
     expect(restored.tree.get('src/main.ts')?.blob).toBe(blobKey(Buffer.from('main')));
   });
 
-  it('makes a folder with stale extras, a changed file and a link in the way match, downloading only what differs', async () => {
+  it('restores over stale extras, a changed file and a link in the way, downloading only what differs', async () => {
     const source = makeWorkspace('source');
     const { image } = await images.save(source, settings, undefined);
     const target = makeWorkspace('target');
@@ -174,7 +174,7 @@ describe('WorkspaceImages.save and materialize', () => {
     expect(entries.get('src/main.ts')).toMatchObject({ kind: 'file', size: 13 });
   });
 
-  it(`writes a full manifest once a delta would pass depth ${MAX_MANIFEST_DEPTH}, or when most of the tree changed`, async () => {
+  it(`writes a full manifest past depth ${MAX_MANIFEST_DEPTH}, or when most of the tree changed`, async () => {
     const source = makeWorkspace('source');
     let image: WorkspaceImage = (await images.save(source, settings, undefined)).image;
     for (let round = 1; round <= MAX_MANIFEST_DEPTH; round++) {
@@ -329,7 +329,8 @@ describe('WorkspaceImages.save and materialize', () => {
     await store.put(blobKey(tampered), tampered);
     const target = join(root, 'target');
     await expect(images.entries(blobKey(tampered))).rejects.toThrow(
-      `workspace manifest ${blobKey(tampered)} is not a valid workspace manifest: full.../x: not a workspace path (it climbs out with "..")`,
+      `workspace manifest ${blobKey(tampered)} is not a valid workspace manifest: ` +
+        'full.../x: not a workspace path (it climbs out with "..")',
     );
     await expect(images.materialize(target, blobKey(tampered), settings)).rejects.toThrow(
       'not a workspace path',
