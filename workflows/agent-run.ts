@@ -294,11 +294,13 @@ const BACKSTOP_MARGIN_MS = 5_000;
 /**
  * When the wall clock runs out: `timeoutSeconds` after it started, but never later than just before the
  * execution's hard backstop (a subagent that waited long for a slot may have less left than its timeout).
+ * An execution started without a timeout (the Temporal CLI, other SDKs, the Web UI) reads as 0 here, not
+ * undefined: the server sends an empty duration. No backstop then, only the run's own clock.
  */
 export function clockEnd(startedAtMs: number, timeoutSeconds: number): number {
   const { startTime, executionTimeoutMs } = workflowInfo();
   const own = startedAtMs + timeoutSeconds * 1000;
-  if (executionTimeoutMs === undefined) return own;
+  if (!executionTimeoutMs) return own;
   return Math.min(own, startTime.getTime() + executionTimeoutMs - BACKSTOP_MARGIN_MS);
 }
 
