@@ -19,8 +19,10 @@ import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/tempo
 import type { SandboxSettings } from '../contracts/tools';
 import type { Config, MetricsSettings, TracingSettings } from '../contracts/config';
 import type { McpServersConfig } from '../contracts/config/mcp';
+import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from './config';
+import { configLeadInputs } from './lead-inputs';
 import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
 import { processEncryptionKeys } from '../payloads/encryption-keys';
@@ -54,6 +56,8 @@ export interface WorkerService {
   mcpServers?: McpServersConfig;
   /** `models`: the providers they name are warmed up while the worker starts (createProjectWorker). */
   models?: readonly ModelSettings[];
+  /** A lead run's full input from the worker's config, for runs started with `{prompt}` alone. */
+  leadInputs?: LeadInputFiller;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -63,7 +67,15 @@ export function configuredWorkerSettings(
   config: Config,
 ): Pick<
   WorkerService,
-  'sandbox' | 'admission' | 'runAdmission' | 'worker' | 'metrics' | 'tracing' | 'mcpServers' | 'models'
+  | 'sandbox'
+  | 'admission'
+  | 'runAdmission'
+  | 'worker'
+  | 'metrics'
+  | 'tracing'
+  | 'mcpServers'
+  | 'models'
+  | 'leadInputs'
 > {
   return {
     sandbox: config.sandbox,
@@ -74,6 +86,7 @@ export function configuredWorkerSettings(
     tracing: config.tracing,
     mcpServers: config.mcp_servers,
     models: config.models,
+    leadInputs: configLeadInputs(config),
   };
 }
 
@@ -129,6 +142,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       say: service.say,
       probes,
       ...(service.models && { models: service.models }),
+      ...(service.leadInputs && { leadInputs: service.leadInputs }),
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
     });

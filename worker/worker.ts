@@ -24,6 +24,7 @@ import {
   type AdmissionSettings,
 } from '../contracts/admission';
 import type { PayloadSettings } from '../contracts/config/payloads';
+import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { ModelSettings } from '../contracts/model';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import {
@@ -93,6 +94,8 @@ export interface ProjectWorkerOptions {
    * module (bundled here: a prebuilt bundle has none, so it is not used).
    */
   tracing?: WorkerTracing;
+  /** A lead run's full input from the worker's config, for runs started with `{prompt}` alone (none: refused). */
+  leadInputs?: LeadInputFiller;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<
@@ -295,6 +298,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
       ...(options.transcripts && { transcripts: options.transcripts }),
       ...(options.probes && { probes: options.probes }),
       ...(options.remote && { remote: options.remote }),
+      ...(options.leadInputs && { leadInputs: options.leadInputs }),
       secretsKeyring: options.secretsKeyring ?? processSecretsKeyring(options.payloads?.encryption),
       providers,
     }),

@@ -3,10 +3,14 @@
  * and the Web UI start them: no execution timeout) run as leads our own client starts.
  */
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parseConfig } from '../../contracts/config';
+import { configLeadInputs } from '../../worker/lead-inputs';
 import { findTemporalCli } from '../../devserver/temporal-cli';
 import type { LeadRunInput, LeadRunResult } from '../../contracts/lead';
 import {
+  suiteCli,
   testAddress,
   testNamespace,
   uniqueTaskQueue,
@@ -41,18 +45,17 @@ async function cliStart(taskQueue: string, workflowId: string, input: unknown): 
 }
 
 /** A lead that runs a tool (an activity: a timer of a millisecond would end the run first), then answers. */
+const SCRIPT = {
+  scripts: [
+    {
+      agent: 'lead',
+      turns: [{ tool_calls: [{ name: 'bash', args: { command: 'echo listed' } }] }, { content: 'Answered.' }],
+    },
+  ],
+};
+
 function recordedInput(): LeadRunInput {
-  const { workspace, scriptFile } = scriptedWorkspace('foreign', {
-    scripts: [
-      {
-        agent: 'lead',
-        turns: [
-          { tool_calls: [{ name: 'bash', args: { command: 'echo listed' } }] },
-          { content: 'Answered.' },
-        ],
-      },
-    ],
-  });
+  const { workspace, scriptFile } = scriptedWorkspace('foreign', SCRIPT);
   return leadInput({ workspace, scriptFile });
 }
 
@@ -87,5 +90,36 @@ describe('a lead started by another Temporal client', () => {
       const results = await Promise.all(ids.map(resultOf));
       expect(results.map((r) => [r.status, r.error])).toEqual(ids.map(() => ['completed', undefined]));
     });
+  });
+
+  it('completes with `{prompt}` alone, the worker’s config filling the rest', async () => {
+    const taskQueue = uniqueTaskQueue('foreign-prompt');
+    const { dir, scriptFile } = scriptedWorkspace('foreign-prompt', SCRIPT);
+    const { config } = parseConfig({
+      models: [{ name: 'scripted', provider: 'scripted', model: 'test', script_file: scriptFile }],
+      workspace: { root: join(dir, 'runs') },
+    });
+    const workflowId = `${taskQueue}-lead`;
+    await withProjectWorker(
+      taskQueue,
+      async () => {
+        await cliStart(taskQueue, workflowId, { prompt: 'List the files.' });
+        const result = await resultOf(workflowId);
+        expect(result).toMatchObject({ status: 'completed', final_output: 'Answered.', run_id: workflowId });
+        // The filled input is the run's own, in its history: a replay and a continue-as-new go on with it.
+        const history = await testClient().workflow.getHandle(workflowId).fetchHistory();
+        const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes);
+        expect(markers.length).toBeGreaterThan(0);
+      },
+      { leadInputs: configLeadInputs(config) },
+    );
+  });
+
+  it('prints the input’s JSON Schema: `{prompt}` alone, or the full input', async () => {
+    const { code, stdout } = await suiteCli(['schema', 'lead-input']);
+    expect(code).toBe(0);
+    const schema = JSON.parse(stdout) as { anyOf: { required: string[]; properties: object }[] };
+    expect(schema.anyOf[0]?.required).toEqual(['prompt']);
+    expect(schema.anyOf[1]?.required).toEqual(expect.arrayContaining(['prompt', 'model', 'workspace']));
   });
 });
