@@ -235,6 +235,11 @@ function modelSchemas(types: ValueTypes) {
     ...modelCallFields(types),
     /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
     retry: retry.optional(),
+    /**
+     * Finish reasons that mean the provider stopped the answer for safety (config `safety_finish_reason`): its
+     * tool calls never run. Absent → DEFAULT_SAFETY_FINISH_REASONS; `[]`: the check is off.
+     */
+    safety_finish_reasons: listOf(text, 'finish reasons').optional(),
   });
   return { retry, settings };
 }
