@@ -706,6 +706,11 @@ function subagentInputSchema(
        * (the `honest-close` patch, which costs a marker in every workflow that checks it).
        */
       honest_close: z.literal(true).optional(),
+      /**
+       * Set by a batch for its item: the item's acceptance criteria (contracts/batch-items.ts), checked by the
+       * subagent itself against its answer and workspace; one not met fails it, naming the criteria.
+       */
+      acceptance_criteria: listOf(text, 'acceptance criteria').optional(),
       /** Set by the subagent itself when it continues as new: where the previous execution left off. */
       carry: run.loopCarry.optional(),
     },

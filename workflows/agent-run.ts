@@ -4,6 +4,7 @@
  * against the loop, continue-as-new between turns, and every way a run can end as one `AgentRunEnd`. The two
  * workflows keep only what differs: how they start, what their queries answer, what they return.
  */
+import type { AcceptanceFailed } from './item-acceptance';
 import {
   ActivityFailure,
   CancellationScope,
@@ -314,7 +315,9 @@ export type AgentRunEnd =
   /** An activity ran out of retries (a provider that kept failing, or never answered). */
   | { kind: 'activity_failed'; message: string }
   /** A remote agent's run ended other than completed (workflows/remote-subagent.ts): an error result. */
-  | { kind: 'remote_ended'; status: 'failed' | 'cancelled'; error: string };
+  | { kind: 'remote_ended'; status: 'failed' | 'cancelled'; error: string }
+  /** A batch item's answer failed its acceptance criteria (workflows/item-acceptance.ts): an error result. */
+  | AcceptanceFailed;
 
 /**
  * Runs the agent's loop until it ends, its wall clock runs out, or it is cancelled. Delegations still in flight

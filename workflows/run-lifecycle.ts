@@ -74,6 +74,8 @@ export function runOutcome(
       return { status: 'completed', runStopReason: DELEGATION_LIMIT_STOP_REASON };
     case 'error_fallback':
       return { status: 'failed', error: end.error.message, errorFallback: end.error };
+    case 'acceptance_failed':
+      return { status: 'failed', error: end.error };
     case 'safety_stopped':
       return { status: 'failed', error: safetyStopText(end.finishReason, end.droppedTools) };
     case 'activity_failed':
