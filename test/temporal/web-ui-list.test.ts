@@ -319,7 +319,10 @@ async function runAndLook(): Promise<Seen> {
           const rows = await listRows(page, testNamespace(), query);
           await page.screenshot({ path: join(artifactsDir(), 'web-ui-list.png'), fullPage: true });
           const failedRows = await listRows(page, testNamespace(), `${query} AND SubagentStatus = "failed"`);
-          await page.screenshot({ path: join(artifactsDir(), 'web-ui-list-failed.png'), fullPage: true });
+          await page.screenshot({
+            path: join(artifactsDir(), 'web-ui-list-query-subagent-status-failed.png'),
+            fullPage: true,
+          });
           const panels = await readPanels(page, prefix, Object.keys(expected));
           return { prefix, rows, failedRows, panels };
         });
