@@ -3,6 +3,7 @@
  * module-global state. Workflows import only the type (`ProjectActivities`) and proxy it by name; the names
  * are recorded in histories and never change.
  */
+import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { PayloadKeyring } from '../payloads/encryption-codec';
 import type { BlobStore } from '../payloads/store';
 import { createAcceptanceActivities } from './acceptance';
@@ -12,6 +13,7 @@ import { createBatchToolActivities } from './batch-tools';
 import { readCancelledResult } from './cancelled-results';
 import { createGraphActivities } from './graph';
 import { createGuardrailActivities } from './guardrails';
+import { createLeadInputActivities } from './lead-input';
 import { createMcpActivities } from './mcp';
 import type { McpCatalog } from './mcp/catalog';
 import { createModelActivities, ModelProviders } from './model';
@@ -48,6 +50,8 @@ export interface ProjectActivityDeps {
   remote?: RemoteActivityDeps;
   /** The run workspaces this worker serves (default: one process serves them all, nothing saved). */
   workspaces?: WorkspaceHost;
+  /** A lead run's full input from the worker's config, for a run started with its prompt alone; none: refused. */
+  leadInputs?: LeadInputFiller;
 }
 
 /** The activities of one worker: the object it registers. */
@@ -73,6 +77,7 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
     ...createSkillActivities(),
     ...createGuardrailActivities(),
     ...createRemoteActivities(deps.remote, workspaces),
+    ...createLeadInputActivities(deps.leadInputs),
   };
 }
 

@@ -85,6 +85,8 @@ Commands:
                             shadow public ones of the same name): name, category, enabled, allowed tools,
                             and the packages left out with why (skills list --help)
   ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
+  schema lead-input         the JSON Schema of leadRunWorkflow's input, for clients in other languages (a
+                            {"prompt"} alone is filled from the worker's config)
   doctor [--check-models]   what this machine has and lacks (Node, Temporal CLI, models, server), with fixes;
                             --check-models reaches each configured model with one tiny call
 
@@ -151,6 +153,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'ensure-temporal': (args) =>
     (require('./server-commands') as typeof import('./server-commands')).ensureTemporalCommand(args),
   doctor: (args) => (require('./doctor') as typeof import('./doctor')).doctorCommand(args),
+  schema: (args) => (require('./schema-command') as typeof import('./schema-command')).schemaCommand(args),
   mcp: (args) => (require('./mcp-command') as typeof import('./mcp-command')).mcpCommand(args),
   skills: (args) => (require('./skills-command') as typeof import('./skills-command')).skillsCommand(args),
 };

@@ -15,6 +15,7 @@ import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/c
 import { settleCoreLogs } from '../worker/runtime';
 import { startDevServer, type TemporalServer } from '../devserver/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
+import { configLeadInputs } from '../worker/lead-inputs';
 import { startTracing } from '../worker/tracing';
 import {
   builtOrBundledWorkflows,
@@ -421,6 +422,7 @@ async function withOwnWorker<T>(
       probes,
       providers,
       models: config.models,
+      leadInputs: configLeadInputs(config),
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
       workspaces,

@@ -75,7 +75,7 @@ export async function decisionTarget(
         APPROVAL_REFUSALS.unknown,
       );
     }
-    return approvalTarget(run.leadWorkflowId, trimmed);
+    return refTarget(run, trimmed);
   }
   const waiting = await run.pending();
   if (waiting.length > 1) {
@@ -88,6 +88,37 @@ export async function decisionTarget(
   return waiting.length === 1
     ? { workflowId: waiting[0].workflow_id, id: waiting[0].id }
     : { workflowId: run.leadWorkflowId };
+}
+
+/**
+ * Where a named call is. A ref as `status` shows it (`a1`, `call_1/a1`) goes where it names; a bare id the lead
+ * does not hold (`a1`, as the Web UI shows a subagent's call on the subagent's own page) goes to the one
+ * subagent waiting with that id. Several such: refused, each listed.
+ */
+async function refTarget(run: DecisionTarget, ref: string): Promise<{ workflowId: string; id: string }> {
+  const named = approvalTarget(run.leadWorkflowId, ref);
+  if (ref.includes('/')) return named;
+  const waiting = await run.pending().catch(() => []);
+  if (waiting.some((a) => a.ref === ref)) return named;
+  const held = waiting.filter((a) => a.id === ref);
+  if (held.length === 1) return { workflowId: held[0].workflow_id, id: held[0].id };
+  if (held.length > 1) {
+    throw new ApprovalRefusedError(
+      `--call ${ref}: ${held.length} subagents of run ${run.runId} hold a call ${ref} ` +
+        `(${pendingApprovalList(held)}): name one as status shows it`,
+      APPROVAL_REFUSALS.ambiguous,
+    );
+  }
+  return named;
+}
+
+/** The run's held calls, for a refusal of a call it does not hold: `; the run's held calls: …`. */
+async function withHeldCalls(run: DecisionTarget, err: Error): Promise<Error> {
+  if (!(err instanceof ApprovalRefusedError) || err.kind !== APPROVAL_REFUSALS.unknown) return err;
+  const waiting = await run.pending().catch(() => undefined);
+  if (waiting === undefined) return err;
+  const list = waiting.length === 0 ? 'none' : pendingApprovalList(waiting);
+  return new ApprovalRefusedError(`${err.message}; run ${run.runId} holds: ${list}`, err.kind);
 }
 
 /** Why the decision cannot be sent as it is, or undefined. */
@@ -117,7 +148,7 @@ export async function decide(
         })
       : await handle.executeUpdate(denyToolCallUpdate, { args: [{ ...id, by, reason: decision.reason }] });
   } catch (err) {
-    throw await decisionFailure(run, err, target.workflowId, ref);
+    throw await withHeldCalls(run, await decisionFailure(run, err, target.workflowId, ref));
   }
 }
 

@@ -236,6 +236,11 @@ function modelSchemas(types: ValueTypes) {
     ...modelCallFields(types),
     /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
     retry: retry.optional(),
+    /**
+     * Finish reasons that mean the provider stopped the answer for safety (config `safety_finish_reason`): its
+     * tool calls never run. Absent → DEFAULT_SAFETY_FINISH_REASONS; `[]`: the check is off.
+     */
+    safety_finish_reasons: listOf(text, 'finish reasons').optional(),
   });
   return { retry, settings };
 }
@@ -713,6 +718,11 @@ function subagentInputSchema(
        * (the `honest-close` patch, which costs a marker in every workflow that checks it).
        */
       honest_close: z.literal(true).optional(),
+      /**
+       * Set by a batch for its item: the item's acceptance criteria (contracts/batch-items.ts), checked by the
+       * subagent itself against its answer and workspace; one not met fails it, naming the criteria.
+       */
+      acceptance_criteria: listOf(text, 'acceptance criteria').optional(),
       /** Set by the subagent itself when it continues as new: where the previous execution left off. */
       carry: run.loopCarry.optional(),
     },

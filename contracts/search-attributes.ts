@@ -15,7 +15,8 @@ export const SEARCH_ATTRIBUTES = {
   DelegationDepth: 'Int',
   /**
    * How it stands: `running` from its start (`queued` while it waits for a slot), then its outcome
-   * (`completed`, `failed`, `cancelled`, `timed_out`; a batch: `completed` or `cancelled`).
+   * (`completed`, `failed`, `cancelled`, `timed_out`; a batch: `completed`, `failed` when any item failed, or
+   * `cancelled`).
    */
   SubagentStatus: 'Keyword',
   /** Its stop reason when a guard or a limit stopped it (`token_capped`, …); absent otherwise. */
@@ -24,6 +25,8 @@ export const SEARCH_ATTRIBUTES = {
   TotalTokens: 'Int',
   /** Whose run it is (contracts/user.ts): the lead's, on every delegation; `default` when none was given. */
   UserId: 'Keyword',
+  /** A batch's items that ended failed (their last attempt), once it ended with any; absent otherwise. */
+  FailedItems: 'Int',
 } as const;
 
 export const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
@@ -33,6 +36,7 @@ export const SUBAGENT_STATUS = defineSearchAttributeKey('SubagentStatus', Search
 export const STOP_REASON = defineSearchAttributeKey('StopReason', SearchAttributeType.KEYWORD);
 export const TOTAL_TOKENS = defineSearchAttributeKey('TotalTokens', SearchAttributeType.INT);
 export const USER_ID = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
+export const FAILED_ITEMS = defineSearchAttributeKey('FailedItems', SearchAttributeType.INT);
 
 /**
  * The search attributes a lead run (type `lead`, depth 0) or one of its delegations starts with; `userId` is

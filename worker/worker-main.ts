@@ -19,8 +19,10 @@ import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/tempo
 import type { SandboxSettings } from '../contracts/tools';
 import type { Config, MetricsSettings, TracingSettings } from '../contracts/config';
 import type { McpServersConfig } from '../contracts/config/mcp';
+import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from './config';
+import { configLeadInputs } from './lead-inputs';
 import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
 import { processEncryptionKeys } from '../payloads/encryption-keys';
@@ -68,6 +70,8 @@ export interface WorkerService {
   models?: readonly ModelSettings[];
   /** `workspace:` (mode, snapshots) and `worker.host_id`: how this worker's host serves runs' workspaces. */
   workspaces?: WorkspaceHostingSettings;
+  /** A lead run's full input from the worker's config, for runs started with `{prompt}` alone. */
+  leadInputs?: LeadInputFiller;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
@@ -86,6 +90,7 @@ export function configuredWorkerSettings(
   | 'mcpServers'
   | 'models'
   | 'workspaces'
+  | 'leadInputs'
 > {
   return {
     sandbox: config.sandbox,
@@ -100,6 +105,7 @@ export function configuredWorkerSettings(
       workspace: config.workspace,
       ...(config.worker.host_id !== undefined && { hostId: config.worker.host_id }),
     },
+    leadInputs: configLeadInputs(config),
   };
 }
 
@@ -162,6 +168,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       say: service.say,
       probes,
       ...(service.models && { models: service.models }),
+      ...(service.leadInputs && { leadInputs: service.leadInputs }),
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
       workspaces: hosting,

@@ -24,6 +24,7 @@ import {
   type AdmissionSettings,
 } from '../contracts/admission';
 import type { PayloadSettings } from '../contracts/config/payloads';
+import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { ModelSettings } from '../contracts/model';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import {
@@ -99,6 +100,8 @@ export interface ProjectWorkerOptions {
    * call, nothing saved. With a host queue, a second Worker polls it for the activities bound to this disk.
    */
   workspaces?: WorkspaceHosting;
+  /** A lead run's full input from the worker's config, for runs started with `{prompt}` alone (none: refused). */
+  leadInputs?: LeadInputFiller;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<

@@ -23,6 +23,7 @@ import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
 import { sha256Hex } from './digest';
 import { runGuards, type Guard, type GuardsOutcome } from './guards';
+import { safetyStop, type SafetyStopped } from './safety-stop';
 import type { AgentGuardrails } from './guardrails';
 import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
@@ -101,6 +102,8 @@ export type LoopEnd =
   /** The delegation limits: a response asked for delegations after the run's total was spent. */
   | { kind: 'delegation_capped'; finishReason?: string }
   | { kind: 'error_fallback'; error: ModelErrorFallback }
+  /** The provider stopped the response for safety (`safety_finish_reason`): its tool calls were dropped. */
+  | SafetyStopped
   /** `shouldContinueAsNew` said so, between two turns: nothing is in flight, the state carries on. */
   | { kind: 'continue_as_new' };
 
@@ -358,6 +361,12 @@ export async function runAgentLoop(
     state.guard_states = verdict.states;
     plugins.onTurn?.(state);
     const finishReason = response.finish_reason;
+    const safety = safetyStop(response, config.model);
+    if (safety) {
+      // Stopped for safety: its tool calls (truncated or unreliable) are dropped, never run; the agent fails.
+      record(state, config, { role: 'assistant', content: response.content });
+      return safety;
+    }
     if (verdict.stop) {
       // The guard's cap: this turn's tool calls are dropped and the run ends with the text so far.
       record(state, config, { role: 'assistant', content: response.content });

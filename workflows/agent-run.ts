@@ -4,6 +4,7 @@
  * against the loop, continue-as-new between turns, and every way a run can end as one `AgentRunEnd`. The two
  * workflows keep only what differs: how they start, what their queries answer, what they return.
  */
+import type { AcceptanceFailed } from './item-acceptance';
 import {
   ActivityFailure,
   CancellationScope,
@@ -302,11 +303,13 @@ const BACKSTOP_MARGIN_MS = 5_000;
 /**
  * When the wall clock runs out: `timeoutSeconds` after it started, but never later than just before the
  * execution's hard backstop (a subagent that waited long for a slot may have less left than its timeout).
+ * An execution started without a timeout (the Temporal CLI, other SDKs, the Web UI) reads as 0 here, not
+ * undefined: the server sends an empty duration. No backstop then, only the run's own clock.
  */
 export function clockEnd(startedAtMs: number, timeoutSeconds: number): number {
   const { startTime, executionTimeoutMs } = workflowInfo();
   const own = startedAtMs + timeoutSeconds * 1000;
-  if (executionTimeoutMs === undefined) return own;
+  if (!executionTimeoutMs) return own;
   return Math.min(own, startTime.getTime() + executionTimeoutMs - BACKSTOP_MARGIN_MS);
 }
 
@@ -320,7 +323,9 @@ export type AgentRunEnd =
   /** An activity ran out of retries (a provider that kept failing, or never answered). */
   | { kind: 'activity_failed'; message: string }
   /** A remote agent's run ended other than completed (workflows/remote-subagent.ts): an error result. */
-  | { kind: 'remote_ended'; status: 'failed' | 'cancelled'; error: string };
+  | { kind: 'remote_ended'; status: 'failed' | 'cancelled'; error: string }
+  /** A batch item's answer failed its acceptance criteria (workflows/item-acceptance.ts): an error result. */
+  | AcceptanceFailed;
 
 /**
  * Runs the agent's loop until it ends, its wall clock runs out, or it is cancelled. Delegations still in flight

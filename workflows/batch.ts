@@ -20,6 +20,7 @@ import {
   continueAsNew,
   getCurrentDetails,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -27,6 +28,7 @@ import {
   startChild,
   TerminatedFailure,
   TimeoutFailure,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
@@ -35,7 +37,7 @@ import { admissionAnswerSignal, subagentAdmissionSignal, type SlotRequest } from
 import { batchStatusQuery, type BatchInput, type BatchResult } from '../contracts/batch';
 import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
 import { guardrailNoticeSignal, subagentProgressSignal, workspaceNoticeSignal } from '../contracts/queries';
-import { runSearchAttributes } from '../contracts/search-attributes';
+import { FAILED_ITEMS, runSearchAttributes } from '../contracts/search-attributes';
 import { userIdProblem } from '../contracts/user';
 import {
   failedSubagentResult,
@@ -47,10 +49,20 @@ import { promptDetails, summaryLine } from '../contracts/text';
 import { acquireSlot, ADMISSION_RESEND_MS, releaseSlot } from './admission-client';
 import { BatchScheduler, type LiveItem } from './batch/scheduler';
 import { decidedBatchItemsProblems } from './batch-validation';
+import { CRITERIA_NOT_MET } from './item-acceptance';
 import { recordDelegationEnd } from './metrics';
-import { closeWith, reportOutcome } from './outcome';
+import { closeWith, reportOutcome, reportsOutcome } from './outcome';
 import type { subagentWorkflow } from './subagent';
 import { placeWorkspace, WorkspaceRoute } from './workspace-route';
+
+/**
+ * Histories recorded before an item checked its own criteria: the batch checked them after the item completed
+ * (and the item closed Completed whatever the check said).
+ */
+const ITEM_ACCEPTANCE_PATCH = 'batch-item-acceptance';
+
+/** Histories recorded before a batch with failed items reported them (it reported `completed`). */
+const FAILED_ITEMS_PATCH = 'batch-failed-items';
 
 /** Events past which the batch continues as new (when the server has not suggested it sooner). */
 export const BATCH_HISTORY_EVENTS = 10_000;
@@ -129,8 +141,22 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     return await continueAsNew<typeof batchWorkflow>({ ...input, ...route.inputField(), carry });
   }
   batch.ended = 'completed';
-  reportOutcome({ status: 'completed' });
+  reportBatchEnd(batch.result('completed').counts.failed);
   return close(input, batch, 'completed');
+}
+
+/**
+ * A batch whose items all ran reports `completed`; one with failed items reports `failed` and how many
+ * (`FailedItems`), so `SubagentStatus="failed"` finds it. It stays Completed in Temporal: it ran every item, and
+ * the lead that started it reads its results.
+ */
+function reportBatchEnd(failedItems: number): void {
+  if (failedItems === 0 || !reportsOutcome() || !patched(FAILED_ITEMS_PATCH)) {
+    reportOutcome({ status: 'completed' });
+    return;
+  }
+  reportOutcome({ status: 'failed' });
+  upsertSearchAttributes([{ key: FAILED_ITEMS, value: failedItems }]);
 }
 
 /** Refuses an input no batch can run, before anything is asked or started. */
@@ -237,7 +263,9 @@ class ItemRunner {
     batch.start(entry);
     const item = input.items[i];
     const { agent } = input;
-    const child = { ...childInput(input, this.runId, i, entry), ...this.route.inputField() };
+    // The item checks its own criteria: an attempt that fails them is Failed where an operator looks.
+    const itemChecks = item.acceptance_criteria?.length ? patched(ITEM_ACCEPTANCE_PATCH) : false;
+    const child = { ...childInput(input, this.runId, i, entry, itemChecks), ...this.route.inputField() };
     let result: SubagentResult;
     try {
       const handle = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
@@ -270,7 +298,8 @@ class ItemRunner {
     }
     let accepted: boolean | undefined;
     let error = result.error;
-    if (result.status === 'completed' && item.acceptance_criteria?.length) {
+    if (itemChecks) accepted = result.status === 'completed' ? true : notAccepted(result);
+    else if (result.status === 'completed' && item.acceptance_criteria?.length) {
       try {
         // By an activity, even for the answer-only forms: a user's regex must not run in the workflow.
         const criteria = item.acceptance_criteria;
@@ -306,7 +335,13 @@ class ItemRunner {
 }
 
 /** Item i's child input for this attempt, its slot already granted. */
-function childInput(input: BatchInput, runId: string, i: number, entry: LiveItem): SubagentInput {
+function childInput(
+  input: BatchInput,
+  runId: string,
+  i: number,
+  entry: LiveItem,
+  itemChecks: boolean,
+): SubagentInput {
   const item = input.items[i];
   const { agent } = input;
   return {
@@ -335,7 +370,13 @@ function childInput(input: BatchInput, runId: string, i: number, entry: LiveItem
     ).toISOString(),
     admitted_at: entry.grantedAt ?? new Date().toISOString(),
     honest_close: true,
+    ...(itemChecks && { acceptance_criteria: item.acceptance_criteria }),
   };
+}
+
+/** An attempt that checked its own criteria and failed: `false` when the criteria failed it, else unknown. */
+function notAccepted(result: SubagentResult): false | undefined {
+  return result.error?.startsWith(CRITERIA_NOT_MET) ? false : undefined;
 }
 
 /**

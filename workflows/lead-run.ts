@@ -54,6 +54,7 @@ import { withActiveSkills } from './skills';
 import { lastAssistantText } from './subagent-result';
 import { placeWorkspace } from './workspace-route';
 import { workspaceStatus } from './workspace-notices';
+import { completeLeadRunInput } from './minimal-lead-input';
 
 /** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
 const LEAD_ADMISSION_PATCH = 'lead-admission';
@@ -232,7 +233,9 @@ function leadResult(run: LeadRun, ending: LeadEnding, ran: boolean): LeadRunResu
   };
 }
 
-export async function leadRunWorkflow(input: LeadRunInput): Promise<LeadRunResult> {
+/** `started`: the full input, or (from another client) `{prompt}` alone, filled from the worker's config. */
+export async function leadRunWorkflow(started: LeadRunInput): Promise<LeadRunResult> {
+  const input = await completeLeadRunInput(started);
   failOnInvalidLeadRunInput(input);
   const runId = input.run_id ?? workflowInfo().workflowId;
   const context = runContext(input, runId);

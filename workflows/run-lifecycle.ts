@@ -18,6 +18,7 @@ import type { ClarificationSettings } from '../contracts/clarification';
 import type { LoopCarry } from '../contracts/loop-carry';
 import type { TokenUsage } from '../contracts/messages';
 import { unfinishedAnswer, type ModelErrorFallback } from '../contracts/model';
+import { safetyStopText } from '../contracts/safety-finish-reason';
 import { DELEGATION_LIMIT_STOP_REASON, type SubagentStopReason } from '../contracts/status';
 import { summaryLine } from '../contracts/text';
 import { loopCarry, type AgentLoopState } from './agent-loop';
@@ -73,6 +74,10 @@ export function runOutcome(
       return { status: 'completed', runStopReason: DELEGATION_LIMIT_STOP_REASON };
     case 'error_fallback':
       return { status: 'failed', error: end.error.message, errorFallback: end.error };
+    case 'acceptance_failed':
+      return { status: 'failed', error: end.error };
+    case 'safety_stopped':
+      return { status: 'failed', error: safetyStopText(end.finishReason, end.droppedTools) };
     case 'activity_failed':
       // The model activity ran out of retries (a provider that kept answering 429/5xx, or never answered).
       return { status: 'failed', error: end.message, errorFallback: { message: end.message } };

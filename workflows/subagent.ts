@@ -47,6 +47,7 @@ import {
 } from './run-lifecycle';
 import { withActiveSkills } from './skills';
 import { finishSubagent } from './subagent-result';
+import { withAcceptance } from './item-acceptance';
 
 /** Histories recorded before admission started the loop at once. */
 const ADMISSION_PATCH = 'subagent-admission';
@@ -179,7 +180,7 @@ async function runSubagent(
     onTurn: progressReporter(input),
   });
   return {
-    end,
+    end: await withAcceptance(end, input.acceptance_criteria, state.last_text, context.route),
     clarifications,
     next: (carry) => ({
       ...input,

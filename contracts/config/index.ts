@@ -34,6 +34,12 @@ import {
 } from './fields';
 import { DEFAULT_RUN_ADMISSION_SETTINGS } from '../admission';
 import {
+  SAFETY_DETECTOR_CLASSES,
+  SAFETY_DETECTORS,
+  safetyDetectorClass,
+  type SafetyDetectorClass,
+} from '../safety-finish-reason';
+import {
   DEFAULT_LEAD_TIMEOUT_SECONDS,
   DEFAULT_MAX_CONCURRENT,
   MAX_CONCURRENT_CEILING,
@@ -304,6 +310,23 @@ const toolSearch = section('tool_search', {
 });
 
 // Where runs' folders are made, and how they follow a run across worker hosts (contracts/workspace.ts).
+// DeerFlow's `safety_finish_reason`: which finish reasons mean "stopped for safety" (contracts/safety-finish-reason.ts).
+const safetyDetector = section('safety_finish_reason.detectors[]', {
+  use: text.refine((use) => safetyDetectorClass(use) !== undefined, {
+    error: `is not a detector this project has (${SAFETY_DETECTOR_CLASSES.join(', ')}, or DeerFlow's paths to them)`,
+  }),
+  config: section('safety_finish_reason.detectors[].config', {
+    finish_reasons: listOf(text, 'finish reasons').optional(),
+    stop_reasons: listOf(text, 'stop reasons').optional(),
+  }).optional(),
+});
+const safetyFinishReason = section('safety_finish_reason', {
+  enabled: bool.default(true),
+  detectors: listOf(safetyDetector, 'detectors')
+    .min(1, { error: 'is empty (use enabled: false)' })
+    .optional(),
+});
+
 const workspace = section('workspace', {
   root: text.default('./workspace'),
   sample_dir: text.optional(),
@@ -334,6 +357,7 @@ const sections = {
   metrics: metrics.prefault({}),
   tracing: tracing.prefault({}),
   workspace: workspace.prefault({}),
+  safety_finish_reason: safetyFinishReason.prefault({}),
   payloads: payloadsSection,
   mcp_servers: mcpServersSection.prefault({}),
   tool_search: toolSearch.prefault({}),
@@ -355,6 +379,7 @@ const configSchema = sectionsSchema
   })
   .transform((config) => ({
     ...config,
+    models: withSafetyFinishReasons(config.models, config.safety_finish_reason),
     subagents: {
       ...config.subagents,
       // Per-response concurrency (the seeds' SubagentLimitMiddleware): 3 unless set (1–4), and never more than
@@ -365,6 +390,27 @@ const configSchema = sectionsSchema
       ),
     },
   }));
+
+/**
+ * Every model carries the finish reasons that stop it for safety when the section changes them (off: none); left
+ * as written, the workflow uses the built-in set, and the inputs keep the shape they had.
+ */
+function withSafetyFinishReasons<M extends object>(
+  models: M[],
+  section: z.output<typeof safetyFinishReason>,
+): (M & { safety_finish_reasons?: string[] })[] {
+  let reasons: string[] | undefined;
+  if (!section.enabled) reasons = [];
+  else if (section.detectors) {
+    reasons = section.detectors.flatMap(({ use, config }) => {
+      const detector = SAFETY_DETECTORS[safetyDetectorClass(use) as SafetyDetectorClass];
+      return config?.[detector.key] ?? [...detector.defaults];
+    });
+  }
+  return reasons === undefined
+    ? models
+    : models.map((model) => ({ ...model, safety_finish_reasons: reasons }));
+}
 
 export type Config = z.output<typeof configSchema>;
 export type AgentOverride = z.output<typeof agentOverride>;

@@ -115,7 +115,7 @@ export async function withProjectWorker<T>(
     server?: { address: string; namespace: string };
     /** Worker options over the project's (e.g. a small workflow cache). */
     tuning?: ProjectWorkerOptions['tuning'];
-  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts' | 'remote' | 'leases'> = {},
+  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts' | 'remote' | 'leases' | 'leadInputs'> = {},
 ): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: worker.server?.address ?? testAddress() });
@@ -133,6 +133,7 @@ export async function withProjectWorker<T>(
       ...(worker.transcripts && { transcripts: worker.transcripts }),
       ...(worker.remote && { remote: worker.remote }),
       ...(worker.leases === false && { leases: false }),
+      ...(worker.leadInputs && { leadInputs: worker.leadInputs }),
     });
     return await projectWorker.runUntil(body());
   } finally {

@@ -370,6 +370,24 @@ export const SCENARIOS: Record<string, Scenario> = {
     workflow: 'subagentWorkflow',
     script: { scripts: [{ turns: [{ error: { status: 400, message: 'bad request' } }] }] },
   },
+  // A response stopped for safety with a tool call: the call is dropped unrun, the subagent fails (issue 42).
+  'subagent-safety-stopped': {
+    workflow: 'subagentWorkflow',
+    script: {
+      scripts: [
+        {
+          turns: [
+            {
+              content: 'Cleaning up.',
+              tool_calls: [{ name: 'bash', args: { command: 'echo ran > ran.txt' } }],
+              finish_reason: 'content_filter',
+              usage,
+            },
+          ],
+        },
+      ],
+    },
+  },
   'lead-concurrency-capped': {
     workflow: 'leadRunWorkflow',
     config: { subagent_runtime: { max_running: 3 } },

@@ -240,9 +240,10 @@ it("lists a subagent's held call in the lead's status and routes its decision to
       });
       const shown = await suiteCli(['status', runId]);
       expect(shown.stdout).toContain(`  approve: subagents approve ${runId} --call child_1/a1\n`);
-      // The lead holds nothing itself: named, the call is found in its subagent.
-      const wrong = await suiteCli(['approve', runId, '--call', 'a1']);
+      // A call nobody holds: the refusal lists the run's held calls, its subagents' included.
+      const wrong = await suiteCli(['approve', runId, '--call', 'a9']);
       expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toContain(`run ${runId} holds: child_1/a1 (bash): bash kubectl delete ns prod`);
       const denied = await suiteCli(['deny', runId, '--reason', 'not in prod']);
       expect(denied.stderr).toBe('');
       expect(denied.code).toBe(0);
@@ -254,6 +255,31 @@ it("lists a subagent's held call in the lead's status and routes its decision to
         child: {
           outcomes: [expect.objectContaining({ approved: false, how: 'denied', note: 'not in prod' })],
         },
+      });
+    },
+  );
+});
+
+it('takes a subagent’s call by the id its own page shows (`--call a1`), as well as by its ref', async () => {
+  await holding(
+    'child-id',
+    {
+      calls: [],
+      child: { calls: [{ call: bash('call_9', 'kubectl delete ns stage'), decision: asked('staging') }] },
+    },
+    async (run, result) => {
+      const runId = run.runId;
+      await waitForHeld(run, 1);
+      // The Web UI shows the held call on the subagent's page as `a1`; status names it child_1/a1.
+      const approved = await suiteCli(['approve', runId, '--call', 'a1', '--note', 'stage is disposable']);
+      expect(approved.stderr).toBe('');
+      expect(approved.code).toBe(0);
+      expect(approved.stdout).toContain(
+        `${runId}: child_1/a1 (bash: bash kubectl delete ns stage) approved by`,
+      );
+      expect(await result).toEqual({
+        outcomes: [],
+        child: { outcomes: [expect.objectContaining({ approved: true, how: 'approved' })] },
       });
     },
   );

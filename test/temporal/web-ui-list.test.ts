@@ -193,6 +193,7 @@ function expectedStatuses(prefix: string): Record<string, string> {
     [id('batch')]: 'COMPLETED',
     [id('batch/item/good/1')]: 'COMPLETED',
     [id('batch/item/bad/1')]: 'FAILED',
+    [id('batch/item/unmet/1')]: 'FAILED',
     [id('asking')]: 'RUNNING',
   };
 }
@@ -212,15 +213,18 @@ function finalHeads(prefix: string): Record<string, string> {
     [id('delegating/task/capped')]: 'capper · completed',
     [id('delegating/task/broken')]: 'breaker · failed',
     [id('delegating/task/slow')]: 'sleeper · timed_out',
-    [id('batch')]: 'general-purpose batch · completed · 2 items: 1 completed, 1 failed, 0 cancelled',
+    [id('batch')]: 'general-purpose batch · completed · 3 items: 1 completed, 2 failed, 0 cancelled',
     [id('batch/item/good/1')]: 'general-purpose · completed · 1 turn · 500 tokens',
     [id('batch/item/bad/1')]: 'general-purpose · failed',
+    [id('batch/item/unmet/1')]: 'general-purpose · failed · 1 turn · 500 tokens',
   };
 }
 
 interface Seen {
   prefix: string;
   rows: ListRow[];
+  /** The list an operator filters with `SubagentStatus = "failed"`. */
+  failedRows: ListRow[];
   panels: Record<string, MetadataPanels>;
 }
 
@@ -262,8 +266,10 @@ async function runAndLook(): Promise<Seen> {
           [
             { key: 'good', prompt: PROMPT },
             { key: 'bad', prompt: 'Break here.' },
+            // Its answer ("Fine.") fails its criterion: the attempt is Failed, the batch counts it.
+            { key: 'unmet', prompt: 'Answer with a verdict.', acceptance_criteria: ['contains: Verdict:'] },
           ],
-          { max_live_items: 2, max_running_items: 2, max_attempts: 1 },
+          { max_live_items: 3, max_running_items: 3, max_attempts: 1 },
           {
             scripts: [
               {
@@ -312,8 +318,13 @@ async function runAndLook(): Promise<Seen> {
         return await withBrowserPage(async (page) => {
           const rows = await listRows(page, testNamespace(), query);
           await page.screenshot({ path: join(artifactsDir(), 'web-ui-list.png'), fullPage: true });
+          const failedRows = await listRows(page, testNamespace(), `${query} AND SubagentStatus = "failed"`);
+          await page.screenshot({
+            path: join(artifactsDir(), 'web-ui-list-query-subagent-status-failed.png'),
+            fullPage: true,
+          });
           const panels = await readPanels(page, prefix, Object.keys(expected));
-          return { prefix, rows, panels };
+          return { prefix, rows, failedRows, panels };
         });
       } finally {
         await asking.cancel();
@@ -354,6 +365,19 @@ describeInBrowser('web-ui-list')('the Web UI, for one run of every ending', () =
     const others = rows.filter((row) => row.status !== 'Completed');
     expect(others.filter((row) => row.badgeClass.includes('success') || greens.has(row.badgeColour))).toEqual(
       [],
+    );
+  });
+
+  it('finds a batch item that failed its criteria, and its batch, with SubagentStatus = "failed"', () => {
+    const { prefix, failedRows, panels } = seen;
+    const found = Object.fromEntries(failedRows.map((row) => [row.workflowId, row.status]));
+    expect(found).toMatchObject({
+      [`${prefix}-batch`]: 'Completed',
+      [`${prefix}-batch/item/unmet/1`]: 'Failed',
+      [`${prefix}-batch/item/bad/1`]: 'Failed',
+    });
+    expect(panels[`${prefix}-batch/item/unmet/1`].currentDetails).toContain(
+      'Error: acceptance criteria not met: contains: Verdict:',
     );
   });
 
