@@ -11,7 +11,10 @@ import { runOutcome } from './run-lifecycle';
 import type { WorkspaceRoute } from './workspace-route';
 
 // Where the workspace is (workflows/workspace-route.ts): the route adds its queue and retries to these.
-const ACCEPTANCE_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };
+const ACCEPTANCE_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+};
 const { checkAcceptance } = proxyActivities<AcceptanceActivities>(ACCEPTANCE_OPTIONS);
 
 /** The words a failed check starts with (the batch's results and `batch status` show them). */
