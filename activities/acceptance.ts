@@ -24,7 +24,7 @@ import { whileHeartbeating } from './activity-context';
 import { errorCode, fileError } from './tools/file-errors';
 import { ToolError, type ToolContext } from './tools/tool-context';
 import { openInWorkspace, resolveInWorkspace } from './tools/workspace';
-import { oneProcessWorkspaces, type WorkspaceHost } from './workspace/host';
+import { oneProcessWorkspaces, withWorkspaceOutcome, type WorkspaceHost } from './workspace/host';
 
 /** As the file tools open for reading: no link followed by the kernel, no wait on a FIFO. */
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -138,7 +138,9 @@ export function createAcceptanceActivities(workspaces: WorkspaceHost = oneProces
     checkAcceptance: async (input: AcceptanceInput): Promise<AcceptanceVerdict> => {
       const { placement } = input;
       if (placement === undefined) return checkAcceptance(input);
-      return (await workspaces.serve(placement, input.workspace, false, () => checkAcceptance(input))).result;
+      return withWorkspaceOutcome(
+        await workspaces.serve(placement, input.workspace, false, () => checkAcceptance(input)),
+      );
     },
   };
 }

@@ -21,7 +21,7 @@ import { readHead, workspaceContext } from './acceptance';
 import { fileError } from './tools/file-errors';
 import { ToolError } from './tools/tool-context';
 import { openInWorkspace, resolveInWorkspace } from './tools/workspace';
-import { oneProcessWorkspaces, type WorkspaceHost } from './workspace/host';
+import { oneProcessWorkspaces, withWorkspaceOutcome, type WorkspaceHost } from './workspace/host';
 
 /** The largest items file read (JSON Lines): 5,000 items of a few kilobytes each fit well. */
 export const MAX_ITEMS_FILE_BYTES = 64 * 1024 * 1024;
@@ -149,8 +149,9 @@ export function createBatchToolActivities(workspaces: WorkspaceHost = oneProcess
     loadBatchItemsFile: async (request: BatchItemsFileRequest): Promise<BatchItemsFileAnswer> => {
       const { placement } = request;
       if (placement === undefined) return loadBatchItemsFile(request);
-      return (await workspaces.serve(placement, request.workspace, false, () => loadBatchItemsFile(request)))
-        .result;
+      return withWorkspaceOutcome(
+        await workspaces.serve(placement, request.workspace, false, () => loadBatchItemsFile(request)),
+      );
     },
     /** Counts and a page of items, as text for the model. */
     describeBatchPage,

@@ -34,7 +34,7 @@
  * The answer-only forms can be decided in the workflow (`answerVerdict`); the file forms need the workspace,
  * so the `checkAcceptance` activity decides them (`needsWorkspace`).
  */
-import type { WorkspacePlacement } from './workspace';
+import type { WorkspaceRequest } from './workspace';
 import { compileUserPattern } from './patterns';
 
 export interface BatchItem {
@@ -83,7 +83,7 @@ export interface AcceptanceInput {
   /** The item's workspace (absolute): file criteria are looked up in it, and never outside it. */
   workspace: string;
   /** Where the workspace lives (contracts/workspace.ts); absent: a batch from before placements. */
-  placement?: WorkspacePlacement;
+  placement?: WorkspaceRequest;
 }
 
 export interface AcceptanceCheck {

@@ -7,7 +7,7 @@
  * The batch's own state is counters and one compact record per item; results stay in the items' histories.
  * Pure: the workflow bundle imports this file.
  */
-import type { WorkspacePlacement } from './workspace';
+import type { WorkspacePlacement, WorkspaceRequest } from './workspace';
 import { defineQuery } from '@temporalio/workflow';
 import type { LoopDetectionSettings, ResolvedAgent } from './subagent';
 import { BATCH_ITEM_STATES, BATCH_STATUSES, type SubagentStopReason } from './status';
@@ -41,7 +41,7 @@ export interface BatchInput {
   limits: BatchLimits;
   loop_detection: LoopDetectionSettings;
   workspace: string;
-  /** Where the workspace lives (contracts/workspace.ts): the run's, or placed by the batch itself as it starts. */
+  /** Where the workspace lives (contracts/workspace.ts), as the run knew it; absent: placed by its first call. */
   workspace_placement?: WorkspacePlacement;
   sandbox: SandboxSettings;
   summarization?: SummarizationRuntime;
@@ -185,7 +185,7 @@ export function leadBatchWorkflowId(leadWorkflowId: string, id: string): string 
 export interface BatchItemsFileRequest {
   workspace: string;
   /** Where the workspace lives (contracts/workspace.ts); absent: a run from before placements. */
-  placement?: WorkspacePlacement;
+  placement?: WorkspaceRequest;
   /** Relative to the workspace. */
   path: string;
   max_items: number;

@@ -2,7 +2,7 @@
  * A custom agent that is a LangGraph graph: where its module is, how its turns map to LangGraph's recursion
  * limit, and what the graph activity takes and returns. Pure: workflows import it.
  */
-import type { WorkspacePlacement } from './workspace';
+import type { WorkspaceRequest } from './workspace';
 import type { ModelErrorFallback, ModelSettings } from './model';
 import type { AssistantMessage, TokenUsage, ToolMessage } from './messages';
 import type { TokenBudgetSettings } from './subagent';
@@ -40,7 +40,7 @@ export function graphRecursionLimit(
 /** The graph activity's input: one whole subagent run of the graph (resumed from its checkpoint on retry). */
 export interface GraphRunInput {
   /** Where the run's workspace lives (contracts/workspace.ts). Absent: a run from before placements. */
-  placement?: WorkspacePlacement;
+  placement?: WorkspaceRequest;
   /** The agent's name (the scripted model's scripts key on it). */
   agent_name: string;
   graph: GraphAgentSettings;

@@ -7,7 +7,7 @@
  *
  * The wire shapes here are the one definition shared by the workflow, the activities and the config loader.
  */
-import type { WorkspacePlacement } from './workspace';
+import type { WorkspaceRequest } from './workspace';
 import type { GuardrailPolicy } from './guardrail-rules';
 import type { AssistantMessage, TokenUsage, ToolMessage } from './messages';
 
@@ -44,7 +44,7 @@ export type RemoteProviderSettings = A2AProviderSettings | AcpProviderSettings;
 /** One remote delegation: the input of the `runRemoteSubagent` activity. */
 export interface RemoteSubagentInput {
   /** Where the run's workspace lives (contracts/workspace.ts): an ACP agent works in it. Absent: a run from before. */
-  placement?: WorkspacePlacement;
+  placement?: WorkspaceRequest;
   provider: RemoteProviderSettings;
   /**
    * The subagent's workflow id: the same for every attempt. The A2A message id derives from it, so a remote

@@ -1,7 +1,7 @@
 import type { SealedSecret } from './secrets';
 import type { ToolCall } from './messages';
 import type { SandboxSettings } from './input-schemas';
-import type { WorkspacePlacement, WorkspaceSave } from './workspace';
+import type { WorkspaceOutcome, WorkspaceRequest } from './workspace';
 
 export const BUILTIN_TOOL_NAMES = ['bash', 'ls', 'read_file', 'write_file', 'str_replace'] as const;
 export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
@@ -109,14 +109,12 @@ export interface ToolCallInput {
    */
   secrets?: SealedSecret[];
   /** Where the run's workspace lives (contracts/workspace.ts); absent: a run from before placements. */
-  placement?: WorkspacePlacement;
+  placement?: WorkspaceRequest;
 }
 
-export interface ToolCallResult {
+export interface ToolCallResult extends WorkspaceOutcome {
   tool_call_id: string;
   name: string;
   content: string;
   is_error: boolean;
-  /** What the call changed, saved (a placed workspace with snapshots, after a call that may change it). */
-  workspace_save?: WorkspaceSave;
 }

@@ -66,6 +66,13 @@ export function workspacePlacementSchema() {
 export type WorkspacePlacement = z.infer<ReturnType<typeof workspacePlacementSchema>>;
 export type HomePlacement = Extract<WorkspacePlacement, { mode: 'home' }>;
 
+/**
+ * Where a workspace call goes, as its activity's input says: a placement, or `unplaced` for a run's first calls
+ * (the host that serves the first one places the workspace there and says so in its result). No step of its own:
+ * a run pays nothing for being placed, and a history from before placements replays unchanged.
+ */
+export type WorkspaceRequest = WorkspacePlacement | { mode: 'unplaced'; run_key: string };
+
 /** A worker host's own task queue: Temporal's worker-specific task queue for activities bound to its disk. */
 export function hostTaskQueue(taskQueue: string, host: string): string {
   return `${taskQueue}@${host}`;
@@ -74,6 +81,13 @@ export function hostTaskQueue(taskQueue: string, host: string): string {
 /** `worker.host_id`: letters, digits, `.`, `_`, `-`; up to 128, starting with a letter or digit. */
 export function isHostId(value: string): boolean {
   return HOST_ID.test(value);
+}
+
+/** What a workspace activity reports beside its result (contracts/tools.ts and the others' results). */
+export interface WorkspaceOutcome {
+  /** The placement made by this call (it was the run's first to be served). */
+  workspace_placement?: WorkspacePlacement;
+  workspace_save?: WorkspaceSave;
 }
 
 /** What a workspace activity that may have changed the folder reports beside its result. */

@@ -95,7 +95,7 @@ export function runContext(
     runId,
     depth: input.depth,
     workspace: input.workspace,
-    route: new WorkspaceRoute(input.workspace_placement, input.workspace),
+    route: new WorkspaceRoute(input.workspace_placement, input.workspace, runId),
     sandbox: input.sandbox,
     loopDetection: input.loop_detection,
     ...(input.summarization && { summarization: input.summarization }),

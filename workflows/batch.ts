@@ -53,7 +53,7 @@ import { CRITERIA_NOT_MET } from './item-acceptance';
 import { recordDelegationEnd } from './metrics';
 import { closeWith, reportOutcome, reportsOutcome } from './outcome';
 import type { subagentWorkflow } from './subagent';
-import { placeWorkspace, WorkspaceRoute } from './workspace-route';
+import { WorkspaceRoute } from './workspace-route';
 
 /**
  * Histories recorded before an item checked its own criteria: the batch checked them after the item completed
@@ -82,7 +82,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     startedAt: info.startTime.toISOString(),
     askAgainMs: ADMISSION_RESEND_MS,
   });
-  const route = new WorkspaceRoute(input.workspace_placement, input.workspace);
+  const route = new WorkspaceRoute(
+    input.workspace_placement,
+    input.workspace,
+    input.run_id ?? info.workflowId,
+  );
   const runner = new ItemRunner(input, batch, info.workflowId, route);
 
   setHandler(admissionAnswerSignal, (answer) => batch.answered(answer, Date.now()));
@@ -94,8 +98,6 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
   setHandler(batchStatusQuery, (page = {}) => batch.status(page));
 
   try {
-    // A batch a client started places its workspace itself; one a run started has the run's.
-    await placeWorkspace(route, input.run_id ?? info.workflowId);
     while (!batch.done) {
       const now = Date.now();
       batch.releaseDue(now);
@@ -310,7 +312,7 @@ class ItemRunner {
                 criteria,
                 answer: result.result ?? '',
                 workspace: input.workspace,
-                ...(place.placement && { placement: place.placement }),
+                placement: place.placement,
               },
             ]),
           true,

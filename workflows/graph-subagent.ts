@@ -73,7 +73,7 @@ async function runGraphAgent(
         (place) =>
           runGraphSubagent.executeWithOptions({ ...options, ...place.home, retry: options.retry }, [
             {
-              ...(place.placement && { placement: place.placement }),
+              placement: place.placement,
               agent_name: agent.name,
               graph,
               // Stable across the activity's attempts: a retry finds its checkpoints under it.

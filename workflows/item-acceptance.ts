@@ -42,7 +42,7 @@ export async function checkItemAcceptance(
             criteria,
             answer,
             workspace: route.workspace,
-            ...(place.placement && { placement: place.placement }),
+            placement: place.placement,
           },
         ]),
       true,

@@ -3,13 +3,7 @@
  * the same run lifecycle as every subagent (`runAgent`, `runLifecycle`), with delegation plugged in. Its ledger
  * and event log live in workflow state, rebuilt from history on replay, and are read by queries.
  */
-import {
-  ActivityFailure,
-  CancellationScope,
-  isCancellation,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   LEAD_RUN_FAILED_PREFIX,
   LEAD_RUN_TIMED_OUT_PREFIX,
@@ -52,7 +46,6 @@ import {
 } from './run-lifecycle';
 import { withActiveSkills } from './skills';
 import { lastAssistantText } from './subagent-result';
-import { placeWorkspace } from './workspace-route';
 import { workspaceStatus } from './workspace-notices';
 import { completeLeadRunInput } from './minimal-lead-input';
 
@@ -156,14 +149,6 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
       ...(delegator.loads.probe && { provider_probe: delegator.loads.probe }),
     },
   });
-  try {
-    await placeWorkspace(run.context.route, runId);
-  } catch (err) {
-    if (isCancellation(err)) return { end: { kind: 'cancelled' }, clarifications, next };
-    if (!(err instanceof ActivityFailure)) throw err;
-    const message = `cannot place the run's workspace: ${err.cause?.message ?? err.message}`;
-    return { end: { kind: 'activity_failed', message }, clarifications, next };
-  }
   // The run's tools are fixed now, from the providers available as it starts. A run without remote loads
   // (every run from before the registry) awaits nothing here: its commands come as they always did.
   if (delegator.loads.probePending) {

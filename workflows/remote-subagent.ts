@@ -222,7 +222,7 @@ export async function runRemoteAgent(
                 runRemoteSubagent.executeWithOptions({ ...options, ...place.home, retry: options.retry }, [
                   {
                     ...request,
-                    ...(place.placement && { placement: place.placement }),
+                    placement: place.placement,
                     ...(answer && { answer }),
                   },
                 ]),

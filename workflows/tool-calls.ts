@@ -176,7 +176,7 @@ export class ToolCalls {
               sandbox: config.sandbox,
               ...withSkillMounts(config),
               ...(screened?.secrets && { secrets: screened.secrets }),
-              ...(place.placement && { placement: place.placement }),
+              placement: place.placement,
             };
             if (place.home || place.regular) return this.tools.regular(input, summary, place);
             return (idempotent ? this.tools.idempotent : this.tools.once)(input, summary);

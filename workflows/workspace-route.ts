@@ -13,9 +13,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   sleep,
   TimeoutFailure,
 } from '@temporalio/workflow';
@@ -25,7 +23,9 @@ import {
   WORKSPACE_FAILURES,
   type Relocation,
   type WorkspaceMovedDetails,
+  type WorkspaceOutcome,
   type WorkspacePlacement,
+  type WorkspaceRequest,
   type WorkspaceSave,
 } from '../contracts/workspace';
 
@@ -47,27 +47,10 @@ const relocation = proxyActivities<ProjectActivities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
 
-// Placing: on the host that runs the run's first task, which saves the folder as it is (a large one takes a while).
-const placing = proxyLocalActivities<ProjectActivities>({
-  startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', maximumAttempts: 5 },
-});
-
-/** Histories recorded before runs placed their workspace: their calls go where they went. */
-const WORKSPACE_PLACEMENT_PATCH = 'workspace-placement';
-
-/**
- * Places the run's workspace as it starts (the lead, a batch started alone), unless its input carries a
- * placement already (a continued execution, a child).
- */
-export async function placeWorkspace(route: WorkspaceRoute, runKey: string): Promise<void> {
-  if (route.placement || !patched(WORKSPACE_PLACEMENT_PATCH)) return;
-  route.place(await placing.placeWorkspace({ run_key: runKey, workspace: route.workspace }));
-}
-
 /** Where one call goes: as the caller runs it (no placement, or one process), or to the home's queue. */
 export interface CallPlace {
-  placement?: WorkspacePlacement;
+  /** What the call's activity is told: where the workspace lives, or `unplaced` (its host places it). */
+  placement: WorkspaceRequest;
   /** Set for a home: the call must be a regular activity with these options over the caller's. */
   home?: Pick<ActivityOptions, 'taskQueue' | 'scheduleToStartTimeout' | 'retry'>;
   /**
@@ -101,6 +84,8 @@ export class WorkspaceRoute {
   constructor(
     placement: WorkspacePlacement | undefined,
     readonly workspace: string,
+    /** Whose workspace it is: the lead run's id (a batch's own when no lead started it). */
+    private readonly runKey: string,
   ) {
     this.current = placement;
   }
@@ -115,11 +100,6 @@ export class WorkspaceRoute {
     return this.current ? { workspace_placement: this.current } : {};
   }
 
-  /** Placed as the run starts (the lead, a batch started alone). */
-  place(placement: WorkspacePlacement): void {
-    this.current = placement;
-  }
-
   listen(events: WorkspaceRouteEvents): void {
     this.events = { ...this.events, ...events };
   }
@@ -128,7 +108,9 @@ export class WorkspaceRoute {
   where(): CallPlace {
     const placement = this.current;
     if (placement?.mode !== 'home') {
-      return placement ? { placement, ...(this.refused && { regular: true }) } : {};
+      // Not placed yet: the host that serves this call places the workspace there, and its result says so.
+      const request: WorkspaceRequest = placement ?? { mode: 'unplaced', run_key: this.runKey };
+      return { placement: request, ...(this.refused && { regular: true }) };
     }
     return {
       placement,
@@ -151,8 +133,9 @@ export class WorkspaceRoute {
       const placement = this.current;
       try {
         const result = await attempt(this.where());
-        const save = (result as { workspace_save?: WorkspaceSave } | undefined)?.workspace_save;
-        if (save) this.saved(save);
+        const outcome = result as WorkspaceOutcome | undefined;
+        if (outcome?.workspace_placement) this.adopt(outcome.workspace_placement);
+        if (outcome?.workspace_save) this.saved(outcome.workspace_save);
         return result;
       } catch (err) {
         if (!(err instanceof ActivityFailure)) throw err;
@@ -181,6 +164,8 @@ export class WorkspaceRoute {
 
   private adopt(placement: WorkspacePlacement, moved?: Relocation['moved']): void {
     const before = this.current;
+    // Another of the run's calls may have learnt of a newer epoch first: never go back to an older one.
+    if (before?.mode === 'home' && placement.mode === 'home' && placement.epoch < before.epoch) return;
     this.current = placement;
     const changed =
       before?.mode === 'home' && placement.mode === 'home' ? placement.epoch > before.epoch : false;

@@ -3,7 +3,7 @@
  * in a fresh process), so it is loaded when a graph subagent first runs: a worker whose runs have no graph
  * agent never loads them (BENCHMARKS.md, "Where the memory goes").
  */
-import { oneProcessWorkspaces, type WorkspaceHost } from '../workspace/host';
+import { oneProcessWorkspaces, withWorkspaceOutcome, type WorkspaceHost } from '../workspace/host';
 import type { GraphRunInput, GraphRunResult } from '../../contracts/graph';
 import type { BlobStore } from '../../payloads/store';
 import type { ModelProviders } from '../model';
@@ -26,7 +26,7 @@ export function createGraphActivities(
       const run = () => runGraph().runGraphSubagent(deps, input);
       // A graph's tools may work in the run's workspace: where it lives, and what they changed saved afterwards.
       if (input.placement === undefined) return run();
-      return (await workspaces.serve(input.placement, input.workspace, true, run)).result;
+      return withWorkspaceOutcome(await workspaces.serve(input.placement, input.workspace, true, run));
     },
   };
 }

@@ -5,7 +5,7 @@
  * A2A client (./a2a) or the ACP client (./acp). Each protocol's module, and its SDK, is loaded when a run first
  * needs it: a worker whose runs have no remote load never loads them.
  */
-import { oneProcessWorkspaces, type WorkspaceHost } from '../workspace/host';
+import { oneProcessWorkspaces, withWorkspaceOutcome, type WorkspaceHost } from '../workspace/host';
 import type { ProbeProvidersInput, ProviderProbe } from '../../contracts/subagent-providers';
 import type {
   RemoteProbeResult,
@@ -117,7 +117,7 @@ export function createRemoteActivities(
       const run = () => protocolOf(input.provider.type).run(input);
       // An ACP agent works in the run's workspace: where it lives, and what it changed saved afterwards.
       if (input.placement === undefined) return run();
-      return (await workspaces.serve(input.placement, input.workspace, true, run)).result;
+      return withWorkspaceOutcome(await workspaces.serve(input.placement, input.workspace, true, run));
     },
   };
 }

@@ -22,7 +22,7 @@ import { mountsInUse } from './skill-mounts';
 import { strReplace } from './str-replace';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
 import { writeFile } from './write-file';
-import { oneProcessWorkspaces, type WorkspaceHost } from '../workspace/host';
+import { oneProcessWorkspaces, withWorkspaceOutcome, type WorkspaceHost } from '../workspace/host';
 
 type Issues = z.ZodError['issues'];
 
@@ -162,7 +162,7 @@ async function executeToolCall(
     const served = await whileHeartbeating((signal) =>
       workspaces.serve(placement, input.workspace, mutating, run(signal)),
     );
-    return { ...reply(served.result), ...(served.save && { workspace_save: served.save }) };
+    return withWorkspaceOutcome({ ...served, result: reply(served.result) });
   } catch (err) {
     if (err instanceof ToolError) return refuse(err.message);
     throw err;

@@ -25,7 +25,9 @@ import {
   type HomePlacement,
   type Relocation,
   type WorkspaceMovedDetails,
+  type WorkspaceOutcome,
   type WorkspacePlacement,
+  type WorkspaceRequest,
   type WorkspaceSave,
 } from '../../contracts/workspace';
 import type { RecordStore } from '../../payloads/records';
@@ -97,6 +99,19 @@ function unavailable(message: string): ApplicationFailure {
   return ApplicationFailure.create({ message, type: WORKSPACE_FAILURES.unavailable, nonRetryable: true });
 }
 
+/** A served call's result with what the workflow must learn beside it: the placement it made, what it saved. */
+export function withWorkspaceOutcome<T extends object>(served: {
+  result: T;
+  save?: WorkspaceSave;
+  placed?: WorkspacePlacement;
+}): T & WorkspaceOutcome {
+  return {
+    ...served.result,
+    ...(served.placed && { workspace_placement: served.placed }),
+    ...(served.save && { workspace_save: served.save }),
+  };
+}
+
 /** The workspaces of a worker that serves every call of its runs itself (the embedded one): nothing saved. */
 export function oneProcessWorkspaces(): WorkspaceHost {
   return new WorkspaceHost({
@@ -130,7 +145,10 @@ export class WorkspaceHost {
     return this.deps.settings;
   }
 
-  /** A run's placement as it starts: made on this host (its home in `home` mode). Idempotent per run. */
+  /**
+   * A run's placement, made by its first call to be served: on this host (its home in `home` mode), unless
+   * another host's call placed it first. Idempotent per run.
+   */
   async place(runKey: string, workspace: string): Promise<WorkspacePlacement> {
     const { settings } = this.deps;
     await mkdir(workspace, { recursive: true });
@@ -162,11 +180,32 @@ export class WorkspaceHost {
   }
 
   /**
-   * Runs `work` on the run's workspace here, as its placement says, and saves what it changed when `mutating`.
-   * Throws `WorkspaceMoved` when this host holds an older epoch, `WorkspaceUnavailable` when the folder is
-   * neither here nor restorable.
+   * Runs `work` on the run's workspace here, as its placement says (an unplaced run is placed here first), and
+   * saves what it changed when `mutating`. Throws `WorkspaceMoved` when the workspace lives elsewhere (this host
+   * holds an older epoch, or another host placed it), `WorkspaceUnavailable` when the folder is neither here nor
+   * restorable.
    */
   async serve<T>(
+    request: WorkspaceRequest,
+    workspace: string,
+    mutating: boolean,
+    work: () => Promise<T>,
+  ): Promise<{ result: T; save?: WorkspaceSave; placed?: WorkspacePlacement }> {
+    if (request.mode !== 'unplaced') return this.served(request, workspace, mutating, work);
+    const placed = await this.place(request.run_key, workspace);
+    if (placed.mode === 'home' && placed.host_id !== this.deps.hostId) {
+      const details: WorkspaceMovedDetails = { placement: placed, ran: false };
+      throw ApplicationFailure.create({
+        message: `the run's workspace was placed on host ${placed.host_id}, not on host ${this.deps.hostId}`,
+        type: WORKSPACE_FAILURES.moved,
+        nonRetryable: true,
+        details: [details],
+      });
+    }
+    return { ...(await this.served(placed, workspace, mutating, work)), placed };
+  }
+
+  private async served<T>(
     placement: WorkspacePlacement,
     workspace: string,
     mutating: boolean,

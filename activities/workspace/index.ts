@@ -1,20 +1,14 @@
 /**
- * The workspace activities of a worker: placing a run's workspace as it starts (a local activity: the host that
- * runs the lead's first task becomes its home), and moving it when its home is lost (on the shared task queue:
+ * The workspace activity of a worker: moving a run's workspace when its home is lost (on the shared task queue:
  * whichever live host takes it restores the workspace there). The calls that use a workspace go through the
- * host's `serve` (activities/workspace/host.ts) inside their own activities.
+ * host's `serve` (activities/workspace/host.ts) inside their own activities; the run's first call to be served
+ * places it.
  */
 import { Context } from '@temporalio/activity';
-import type { HomePlacement, Relocation, WorkspacePlacement } from '../../contracts/workspace';
+import type { HomePlacement, Relocation } from '../../contracts/workspace';
 import { whileHeartbeating } from '../activity-context';
 import { askHomeVerdict } from './home-liveness';
 import type { WorkspaceHost } from './host';
-
-export interface PlaceWorkspaceInput {
-  /** Whose workspace: the lead run's id, or a batch's own when no lead started it. */
-  run_key: string;
-  workspace: string;
-}
 
 export interface RelocateWorkspaceInput {
   placement: HomePlacement;
@@ -26,9 +20,6 @@ const VERDICT_POLL_MS = 500;
 
 export function createWorkspaceActivities(host: WorkspaceHost) {
   return {
-    /** The run's placement, made on this worker's host. */
-    placeWorkspace: (input: PlaceWorkspaceInput): Promise<WorkspacePlacement> =>
-      host.place(input.run_key, input.workspace),
     /** Keeps the workspace where it is while its home lives; else moves it to this host. */
     relocateWorkspace: (input: RelocateWorkspaceInput): Promise<Relocation> =>
       whileHeartbeating(async (signal) => {

@@ -3,10 +3,10 @@
  * tmpfs on the workspace root (test/support/hosts.ts), against the suite's server, the payload store shared as
  * a bucket is. Runs whose subagents write and read in parallel lose a host mid-run:
  *
- * - on S3 (moto): 20 runs, the host that is home to the most of them SIGKILLed while their subagents sit in a
- *   slow bash call, then restarted under the same host id (it must refuse the stale calls it gets);
- * - on a shared local folder: every host SIGKILLed while the subagents sit in their slow bash call, then a fourth
- *   host with its own empty root joins (the acceptance suite's shape).
+ * - on S3 (moto): 20 runs, the host that is home to most of those caught in their slow bash call SIGKILLed
+ *   with all its processes, then restarted under the same host id (it must refuse the stale calls it gets);
+ * - on a shared local folder: 20 runs, every host SIGKILLed while subagents sit in their slow bash call, then a
+ *   fourth host with its own empty root joins (the acceptance suite's shape).
  *
  * Every run completes; every read after the kill sees every write that completed before it; no tool call that
  * reported done ran twice (a journal line appended by a non-idempotent bash call).
@@ -434,10 +434,10 @@ describeWithHosts('a run on many hosts', () => {
       6,
     );
     hosts.push(...(await Promise.all(['h1', 'h2', 'h3'].map((name) => startHost(s, name)))));
-    const runs = await startRuns(s, 9);
+    const runs = await startRuns(s, 20);
     await waitFor(
-      'nine subagents in their slow bash',
-      async () => (await inSlowBash(client, runs)).length >= 9,
+      'a dozen subagents in their slow bash',
+      async () => (await inSlowBash(client, runs)).length >= 12,
       120_000,
     );
     await Promise.all(hosts.map((host) => host.kill()));

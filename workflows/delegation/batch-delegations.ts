@@ -114,7 +114,7 @@ export class BatchDelegations {
           loadBatchItemsFile.executeWithOptions({ ...ITEMS_FILE_OPTIONS, ...place.home }, [
             {
               workspace: this.options.workspace,
-              ...(place.placement && { placement: place.placement }),
+              placement: place.placement,
               path,
               max_items: settings.max_items,
             },

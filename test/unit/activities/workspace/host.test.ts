@@ -73,6 +73,23 @@ describe('WorkspaceHost', () => {
     expect(await host('b').place('run-1', workspace)).toEqual(placed);
   });
 
+  it("places an unplaced run on the host that serves its first call, and sends the others' calls there", async () => {
+    const a = host('a');
+    const first = await a.serve({ mode: 'unplaced', run_key: 'run-1' }, workspace, true, write('x.txt', 'x'));
+    expect(first.placed).toMatchObject({ mode: 'home', host_id: 'a', epoch: 1 });
+    expect(first.save?.changed).toBeGreaterThan(0);
+    let ran = false;
+    const err = await refusal(
+      host('b').serve({ mode: 'unplaced', run_key: 'run-1' }, workspace, true, async () => {
+        ran = true;
+        return 'no';
+      }),
+    );
+    expect(ran).toBe(false);
+    expect(err.type).toBe(WORKSPACE_FAILURES.moved);
+    expect((err.details?.[0] as WorkspaceMovedDetails).placement).toEqual(first.placed);
+  });
+
   it('saves each change, and a new host restores the newest save after the home is lost', async () => {
     const a = host('a');
     const placement = (await a.place('run-1', workspace)) as HomePlacement;
