@@ -451,5 +451,5 @@ describeWithHosts('a run on many hosts', () => {
       const status = await run.query(leadStatusQuery);
       expect(status.workspace).toMatchObject({ host_id: h4, epoch: 2 });
     }
-  }, 300_000);
+  }, 400_000);
 });
