@@ -432,7 +432,10 @@ export async function runUntilWithRestarts<T>(
       watched.catch(() => undefined);
     }
     try {
-      return await worker.runUntil(watched);
+      const value = await worker.runUntil(watched);
+      // Its host queue's Worker, if any, holds the same connection until it has stopped too.
+      await hostWorkerStopped(worker);
+      return value;
     } catch (err) {
       if (settled || attempt >= restarts) throw err;
       const message = err instanceof Error ? err.message : String(err);
