@@ -51,7 +51,7 @@ async function timedRuns(
           const input = fanOutInput('bench-placement');
           const workflowId = `${taskQueue}-${mode}-${run}`;
           const args = [
-            mode === 'before'
+            mode === 'pre-placed'
               ? { ...input, workspace_placement: { mode: 'anywhere', run_key: workflowId } }
               : input,
           ];
