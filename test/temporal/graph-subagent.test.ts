@@ -8,7 +8,7 @@
 import { subagentResult } from '../../client/api';
 import { runningGraphSteps } from '../../cli/steps-command';
 import { once } from 'node:events';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
@@ -146,7 +146,12 @@ describe('graph agents', () => {
       },
     });
     const taskQueue = uniqueTaskQueue('graph-crash');
-    const workers: ChildProcess[] = [await startProjectWorkerProcess(taskQueue)];
+    // Both workers see one disk, as a shared filesystem's hosts do: the workspace stays where the graph wrote it
+    // (on separate disks a move restores the last save, taken when a call ends: test/temporal/many-hosts.test.ts).
+    const config = join(tempDir('graph-crash-config'), 'worker.yaml');
+    writeFileSync(config, 'workspace: {mode: shared}\n');
+    const env = { SUBAGENTS_CONFIG: config };
+    const workers: ChildProcess[] = [await startProjectWorkerProcess(taskQueue, env)];
     try {
       const handle = await testClient().workflow.start(subagentWorkflow, {
         taskQueue,
@@ -169,7 +174,7 @@ describe('graph agents', () => {
       });
       workers[0].kill('SIGKILL');
       await once(workers[0], 'exit');
-      workers.push(await startProjectWorkerProcess(taskQueue));
+      workers.push(await startProjectWorkerProcess(taskQueue, env));
 
       const result = await handle.result();
       expect(result).toMatchObject({
