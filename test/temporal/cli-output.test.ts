@@ -101,7 +101,7 @@ describe('a worker stopped with SIGTERM shuts down once and exits 0, without a s
       expect(await worker.exited).toEqual({ code: 0, signal: null });
       // stdout has the start lines alone; the logs, the core's included, are on stderr.
       expect(worker.stdout).toMatch(
-        /^worker ready: [^\n]*\nbash sandbox: [^\n]*\nadmission: [^\n]*\nlead runs in flight: [^\n]*\npayloads: [^\n]*\n$/,
+        /^worker ready: [^\n]*\nbash sandbox: [^\n]*\nadmission: [^\n]*\nlead runs in flight: [^\n]*\npayloads: [^\n]*\nworkspaces: home host [^\n]*, saved to [^\n]* after each change\n$/,
       );
       expect(worker.stderr).toMatch(/\[INFO\] Initiated shutdown .*sdkComponent: 'core'/);
       expect(worker.stderr).toContain('SIGTERM: stopping the worker');
