@@ -321,6 +321,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     ...(options.transcripts && { transcripts: options.transcripts }),
     ...(options.probes && { probes: options.probes }),
     ...(options.remote && { remote: options.remote }),
+    ...(options.leadInputs && { leadInputs: options.leadInputs }),
     secretsKeyring: options.secretsKeyring ?? processSecretsKeyring(options.payloads?.encryption),
     providers,
     ...(options.workspaces && { workspaces: options.workspaces.host }),

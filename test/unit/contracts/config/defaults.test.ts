@@ -113,6 +113,7 @@ describe('the configuration with nothing written', () => {
       'metrics',
       'tracing',
       'workspace',
+      'safety_finish_reason',
       'payloads',
       'mcp_servers',
       'tool_search',
