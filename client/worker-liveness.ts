@@ -8,7 +8,7 @@
  */
 import { isGrpcDeadlineError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { millis, taskQueueHeartbeats, type HeartbeatSeen } from '../activities/worker-heartbeats';
+import { millis, taskQueueHeartbeats, type HeartbeatSeen } from '../contracts/worker-heartbeats';
 
 export { taskQueueHeartbeats, type HeartbeatSeen };
 

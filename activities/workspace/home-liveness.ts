@@ -8,7 +8,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { taskQueueHeartbeats, millis } from '../worker-heartbeats';
+import { taskQueueHeartbeats, millis } from '../../contracts/worker-heartbeats';
 
 export type HomeVerdict = 'alive' | 'gone' | 'unsure';
 
