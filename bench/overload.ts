@@ -150,9 +150,11 @@ async function countCalls(client: Client, taskQueue: string) {
   );
   let modelCalls = 0;
   let bashCalls = 0;
-  // An at-most-once tool whose attempt timed out (its heartbeat lost) is reported to the model as
-  // "interrupted … may or may not have run".
+  // An at-most-once tool whose attempt timed out once started (its heartbeat lost) is reported to the model as
+  // "interrupted … may or may not have run". One that waited too long for its home host's queue never started:
+  // it is sent again (workflows/workspace-route.ts), and counts once, as the call it is.
   let bashInterrupted = 0;
+  const { TIMEOUT_TYPE_SCHEDULE_TO_START } = temporal.api.enums.v1.TimeoutType;
   for (let i = 0; i < infos.length; i += 16) {
     for (const history of await histories(client, infos.slice(i, i + 16))) {
       const scheduled = new Map<number, string>();
@@ -163,9 +165,15 @@ async function countCalls(client: Client, taskQueue: string) {
         if (started && scheduled.get(Number(started.scheduledEventId)) === 'callModel') {
           modelCalls += started.attempt ?? 1;
         }
-        if (type === 'executeToolCall') bashCalls += 1;
+        if (started && scheduled.get(Number(started.scheduledEventId)) === 'executeToolCall') bashCalls += 1;
         const timedOut = event.activityTaskTimedOutEventAttributes;
-        if (timedOut && scheduled.get(Number(timedOut.scheduledEventId)) === 'executeToolCall') {
+        const neverStarted =
+          timedOut?.failure?.timeoutFailureInfo?.timeoutType === TIMEOUT_TYPE_SCHEDULE_TO_START;
+        if (
+          timedOut &&
+          !neverStarted &&
+          scheduled.get(Number(timedOut.scheduledEventId)) === 'executeToolCall'
+        ) {
           bashInterrupted += 1;
         }
       }

@@ -43,6 +43,8 @@ export interface BatchInput {
   workspace: string;
   /** Where the workspace lives (contracts/workspace.ts), as the run knew it; absent: placed by its first call. */
   workspace_placement?: WorkspacePlacement;
+  /** Whose workspace records its items' calls use: its run's (workflows/workspace-route.ts). Absent: its own. */
+  workspace_key?: string;
   sandbox: SandboxSettings;
   summarization?: SummarizationRuntime;
   /** Depth of its items' subagents (the lead's children: 1). */

@@ -556,6 +556,8 @@ function leadRunFields(
     workspace: workspacePath(types),
     /** Where the workspace lives (contracts/workspace.ts): set by the run as it continues as new. */
     workspace_placement: workspacePlacementSchema().optional(),
+    /** Whose workspace records the run's calls use (workflows/workspace-route.ts); absent: its own. */
+    workspace_key: text.optional(),
     sandbox: agents.tools.sandbox,
     loop_detection: agents.guards.loopDetection,
     /** The lead's own token budget; each child carries its agent's. */
@@ -637,6 +639,8 @@ function subagentInputSchema(
       workspace: workspacePath(types),
       /** Where the workspace lives (contracts/workspace.ts): as the parent knows it. Absent: a run from before. */
       workspace_placement: workspacePlacementSchema().optional(),
+      /** Whose workspace records its calls use: its run's (workflows/workspace-route.ts). Absent: its own. */
+      workspace_key: text.optional(),
       sandbox: agents.tools.sandbox,
       /** Delegation depth: a child's depth is its parent's plus one (the lead is 0). */
       depth: wholeNumber(0),

@@ -45,7 +45,7 @@ import { defaultGuards } from './guards';
 import { showLiveState } from './outcome';
 import { agentSkills, type AgentSkills, type AgentSkillsRequest } from './skills';
 import { AgentGuardrails } from './guardrails';
-import { WorkspaceRoute } from './workspace-route';
+import { WorkspaceRoute, workspaceKey } from './workspace-route';
 import { reportWorkspaceNotices } from './workspace-notices';
 import type { WorkspacePlacement } from '../contracts/workspace';
 
@@ -88,6 +88,7 @@ export function runContext(
     skills?: RunSkillsSettings;
     guardrails?: RunGuardrailsSettings;
     workspace_placement?: WorkspacePlacement;
+    workspace_key?: string;
   },
   runId: string,
 ): RunContext {
@@ -95,7 +96,7 @@ export function runContext(
     runId,
     depth: input.depth,
     workspace: input.workspace,
-    route: new WorkspaceRoute(input.workspace_placement, input.workspace, runId),
+    route: new WorkspaceRoute(input.workspace_placement, input.workspace, workspaceKey(input)),
     sandbox: input.sandbox,
     loopDetection: input.loop_detection,
     ...(input.summarization && { summarization: input.summarization }),

@@ -53,7 +53,7 @@ import { CRITERIA_NOT_MET } from './item-acceptance';
 import { recordDelegationEnd } from './metrics';
 import { closeWith, reportOutcome, reportsOutcome } from './outcome';
 import type { subagentWorkflow } from './subagent';
-import { WorkspaceRoute } from './workspace-route';
+import { WorkspaceRoute, workspaceKey } from './workspace-route';
 
 /**
  * Histories recorded before an item checked its own criteria: the batch checked them after the item completed
@@ -82,11 +82,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     startedAt: info.startTime.toISOString(),
     askAgainMs: ADMISSION_RESEND_MS,
   });
-  const route = new WorkspaceRoute(
-    input.workspace_placement,
-    input.workspace,
-    input.run_id ?? info.workflowId,
-  );
+  const route = new WorkspaceRoute(input.workspace_placement, input.workspace, workspaceKey(input));
   const runner = new ItemRunner(input, batch, info.workflowId, route);
 
   setHandler(admissionAnswerSignal, (answer) => batch.answered(answer, Date.now()));

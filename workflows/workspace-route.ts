@@ -16,6 +16,7 @@ import {
   proxyActivities,
   sleep,
   TimeoutFailure,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/common';
 import type { ProjectActivities } from '../activities';
@@ -46,6 +47,23 @@ const relocation = proxyActivities<ProjectActivities>({
   // "No snapshot and the home is gone" is retried: the retries are the wait for the home to return.
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
+
+/**
+ * Whose workspace a workflow's calls use: its input's (the run's, set by whoever started it from this project),
+ * else its own as the root of a run: its workflow id and first execution's run id, so a workflow id used again
+ * for a new run never meets the old run's workspace records.
+ */
+export function workspaceKey(input: {
+  workspace_key?: string;
+  workspace_placement?: WorkspacePlacement;
+}): string {
+  const info = workflowInfo();
+  return (
+    input.workspace_key ??
+    input.workspace_placement?.run_key ??
+    `${info.workflowId}@${info.firstExecutionRunId}`
+  );
+}
 
 /** Where one call goes: as the caller runs it (no placement, or one process), or to the home's queue. */
 export interface CallPlace {
@@ -96,8 +114,8 @@ export class WorkspaceRoute {
   }
 
   /** `{ workspace_placement }` for an input, when there is one. */
-  inputField(): { workspace_placement?: WorkspacePlacement } {
-    return this.current ? { workspace_placement: this.current } : {};
+  inputField(): { workspace_placement?: WorkspacePlacement; workspace_key: string } {
+    return { ...(this.current && { workspace_placement: this.current }), workspace_key: this.runKey };
   }
 
   listen(events: WorkspaceRouteEvents): void {

@@ -3,7 +3,7 @@
  * its attempt there was lost: the answer decides between trying the home again and moving the workspace. It
  * reads what the server keeps: the pollers of the home's activity task queue and the heartbeats of the workers
  * polling it (every 2 s from this project's: worker/runtime.ts). A host whose worker said it stopped, or fell
- * silent for three beats (6 s at the least), is gone; one that beat within the last one and a half beats is
+ * silent for five beats (10 s at the least), is gone; one that beat within the last one and a half beats is
  * alive; in between the question is asked again.
  */
 import type { Client } from '@temporalio/client';
@@ -12,8 +12,11 @@ import { taskQueueHeartbeats, millis } from '../../contracts/worker-heartbeats';
 
 export type HomeVerdict = 'alive' | 'gone' | 'unsure';
 
-/** Never sooner than this: a busy host beats late, and a move costs a restore. */
-const MIN_GONE_SILENCE_MS = 6_000;
+/**
+ * Never sooner than this: a saturated host's beats come late (its worker's core thread shares the CPU), and a
+ * move costs a restore and the calls in flight there.
+ */
+const MIN_GONE_SILENCE_MS = 10_000;
 const GONE_AFTER_BEATS = 3;
 /** A poller that sent no heartbeat (killed in its first seconds) is gone once it has not asked for this long. */
 const SILENT_POLLER_MS = 15_000;

@@ -392,6 +392,8 @@ describeWithHosts('a run on many hosts', () => {
           scriptFile: s.scriptFile,
           config: { subagents: { max_concurrent: 2 }, sandbox: { allow_host_bash: true } },
         });
+        // The run's workspace records are keyed by its workflow id and first run id (workflows/workspace-route.ts).
+        const runKey = `${moved.workflowId}@${(await moved.describe()).runId}`;
         const straggler = await client.workflow.start<typeof leadRunWorkflow>('leadRunWorkflow', {
           taskQueue: s.taskQueue,
           workflowId: `${s.taskQueue}-straggler`,
@@ -399,9 +401,10 @@ describeWithHosts('a run on many hosts', () => {
             {
               ...input,
               run_id: moved.workflowId,
+              workspace_key: runKey,
               workspace_placement: {
                 mode: 'home',
-                run_key: moved.workflowId,
+                run_key: runKey,
                 host_id: victimId,
                 queue: `${s.taskQueue}@${victimId}`,
                 epoch: 1,

@@ -1,7 +1,7 @@
 /**
  * Whether a run's home host is alive, gone, or not yet known, from what the server lists: a move costs a
- * restore, so "gone" needs the host to have said it stopped or to have been silent for three beats (6 s at
- * least); a beat within the last one and a half says alive.
+ * restore, so "gone" needs the host to have said it stopped or to have been silent for 10 s at least (three
+ * beats of a slower one); a beat within the last one and a half says alive.
  */
 import { homeVerdict } from '../../../../activities/workspace/home-liveness';
 
@@ -18,12 +18,12 @@ describe('homeVerdict', () => {
     expect(homeVerdict([{}], [beat(3_900)], NOW)).toBe('alive');
   });
 
-  it('is unsure after a missed beat or two, and gone after three (6 s at least)', () => {
+  it('is unsure after a missed beat, and gone after 10 s of silence (three beats of a slower host)', () => {
     expect(homeVerdict([{}], [beat(4_500)], NOW)).toBe('unsure');
-    expect(homeVerdict([{}], [beat(5_900)], NOW)).toBe('unsure');
-    expect(homeVerdict([{}], [beat(6_100)], NOW)).toBe('gone');
+    expect(homeVerdict([{}], [beat(9_900)], NOW)).toBe('unsure');
+    expect(homeVerdict([{}], [beat(10_100)], NOW)).toBe('gone');
     // A slower beat waits longer: three of its intervals.
-    expect(homeVerdict([{}], [{ ...beat(9_000), intervalMs: 5_000 }], NOW)).toBe('unsure');
+    expect(homeVerdict([{}], [{ ...beat(14_000), intervalMs: 5_000 }], NOW)).toBe('unsure');
   });
 
   it('is gone at once when the host said it stopped, or nothing polls and nothing beats', () => {
