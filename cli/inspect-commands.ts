@@ -440,13 +440,13 @@ export function eventsCommand(args: string[]): Promise<number> {
     if (!inspected.open) {
       // The event log lived in the workflow: a closed run's events are rebuilt from its ledger.
       if (!inspected.result) throw noLedger(run.runId, inspected);
-      const { ledger } = inspected.result;
+      const { ledger, decisions } = inspected.result;
       const descriptions = descriptionsOf(ledger);
-      const events = eventsFromLedger(ledger).filter((e) => e.seq > after);
+      const events = eventsFromLedger(ledger, decisions).filter((e) => e.seq > after);
       for (const event of events) process.stdout.write(`${eventText(event, asJson, descriptions)}\n`);
       if (events.length === 0 && !asJson)
         process.stderr.write(
-          `${run.runId}: ${ledger.length === 0 ? 'made no delegations, so it has no task events' : `no events after ${after}`}\n`,
+          `${run.runId}: ${ledger.length === 0 && !decisions ? 'made no delegations and decided on no held call, so it has no events' : `no events after ${after}`}\n`,
         );
       return 0;
     }

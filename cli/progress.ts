@@ -45,6 +45,8 @@ export function eventLine(event: TaskEvent, description?: string): string {
       return clarificationEventLine(event, at);
     case 'tool_denied':
       return `${at} ${event.task_id} ${event.agent}: ${event.tool} denied: ${event.reason} (${event.policy_id})`;
+    case 'tool_approved':
+      return `${at} ${event.task_id} ${event.agent}: ${event.tool} approved by ${event.by}${event.note !== undefined ? `: ${event.note}` : ''} (${event.policy_id})`;
     case 'subagent_tool_unavailable':
       return `${at} ${event.tool} unavailable in this run: provider ${event.provider} (${event.provider_type}): ${event.reason}`;
     case 'workspace_moved':

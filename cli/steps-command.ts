@@ -13,9 +13,11 @@ import {
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { temporal } from '@temporalio/proto';
 import type * as GraphMessages from '../activities/graph/graph-messages';
+import { approveToolCallUpdate, denyToolCallUpdate, type RecordedDecision } from '../contracts/approvals';
 import { batchItemWorkflowId } from '../contracts/batch';
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import type { GraphProgress, GraphRunResult } from '../contracts/graph';
+import { deniedToolText, personDeniedReason } from '../contracts/guardrails';
 import type { AssistantMessage, ToolCall, ToolMessage } from '../contracts/messages';
 import type { ModelCallResult } from '../contracts/model';
 import {
@@ -25,7 +27,7 @@ import {
   type SnapshotSkill,
 } from '../contracts/run-skills';
 import { recordsAfter, subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
-import type { SubagentStep } from '../contracts/steps';
+import { approvalStep, type SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
 import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
@@ -63,7 +65,9 @@ export type HistoryRecord =
   /** A graph agent's run that returned nothing: why. */
   | { kind: 'graph_unfinished'; reason: string }
   /** The agent's skills, as its run's snapshot found them (`loadRunSkills`). */
-  | { kind: 'skills'; skills: SnapshotSkill[] };
+  | { kind: 'skills'; skills: SnapshotSkill[] }
+  /** A person's decision on a held call (an `approve_tool_call` / `deny_tool_call` Update that was recorded). */
+  | { kind: 'decision'; decision: RecordedDecision };
 
 export interface RebuiltSteps {
   steps: SubagentStep[];
@@ -92,12 +96,31 @@ export function stepsFromHistory(
   let screened = new Map<string, { refusal?: ToolMessage; activated?: string }>();
   const push = (message: Parameters<typeof buildStep>[1], promoted?: string[], activated?: string) =>
     steps.push(buildStep(steps.length + 1, message, promoted, activated));
+  /** The decisions on held calls, by tool_call_id: their steps come before the turn's results, as they did live. */
+  let decided = new Map<string, RecordedDecision>();
   const flush = () => {
+    for (const call of pending) {
+      const decision = decided.get(call.id);
+      if (decision) steps.push({ seq: steps.length + 1, ...approvalStep({ ...decision, call_id: call.id }) });
+    }
     for (const call of pending) {
       const outcome = outcomes.get(call.id)?.shift();
       const policy = screened.get(call.id);
+      const decision = decided.get(call.id);
       if (policy?.refusal) {
         push(policy.refusal);
+      } else if (decision?.decision === 'denied' && decision.policy_id !== undefined) {
+        push({
+          role: 'tool',
+          tool_call_id: call.id,
+          name: call.name,
+          content: deniedToolText(
+            call.name,
+            personDeniedReason(decision.by, decision.note),
+            decision.policy_id,
+          ),
+          is_error: true,
+        });
       } else if (outcome?.kind === 'tool') {
         const { result } = outcome;
         push(
@@ -132,11 +155,17 @@ export function stepsFromHistory(
     pending = [];
     outcomes = new Map();
     screened = new Map();
+    decided = new Map();
   };
   const lastModel = records.reduce((last, record, i) => (record.kind === 'model' ? i : last), -1);
   records.forEach((record, i) => {
     if (record.kind === 'skills') {
       skills = record.skills;
+      return;
+    }
+    if (record.kind === 'decision') {
+      const id = record.decision.tool_call_id;
+      if (id !== undefined) decided.set(id, record.decision);
       return;
     }
     if (record.kind === 'graph' || record.kind === 'graph_unfinished') {
@@ -176,6 +205,9 @@ const TOOL_ACTIVITIES: ReadonlySet<string> = new Set([
   'searchMcpTools',
 ]);
 
+/** The Updates that record a person's decision on a held call. */
+const DECISION_UPDATES: ReadonlySet<string> = new Set([approveToolCallUpdate.name, denyToolCallUpdate.name]);
+
 /** The local activity that takes an agent's skills snapshot (activities/skills/run-skills.ts). */
 const SKILLS_ACTIVITY = 'loadRunSkills';
 
@@ -200,7 +232,21 @@ async function historyRecords(client: Client, events: readonly HistoryEvent[]): 
     const input = await decode<ToolCallInput>(activity.input);
     records.push({ kind: 'tool_failed', call: input.call, message });
   };
+  /** Accepted Updates by id: their name (a decision's result is read when the Update completes). */
+  const updates = new Map<string, string>();
   for (const event of events) {
+    const accepted = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+    if (accepted?.meta?.updateId && accepted.input?.name) {
+      updates.set(accepted.meta.updateId, accepted.input.name);
+      continue;
+    }
+    const updated = event.workflowExecutionUpdateCompletedEventAttributes;
+    if (updated) {
+      const name = updates.get(updated.meta?.updateId ?? '');
+      if (DECISION_UPDATES.has(name ?? '') && updated.outcome?.success)
+        records.push({ kind: 'decision', decision: await decode<RecordedDecision>(updated.outcome.success) });
+      continue;
+    }
     const started = event.activityTaskScheduledEventAttributes;
     if (started) {
       const type = started.activityType?.name ?? '';

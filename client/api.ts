@@ -26,7 +26,7 @@ import {
   type RecordedAnswer,
 } from '../contracts/clarification';
 import type { PendingApproval, RecordedDecision } from '../contracts/approvals';
-import type { NewTaskEvent, TaskEvent } from '../contracts/events';
+import type { NewTaskEvent, TaskEvent, ToolDecisionEvent } from '../contracts/events';
 import { assertLeadRunInput, InvalidInputError, systemFolderProblem } from '../contracts/inputs';
 import {
   leadEventsQuery,
@@ -121,12 +121,19 @@ function failureText(err: unknown): string {
 }
 
 /**
- * The run's events as its ledger shows them once it has closed: per delegation `task_started` (a batch:
- * `batch_started`) and the terminal event it ended with, in time order and numbered from 1. Progress
- * (`task_queued`, `task_running`) lives only in the workflow's state, which a closed run keeps on no worker.
+ * The run's events as its result shows them once it has closed: per delegation `task_started` (a batch:
+ * `batch_started`) and the terminal event it ended with, and the decisions on its tool calls (`tool_approved`,
+ * `tool_denied`: the result's `decisions`), in time order and numbered from 1. Progress (`task_queued`,
+ * `task_running`) lives only in the workflow's state, which a closed run keeps on no worker.
  */
-export function eventsFromLedger(ledger: readonly LedgerEntry[]): TaskEvent[] {
+export function eventsFromLedger(
+  ledger: readonly LedgerEntry[],
+  decisions: readonly ToolDecisionEvent[] = [],
+): TaskEvent[] {
   const timed: { at: string; order: number; event: NewTaskEvent }[] = [];
+  decisions.forEach(({ seq: _seq, ...event }, i) =>
+    timed.push({ at: event.at, order: ledger.length * 2 + i, event }),
+  );
   ledger.forEach((entry, i) => {
     const startedAt = entry.started_at ?? entry.created_at;
     if (entry.kind === 'batch') {

@@ -84,6 +84,12 @@ export interface RecordedDecision {
   asked_by: string;
   tool: string;
   args: string;
+  /**
+   * The held call's tool_call_id and the policy that asked: a closed agent's steps are rebuilt from its
+   * history with them (absent in decisions recorded before).
+   */
+  tool_call_id?: string;
+  policy_id?: string;
   decision: 'approved' | 'denied';
   by: string;
   /** ISO 8601 (workflow clock). */

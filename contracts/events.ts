@@ -26,8 +26,11 @@ export const CLARIFICATION_EVENT_TYPES = [
   'clarification_timed_out',
 ] as const;
 
-/** A tool call a guardrail kept from running (denied by its policy, by a person, or for want of one). */
-export const GUARDRAIL_EVENT_TYPES = ['tool_denied'] as const;
+/**
+ * A tool call a guardrail kept from running (denied by its policy, by a person, or for want of one), and one a
+ * person approved.
+ */
+export const GUARDRAIL_EVENT_TYPES = ['tool_denied', 'tool_approved'] as const;
 
 /**
  * A tool load whose provider could not be used when the run started: the tool does not exist in this run (the
@@ -164,7 +167,33 @@ export interface ToolDeniedEvent extends TaskEventBase {
   workflow_id?: string;
 }
 
-/** A subagent's denied call, told to its parent, which passes it up to the lead: every log on the way keeps it. */
+/**
+ * `task_id` as a denial's. A call a guardrail held for a person's decision, approved: who, and their note. It ran
+ * as any other call.
+ */
+export interface ToolApprovedEvent extends TaskEventBase {
+  type: 'tool_approved';
+  tool: string;
+  /** `lead`, or the agent type of the subagent whose call it was. */
+  agent: string;
+  by: string;
+  note?: string;
+  policy_id: string;
+  /** A subagent's approval: that subagent's workflow id. */
+  workflow_id?: string;
+}
+
+/** The decisions on a run's tool calls: what a closed run's result keeps of its event log (`decisions`). */
+export type ToolDecisionEvent = ToolDeniedEvent | ToolApprovedEvent;
+
+export function isToolDecisionEvent(event: TaskEvent): event is ToolDecisionEvent {
+  return event.type === 'tool_denied' || event.type === 'tool_approved';
+}
+
+/**
+ * A subagent's denied or approved call, told to its parent, which passes it up to the lead: every log on the way
+ * keeps it. `approved` marks an approval (`by`, `note`); absent: a denial (`reason`).
+ */
 export interface GuardrailNotice {
   /** The subagent's workflow id. */
   workflow_id: string;
@@ -175,6 +204,7 @@ export interface GuardrailNotice {
   agent: string;
   reason: string;
   policy_id: string;
+  approved?: { by: string; note?: string };
 }
 
 /** `task_id`: the absent tool's name (no delegation exists). */
@@ -226,6 +256,7 @@ export type TaskEvent =
   | BatchStartedEvent
   | BatchFinishedEvent
   | ToolDeniedEvent
+  | ToolApprovedEvent
   | SubagentToolUnavailableEvent
   | WorkspaceMovedEvent
   | WorkspaceNotSavedEvent;
@@ -242,6 +273,7 @@ export type NewTaskEvent =
   | Omit<BatchStartedEvent, 'seq'>
   | Omit<BatchFinishedEvent, 'seq'>
   | Omit<ToolDeniedEvent, 'seq'>
+  | Omit<ToolApprovedEvent, 'seq'>
   | Omit<SubagentToolUnavailableEvent, 'seq'>
   | Omit<WorkspaceMovedEvent, 'seq'>
   | Omit<WorkspaceNotSavedEvent, 'seq'>;

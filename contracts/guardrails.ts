@@ -51,6 +51,11 @@ export function deniedToolText(tool: string, reason: string, policyId: string): 
   return `Guardrail denied: ${tool} — ${reason} (${policyId})`;
 }
 
+/** The reason a call a person denied is denied with (the model reads it). */
+export function personDeniedReason(by: string | undefined, note: string | undefined): string {
+  return `denied by ${by ?? 'a person'}${note ? `: ${note}` : ''}`;
+}
+
 /** The reason an `ask` that timed out is denied with. */
 export function approvalTimedOutReason(timeoutSeconds: number): string {
   return `no decision came within ${timeoutSeconds} s`;

@@ -5,7 +5,7 @@
 import { defineQuery } from '@temporalio/workflow';
 import type { PendingApproval } from './approvals';
 import type { PendingQuestion } from './clarification';
-import type { TaskEvent } from './events';
+import type { TaskEvent, ToolDecisionEvent } from './events';
 import type { LedgerEntry } from './ledger';
 import type { JsonValue, LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
@@ -79,6 +79,12 @@ export interface LeadRunResult {
   error?: string;
   /** Refused a slot (`lead_runtime`: capacity full or queue timeout) before any model call. */
   admission_failure?: true;
+  /**
+   * The decisions on the tool calls of the lead and its subagents (`tool_approved`, `tool_denied`), from its
+   * event log, which ends with the workflow: what `subagents events` shows of a closed run beside its ledger.
+   * Absent: none, or a run from before results kept them.
+   */
+  decisions?: ToolDecisionEvent[];
 }
 
 export interface LeadStatus {

@@ -57,3 +57,30 @@ export interface SubagentApprovalStep extends SubagentStepBase {
 }
 
 export type SubagentStep = SubagentAiStep | SubagentToolStep | SubagentApprovalStep;
+
+/** A held call's end, as its agent's step log records it (before the log gives it its `seq`). */
+export function approvalStep(held: {
+  ref: string;
+  tool: string;
+  args: string;
+  call_id: string;
+  decision: SubagentApprovalStep['decision'];
+  by?: string;
+  at: string;
+  note?: string;
+}): Omit<SubagentApprovalStep, 'seq'> {
+  const { by, note } = held;
+  return {
+    kind: 'approval',
+    text:
+      `${held.ref} ${held.tool} ${held.args}: ${held.decision}` +
+      `${by !== undefined ? ` by ${by}` : ''}${note !== undefined ? ` (${note})` : ''}`,
+    truncated: false,
+    tool_call_id: held.call_id,
+    name: held.tool,
+    decision: held.decision,
+    ...(by !== undefined && { by }),
+    at: held.at,
+    ...(note !== undefined && { note }),
+  };
+}

@@ -260,6 +260,14 @@ export interface AgentRunOptions {
 /** Histories recorded before a subagent's denial was told to its parent. */
 const DENIAL_NOTICE_PATCH = 'guardrail-denial-notice';
 
+/** Histories recorded before a subagent's approved call was told to its parent (`tool_approved`). */
+const APPROVAL_NOTICE_PATCH = 'guardrail-approval-notice';
+
+/** Whether this agent is a subagent of the run (it has a parent to tell), not the lead. */
+function isSubagent(context: RunContext): boolean {
+  return workflowInfo().parent !== undefined && workflowInfo().workflowId !== context.runId;
+}
+
 /** `{ guardrails }` for the loop's config when a policy applies to this agent; else nothing. */
 function withGuardrails(
   context: RunContext,
@@ -273,26 +281,54 @@ function withGuardrails(
     policy,
     settings,
     { runId: context.runId, userId: context.userId ?? DEFAULT_USER_ID, agent: agentName },
-    // `tool_denied` in the agent's event log, when it keeps one (the lead; a subagent that delegates), and in
-    // its parent's, up to the lead's.
-    (call, decision) => {
-      const denial = {
-        at: new Date().toISOString(),
-        tool: call.name,
-        agent: agentName,
-        reason: decision.reason,
-        policy_id: decision.policy_id,
-      };
-      delegator?.recordEvent({ type: 'tool_denied', task_id: call.id, ...denial });
-      // Histories recorded before subagents told their parent: they sent no signal here.
-      if (
-        workflowInfo().parent &&
-        workflowInfo().workflowId !== context.runId &&
-        patched(DENIAL_NOTICE_PATCH)
-      ) {
-        const notice = { ...denial, workflow_id: workflowInfo().workflowId, call_id: call.id };
-        tellParent(guardrailNoticeSignal, notice, context.runId);
-      }
+    // `tool_denied` / `tool_approved` in the agent's event log, when it keeps one (the lead; a subagent that
+    // delegates), and in its parent's, up to the lead's.
+    {
+      denied: (call, decision) => {
+        const denial = {
+          at: new Date().toISOString(),
+          tool: call.name,
+          agent: agentName,
+          reason: decision.reason,
+          policy_id: decision.policy_id,
+        };
+        delegator?.recordEvent({ type: 'tool_denied', task_id: call.id, ...denial });
+        // Histories recorded before subagents told their parent: they sent no signal here.
+        if (isSubagent(context) && patched(DENIAL_NOTICE_PATCH)) {
+          const notice = { ...denial, workflow_id: workflowInfo().workflowId, call_id: call.id };
+          tellParent(guardrailNoticeSignal, notice, context.runId);
+        }
+      },
+      approved: (call, decision, approval) => {
+        const at = new Date().toISOString();
+        const { reason, policy_id: policyId } = decision;
+        delegator?.recordEvent({
+          type: 'tool_approved',
+          task_id: call.id,
+          at,
+          tool: call.name,
+          agent: agentName,
+          ...approval,
+          policy_id: policyId,
+        });
+        // Histories recorded before approvals were told to the parent: they sent no signal here.
+        if (isSubagent(context) && patched(APPROVAL_NOTICE_PATCH)) {
+          tellParent(
+            guardrailNoticeSignal,
+            {
+              at,
+              tool: call.name,
+              agent: agentName,
+              reason,
+              policy_id: policyId,
+              approved: approval,
+              workflow_id: workflowInfo().workflowId,
+              call_id: call.id,
+            },
+            context.runId,
+          );
+        }
+      },
     },
   );
   return { guardrails };
@@ -361,7 +397,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   if (delegator) {
     setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
     setHandler(subagentAdmissionSignal, (update) => delegator.recordAdmission(update));
-    setHandler(guardrailNoticeSignal, (notice) => delegator.recordChildDenial(notice));
+    setHandler(guardrailNoticeSignal, (notice) => delegator.recordChildDecision(notice));
   }
   const delegation = delegator?.plugins();
   const plugins: LoopPlugins = {

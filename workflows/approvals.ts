@@ -36,7 +36,7 @@ import {
   type GuardrailDecision,
 } from '../contracts/guardrails';
 import type { ToolCall } from '../contracts/messages';
-import type { SubagentApprovalStep } from '../contracts/steps';
+import { approvalStep, type SubagentApprovalStep } from '../contracts/steps';
 import { truncateHeadTail } from '../contracts/text';
 import { holderName, tellParent } from './held-for-a-person';
 import { recordApprovalWait } from './metrics';
@@ -220,22 +220,16 @@ export class Approvals {
       Date.parse(record.closed_at ?? now()) - Date.parse(record.asked_at),
     );
     if (record.state !== 'cancelled') {
-      const by = record.by;
       const note =
         record.state === 'timed_out' ? approvalTimedOutReason(record.timeout_seconds) : record.note;
-      this.options.recordStep?.({
-        kind: 'approval',
-        text:
-          `${record.ref} ${record.tool} ${record.args}: ${record.state}` +
-          `${by !== undefined ? ` by ${by}` : ''}${note !== undefined ? ` (${note})` : ''}`,
-        truncated: false,
-        tool_call_id: record.call_id,
-        name: record.tool,
-        decision: record.state,
-        ...(by !== undefined && { by }),
-        at: record.closed_at ?? now(),
-        ...(note !== undefined && { note }),
-      });
+      this.options.recordStep?.(
+        approvalStep({
+          ...record,
+          decision: record.state,
+          at: record.closed_at ?? now(),
+          ...(note !== undefined && { note }),
+        }),
+      );
     }
     this.notifyParent({ state: 'closed', workflow_id: record.workflow_id, id: record.id, end: record.state });
   }
@@ -320,6 +314,8 @@ export class Approvals {
       asked_by: record.asked_by,
       tool: record.tool,
       args: record.args,
+      tool_call_id: record.call_id,
+      policy_id: record.policy_id,
       decision: record.state,
       by: record.by,
       at: record.closed_at,

@@ -27,6 +27,7 @@ import {
 import {
   approvalTimedOutReason,
   deniedToolText,
+  personDeniedReason,
   type ApprovalOutcome,
   type GuardrailDecision,
   type GuardrailRequest,
@@ -54,8 +55,11 @@ export interface Approver {
   ask(call: ToolCall, decision: GuardrailDecision): Promise<ApprovalOutcome>;
 }
 
-/** A call kept from running: told to the run's event log (`tool_denied`). */
-export type DeniedListener = (call: ToolCall, decision: GuardrailDecision) => void;
+/** What the run's event log hears of the decisions: a call kept from running, one a person approved. */
+export interface DecisionListener {
+  denied(call: ToolCall, decision: GuardrailDecision): void;
+  approved(call: ToolCall, decision: GuardrailDecision, approval: { by: string; note?: string }): void;
+}
 
 /** The guardrails of one agent's run. */
 export class AgentGuardrails {
@@ -66,7 +70,7 @@ export class AgentGuardrails {
     private readonly policy: GuardrailPolicy,
     private readonly settings: RunGuardrailsSettings,
     private readonly subject: GuardrailSubject,
-    private readonly onDenied?: DeniedListener,
+    private readonly listener?: DecisionListener,
   ) {
     try {
       this.builtin = builtinEvaluator(policy);
@@ -92,7 +96,7 @@ export class AgentGuardrails {
         if (before.refusal !== undefined) return before;
         const decided = await this.decide(call, attended);
         if (decided.decision === 'allow') return before;
-        this.onDenied?.(call, decided);
+        this.listener?.denied(call, decided);
         const refusal: ToolMessage = {
           role: 'tool',
           tool_call_id: call.id,
@@ -120,11 +124,17 @@ export class AgentGuardrails {
     if (decision.decision !== 'ask') return decision;
     if (approver === undefined) return unattendedDecision(this.policy, decision);
     const outcome = await approver.ask(call, decision);
-    if (outcome.approved) return { ...decision, decision: 'allow' };
+    if (outcome.approved) {
+      this.listener?.approved(call, decision, {
+        by: outcome.by ?? 'a person',
+        ...(outcome.note !== undefined && { note: outcome.note }),
+      });
+      return { ...decision, decision: 'allow' };
+    }
     const reason =
       outcome.how === 'timed_out'
         ? approvalTimedOutReason(this.settings.approval_timeout_seconds)
-        : `denied by ${outcome.by ?? 'a person'}${outcome.note ? `: ${outcome.note}` : ''}`;
+        : personDeniedReason(outcome.by, outcome.note);
     return { decision: 'deny', reason, policy_id: decision.policy_id };
   }
 

@@ -15,6 +15,7 @@ import {
   type LeadStatus,
 } from '../contracts/lead';
 import { CLOSING_FAILURE_TYPES } from '../contracts/closing';
+import { isToolDecisionEvent, type TaskEvent, type ToolDecisionEvent } from '../contracts/events';
 import { failOnInvalidLeadRunInput } from '../contracts/inputs';
 import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
@@ -215,7 +216,17 @@ function leadResult(run: LeadRun, ending: LeadEnding, ran: boolean): LeadRunResu
     turns: ran ? state.turns : 0,
     ...(ending.error !== undefined && { error: ending.error }),
     ...(ending.admissionFailure && { admission_failure: true as const }),
+    ...decisionsOf(delegator.events),
   };
+}
+
+/** The most decisions a result keeps (the latest): a run's result stays small whatever it held. */
+const RESULT_DECISIONS_MAX = 200;
+
+/** The result's `decisions`: present only when the run decided on some call (older clients see the shape they knew). */
+function decisionsOf(events: readonly TaskEvent[]): { decisions?: ToolDecisionEvent[] } {
+  const decisions = events.filter(isToolDecisionEvent).slice(-RESULT_DECISIONS_MAX);
+  return decisions.length > 0 ? { decisions } : {};
 }
 
 /** `started`: the full input, or (from another client) `{prompt}` alone, filled from the worker's config. */

@@ -383,3 +383,85 @@ describe('with the deciding side (guardrails: rules deciding ask)', () => {
     }
   });
 });
+
+describe('after the run has ended, with no worker', () => {
+  it("steps shows a subagent's approval and denial, and events shows tool_approved and tool_denied", async () => {
+    const input = guardedLead({
+      scripts: [
+        {
+          agent: 'lead',
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'task',
+                  id: 'call_1',
+                  args: { description: 'Clean up', prompt: 'Clean up.', subagent_type: 'general-purpose' },
+                },
+              ],
+            },
+            { content: 'Lead: {{tool_result}}' },
+          ],
+        },
+        {
+          agent: 'general-purpose',
+          turns: [
+            { tool_calls: [appendAndRemove('sub_1')] },
+            { tool_calls: [appendAndRemove('sub_2')] },
+            { content: 'Cleaned.' },
+          ],
+        },
+      ],
+    });
+    const taskQueue = uniqueTaskQueue('approvals-closed');
+    const worker = await startProjectWorkerProcess(taskQueue);
+    let runId = '';
+    try {
+      const handle = await startLeadRun(testClient(), input, taskQueue);
+      runId = handle.workflowId;
+      const run = new SubagentsClient(testClient(), testNamespace()).getRun(runId);
+      const heldAs = (ref: string) =>
+        waitFor(`${ref} held`, async () =>
+          (await run.pending().catch(() => [])).some((held) => held.ref === ref),
+        );
+      await heldAs('call_1/a1');
+      const approved = await suiteCli(['approve', runId, '--call', 'call_1/a1', '--note', 'scratch only']);
+      expect(approved.code).toBe(0);
+      await heldAs('call_1/a2');
+      const denied = await suiteCli(['deny', runId, '--call', 'call_1/a2', '--reason', 'once is enough']);
+      expect(denied.code).toBe(0);
+      expect((await handle.result()).status).toBe('completed');
+    } finally {
+      worker.kill('SIGKILL');
+      await once(worker, 'exit');
+    }
+    const who = cliApprover();
+    const steps = await suiteCli(['steps', `${runId}/task/call_1`]);
+    expect(steps.code).toBe(0);
+    expect(steps.stdout).toMatch(
+      new RegExp(`approval bash \\[sub_1\\] approved by ${escaped(who)} at \\S+: scratch only\n`),
+    );
+    expect(steps.stdout).toMatch(
+      new RegExp(`approval bash \\[sub_2\\] denied by ${escaped(who)} at \\S+: once is enough\n`),
+    );
+    expect(steps.stdout).toContain(`Guardrail denied: bash — denied by ${who}: once is enough (rules[0])`);
+    expect(steps.stdout + steps.stderr).not.toContain('missing');
+    const events = await suiteCli(['events', runId]);
+    expect(events.code).toBe(0);
+    expect(events.stdout).toContain(
+      `call_1/sub_1 general-purpose: bash approved by ${who}: scratch only (rules[0])`,
+    );
+    expect(events.stdout).toContain(
+      `call_1/sub_2 general-purpose: bash denied: denied by ${who}: once is enough (rules[0])`,
+    );
+    const json = (await suiteCli(['events', runId, '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string });
+    expect(json.map((event) => event.type)).toEqual(
+      expect.arrayContaining(['task_started', 'tool_approved', 'tool_denied', 'task_completed']),
+    );
+  });
+});
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

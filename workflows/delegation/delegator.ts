@@ -303,15 +303,28 @@ export class Delegator {
     if (takesWorkspaceNotice(this.events, notice)) this.recordEvent({ ...notice, task_id: 'workspace' });
   }
 
-  /** A subagent's denied call (a signal from a child): this agent's event log keeps it, and it goes on up. */
-  recordChildDenial(notice: GuardrailNotice): void {
-    const { call_id: callId, workflow_id: workflowId, ...denial } = notice;
-    this.recordEvent({
-      type: 'tool_denied',
-      ...denial,
-      task_id: questionRef(this.options.runId, workflowId, callId),
-      workflow_id: workflowId,
-    });
+  /**
+   * A subagent's denied or approved call (a signal from a child): this agent's event log keeps it, and it goes
+   * on up.
+   */
+  recordChildDecision(notice: GuardrailNotice): void {
+    const { call_id: callId, workflow_id: workflowId, approved, ...denial } = notice;
+    const taskId = questionRef(this.options.runId, workflowId, callId);
+    if (approved) {
+      const { at, tool, agent, policy_id: policyId } = denial;
+      this.recordEvent({
+        type: 'tool_approved',
+        task_id: taskId,
+        at,
+        tool,
+        agent,
+        ...approved,
+        policy_id: policyId,
+        workflow_id: workflowId,
+      });
+    } else {
+      this.recordEvent({ type: 'tool_denied', ...denial, task_id: taskId, workflow_id: workflowId });
+    }
     tellParent(guardrailNoticeSignal, notice, this.options.runId);
   }
 
