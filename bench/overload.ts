@@ -26,6 +26,7 @@ import { tsToMs } from '@temporalio/common/lib/time';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SubagentsClient } from '../client/api';
 import { admissionStateQuery, admissionWorkflowId } from '../contracts/admission';
+import { WORKSPACE_FAILURES } from '../contracts/workspace';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import { projectDataConverter } from '../payloads/data-converter';
 import { connectOrStartServer } from '../devserver/temporal-server';
@@ -101,7 +102,13 @@ export interface OverloadFigures {
   model_calls_needed: number;
   model_call_ratio: number;
   bash_interrupted: number;
+  /** Bash calls that ran: started attempts, less those a host refused before running them (below). */
   bash_calls: number;
+  /**
+   * Attempts a host refused unrun because the run's workspace lives on another host (`WorkspaceMoved`: two of a
+   * run's first calls raced to two hosts); each is sent on to the home host, where it runs once.
+   */
+  bash_refused_moved: number;
   peak_slots_held: number;
   /** The subagents' pool once every run ended (read while the workers still answer): held, granted, given back. */
   slots_at_end: { running: number; granted: number; released: number };
@@ -154,6 +161,7 @@ async function countCalls(client: Client, taskQueue: string) {
   // "interrupted … may or may not have run". One that waited too long for its home host's queue never started:
   // it is sent again (workflows/workspace-route.ts), and counts once, as the call it is.
   let bashInterrupted = 0;
+  let bashMoved = 0;
   const { TIMEOUT_TYPE_SCHEDULE_TO_START } = temporal.api.enums.v1.TimeoutType;
   for (let i = 0; i < infos.length; i += 16) {
     for (const history of await histories(client, infos.slice(i, i + 16))) {
@@ -166,6 +174,14 @@ async function countCalls(client: Client, taskQueue: string) {
           modelCalls += started.attempt ?? 1;
         }
         if (started && scheduled.get(Number(started.scheduledEventId)) === 'executeToolCall') bashCalls += 1;
+        const failed = event.activityTaskFailedEventAttributes;
+        if (
+          failed &&
+          scheduled.get(Number(failed.scheduledEventId)) === 'executeToolCall' &&
+          failed.failure?.applicationFailureInfo?.type === WORKSPACE_FAILURES.moved
+        ) {
+          bashMoved += 1;
+        }
         const timedOut = event.activityTaskTimedOutEventAttributes;
         const neverStarted =
           timedOut?.failure?.timeoutFailureInfo?.timeoutType === TIMEOUT_TYPE_SCHEDULE_TO_START;
@@ -179,7 +195,7 @@ async function countCalls(client: Client, taskQueue: string) {
       }
     }
   }
-  return { modelCalls, bashCalls, bashInterrupted };
+  return { modelCalls, bashCalls: bashCalls - bashMoved, bashMoved, bashInterrupted };
 }
 
 /** The admission workflows' histories, every execution of both pools. */
@@ -254,16 +270,22 @@ async function admissionFigures(
 }
 
 /**
- * The subagents' pool once its last releases arrived (signals the admission workflow may still be working
- * through when the runs end), or as it stands after 60 s.
+ * The subagents' pool once its last grants and releases arrived (signals the admission workflow may still be
+ * working through when the runs end, and grants made from a worker's lease, reported with its next report),
+ * or as it stands after 60 s.
  */
-async function settledSlots(client: Client, taskQueue: string): Promise<OverloadFigures['slots_at_end']> {
+async function settledSlots(
+  client: Client,
+  taskQueue: string,
+  delegations: number,
+): Promise<OverloadFigures['slots_at_end']> {
   const handle = client.workflow.getHandle(admissionWorkflowId(taskQueue));
   const deadline = Date.now() + 60_000;
   for (;;) {
     const { running, counters } = await handle.query(admissionStateQuery);
     const slots = { running: running.length, granted: counters.granted, released: counters.released };
-    if ((slots.running === 0 && slots.released === slots.granted) || Date.now() > deadline) return slots;
+    const settled = slots.running === 0 && slots.granted >= delegations && slots.released === slots.granted;
+    if (settled || Date.now() > deadline) return slots;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
@@ -430,7 +452,7 @@ export async function runOverload(
     if (ended === 'deadline') log(`deadline: ${options.deadlineS} s passed with runs unfinished`);
     // Visibility is written after the executions close: give it a moment.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const slotsAtEnd = await settledSlots(client, taskQueue);
+    const slotsAtEnd = await settledSlots(client, taskQueue, options.runs * CHILDREN);
     const calls = await countCalls(client, taskQueue);
     // The provider's own count, when it is ours to read: every request it received.
     if (fake) calls.modelCalls = fake.requests.filter((request) => request.body !== undefined).length;
@@ -455,6 +477,7 @@ export async function runOverload(
       model_call_ratio: round(calls.modelCalls / needed, 3),
       bash_interrupted: calls.bashInterrupted,
       bash_calls: calls.bashCalls,
+      bash_refused_moved: calls.bashMoved,
       peak_slots_held: peak,
       slots_at_end: slotsAtEnd,
       admission: await admissionFigures(client, taskQueue, options.runs * CHILDREN),
@@ -476,7 +499,7 @@ export function formatOverload(f: OverloadFigures): string {
     `${f.label}: ${f.runs} runs × ${CHILDREN} subagents (${f.provider}), ${f.busy_loops} busy loops, max_running ${f.max_running}`,
     `  wall ${f.wall_s} s · ${f.runs_per_s} runs/s · latency p50 ${f.latency_p50_s} s, p95 ${f.latency_p95_s} s`,
     `  completed ${f.completed_runs}, failed ${f.failed_runs}, unfinished ${f.unfinished_runs} · worker crashes ${f.worker_crashes}`,
-    `  model calls ${f.model_calls} for ${f.model_calls_needed} needed (×${f.model_call_ratio}) · bash interrupted ${f.bash_interrupted} of ${f.bash_calls}`,
+    `  model calls ${f.model_calls} for ${f.model_calls_needed} needed (×${f.model_call_ratio}) · bash interrupted ${f.bash_interrupted} of ${f.bash_calls} (${f.bash_refused_moved} refused unrun by a host not the run's home)`,
     `  slots held at most ${f.peak_slots_held} (max_running ${f.max_running})`,
     `  admission: ${a.executions} executions, ${a.events} events (${a.events_per_delegation} per delegation), ` +
       `${a.signals_received} signals in, ${a.signals_sent} out, ${a.deliveries} deliveries, ${a.lease_reports} lease reports, ${a.markers} local-activity markers, ${a.workflow_tasks} tasks (${a.workflow_tasks_timed_out} timed out), ` +

@@ -97,6 +97,9 @@ export async function callChatModel(
         if (call.stream && !nonStreamingEndpoints.has(endpointKey)) {
           const streamed = await streamReply(model, call, signal, settings.name, answerCap(settings));
           if (streamed) return streamed;
+          // A stream cut short by the attempt's own end (cancelled, its heartbeat lost) is not an endpoint
+          // that does not stream: asking again would send (and pay for) the request a second time.
+          if (signal.aborted) throw signal.reason;
           if (call.rememberNonStreaming) nonStreamingEndpoints.add(endpointKey);
         }
         return await model.invoke(call.messages, { signal });

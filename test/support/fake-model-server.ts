@@ -339,7 +339,9 @@ export class FakeModelServer<Body = Record<string, unknown>> {
     res.writeHead(200, { 'content-type': contentType, ...(streamed && { 'cache-control': 'no-cache' }) });
     for (const part of parts) {
       if (res.destroyed) return;
-      res.write(part);
+      // As a provider's network would, the client's reading paces the writing: a 10 MB answer written in one
+      // synchronous loop would hold this process (and the worker beside it in a test) for seconds on a busy host.
+      if (!res.write(part)) await drained(res);
       if (streamed) await this.pause(reply.chunk_delay_ms);
     }
     if (!res.destroyed) res.end();
@@ -435,4 +437,17 @@ export function textOf(content: unknown): string {
       .join('');
   }
   return content === undefined || content === null ? '' : JSON.stringify(content);
+}
+
+/** Once `res` can take more, or is closed (a client that stopped reading at a cap never drains it). */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
