@@ -1,9 +1,10 @@
 /**
  * Where a lead run of `subagents run` or `subagents start` runs: on a server given by address (its workers
- * already polling), on the recorded dev server by the workers that poll it there (`run`), or embedded (a worker
- * in this process, on the recorded dev server or a dev server of its own), and what that means for following
- * it, stopping it and reaching it from another terminal.
+ * already polling), on the recorded dev server by the workers that poll it there with this run's config
+ * (`run`), or embedded (a worker in this process, on the recorded dev server or a dev server of its own), and
+ * what that means for following it, stopping it and reaching it from another terminal.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { NativeConnection } from '@temporalio/worker';
@@ -12,7 +13,8 @@ import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
 import { ModelProviders } from '../activities/model';
 import { chooseSandbox, machineProbes, type MachineProbes, type SandboxInUse } from '../activities/tools';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/codec-server';
-import { settleCoreLogs } from '../worker/runtime';
+import { settleCoreLogs, WORKER_HEARTBEAT_INTERVAL_MS } from '../worker/runtime';
+import { processConfigDigest } from '../worker/config-digest';
 import { startDevServer, type TemporalServer } from '../devserver/temporal-server';
 import { startWorkerMcp } from '../worker/mcp';
 import { configLeadInputs } from '../worker/lead-inputs';
@@ -23,7 +25,7 @@ import {
   runUntilWithRestarts,
   workerTuning,
 } from '../worker/worker';
-import { taskQueueHasWorker } from '../client/worker-liveness';
+import { taskQueueLiveWorkers, type LiveWorker } from '../client/worker-liveness';
 import { workspaceHosting } from '../worker/workspace-hosting';
 import { connectClient, type ConnectionSettings } from '../client/connection';
 import { connectWorker } from '../client/worker-connection';
@@ -33,7 +35,7 @@ import {
   type DevServerRecord,
 } from '../devserver/dev-server-state';
 import { detachedLines, resumableLines, type RunPlace } from './run-interrupts';
-import { sayWhenNoWorkerPolls, shellWord } from './worker-presence';
+import { sayWhenNoWorkerPolls } from './worker-presence';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -71,7 +73,10 @@ export interface SessionOptions {
   configFile?: string;
   /** Record an embedded server this command starts, as `subagents dev-server` does (`start`, kept up). */
   recordServer: boolean;
-  /** Submit to the recorded dev server's workers when one polls the run's task queue there (`run`). */
+  /**
+   * Submit to the recorded dev server's workers when they poll the run's task queue there with this run's
+   * config (`run`).
+   */
   useServerWorkers: boolean;
   /** A server and a worker of this command's own, whatever runs already (`run --embedded`). */
   ownServer: boolean;
@@ -84,28 +89,94 @@ export interface SessionOptions {
  */
 export const PICKUP_MS = 5000;
 
-/**
- * The line `run` prints when the recorded dev server's workers run its run. Which config they loaded (its
- * payload store above all: both sides must read the same one) is theirs to say, and they do not say it.
- */
-export function serverWorkersLine(place: {
-  address: string;
-  taskQueue: string;
-  configFile?: string;
-}): string {
-  const own = place.configFile === undefined ? 'the defaults' : `--config ${shellWord(place.configFile)}`;
+const devServer = (address: string) =>
+  `Using the dev server on ${address} (started by \`subagents dev-server\`)`;
+
+/** The line `run` prints when the recorded dev server's workers run its run: they run its config. */
+export function serverWorkersLine(place: { address: string; taskQueue: string; workers: number }): string {
+  const workers = place.workers === 1 ? 'the worker' : `the ${place.workers} workers`;
   return (
-    `Using the dev server on ${place.address} (started by \`subagents dev-server\`) and the workers polling ` +
-    `its task queue "${place.taskQueue}": they run this run with the config they loaded, which this command ` +
-    `cannot check against this run's (${own}; the payload store must be the same); --embedded runs it on a ` +
-    `server and a worker of this command's own.`
+    `${devServer(place.address)} and ${workers} polling its task queue "${place.taskQueue}": same config as ` +
+    `this run's; --embedded runs it on a server and a worker of this command's own.`
   );
 }
 
 /**
+ * The line `run` and `start` print when a worker on the recorded dev server runs another config than the run's
+ * (or does not say which): the run goes to a worker of this command's own, on a task queue of its own.
+ */
+export function ownQueueLine(place: {
+  address: string;
+  taskQueue: string;
+  ownQueue: string;
+  digest: string;
+  theirs?: string;
+}): string {
+  const why =
+    place.theirs === undefined
+      ? 'does not say which config it runs'
+      : `runs another config (${place.theirs}; this run's: ${place.digest})`;
+  return (
+    `${devServer(place.address)} and a worker of this command's own on task queue "${place.ownQueue}": the ` +
+    `worker polling its task queue "${place.taskQueue}" ${why}.`
+  );
+}
+
+/** What the live workers of the run's task queue on the recorded dev server run, next to the run's config. */
+export type WorkersThere =
+  | { kind: 'none' }
+  | { kind: 'same'; workers: number }
+  /** `theirs`: the digest of one that differs; undefined when one publishes none. */
+  | { kind: 'other'; theirs?: string };
+
+/** `workers` against the run's config `digest`: every one must run it, or a run could land on one that does not. */
+export function compareWorkers(workers: readonly LiveWorker[], digest: string): WorkersThere {
+  if (workers.length === 0) return { kind: 'none' };
+  const other = workers.find((worker) => worker.configDigest !== digest);
+  if (other)
+    return { kind: 'other', ...(other.configDigest !== undefined && { theirs: other.configDigest }) };
+  return { kind: 'same', workers: workers.length };
+}
+
+/**
+ * The task queue of a run whose config differs from that of a worker on `taskQueue`: one of the config's own,
+ * which that worker does not poll (its subagents and admission follow the run there). Derived from the digest,
+ * so the runs of one config share it, and its admission workflows, however many commands run them.
+ */
+export function configTaskQueue(taskQueue: string, digest: string): string {
+  return `${taskQueue}-config-${digest}`;
+}
+
+/** A worker's first heartbeat comes one interval after it starts polling: a new one is waited for this long. */
+const FIRST_HEARTBEAT_MS = 3 * WORKER_HEARTBEAT_INTERVAL_MS;
+
+/**
+ * What the live workers of `settings`' task queue run, next to `digest`. A live worker the server keeps no
+ * heartbeat of yet (it has just started) is waited for until its first one, or FIRST_HEARTBEAT_MS.
+ */
+async function workersThere(
+  client: Client,
+  settings: ConnectionSettings,
+  digest: string,
+): Promise<WorkersThere> {
+  const deadline = Date.now() + FIRST_HEARTBEAT_MS;
+  for (;;) {
+    const { workers, heartbeats } = await taskQueueLiveWorkers(
+      client,
+      settings.namespace,
+      settings.taskQueue,
+    );
+    const unheard = heartbeats && workers.some((worker) => !worker.heartbeats);
+    if (!unheard || Date.now() >= deadline) return compareWorkers(workers, digest);
+    await sleep(WORKER_HEARTBEAT_INTERVAL_MS / 4);
+  }
+}
+
+/**
  * A server given by address (its workers run the run); else the recorded dev server, whose workers run it when
- * one polls the run's task queue there (`useServerWorkers`) and this command's own worker otherwise; else a
- * server and a worker of this command's own.
+ * they poll the run's task queue there with the run's config (`useServerWorkers`), and this command's own
+ * worker otherwise (on a task queue of the config's own when one there runs another config); else a server
+ * and a worker of this command's own.
  */
 export async function openSession(
   config: Config,
@@ -117,25 +188,37 @@ export async function openSession(
   if (given.address) {
     return serverSession({ ...given, address: given.address }, configFile, given.address);
   }
+  // What this command's worker publishes, and what the recorded server's must publish to run the run.
+  const configDigest = processConfigDigest(config, env);
   const recorded = options.ownServer ? undefined : await findRunningDevServer(env);
   if (recorded) {
     const settings = { ...given, address: recorded.address, namespace: recorded.namespace };
-    if (options.useServerWorkers) {
-      const polled = await clientIfWorkerPolls(settings);
-      if (polled) {
-        say(serverWorkersLine({ ...settings, configFile }));
-        return serverWorkersSession(config, settings, recorded, options, polled);
-      }
+    const opened = await connectClient(settings).catch(() => undefined);
+    // A server that refuses the question is taken to have no worker there, as before workers said their config.
+    const there: WorkersThere = opened
+      ? await workersThere(opened.client, settings, configDigest).catch(() => ({ kind: 'none' }) as const)
+      : { kind: 'none' };
+    if (opened && there.kind === 'same' && options.useServerWorkers) {
+      say(serverWorkersLine({ ...settings, workers: there.workers }));
+      return serverWorkersSession(config, settings, recorded, { ...options, configDigest }, opened);
     }
-    const why = options.useServerWorkers
-      ? `; no worker polls its task queue "${settings.taskQueue}", so this command runs one`
-      : '';
-    say(`Using the dev server on ${recorded.address} (started by \`subagents dev-server\`)${why}.`);
+    await opened?.connection.close();
     // Bundling the workflows takes about as long as anything else here: start it first.
     const bundle = startBundle();
-    return ownWorkerSession(config, settings, configFile, { bundle, uiUrl: recorded.ui_url });
+    const parts = { bundle, uiUrl: recorded.ui_url, configDigest };
+    if (there.kind === 'other') {
+      const ownQueue = configTaskQueue(settings.taskQueue, configDigest);
+      say(ownQueueLine({ ...settings, ownQueue, digest: configDigest, ...there }));
+      return ownWorkerSession(config, { ...settings, taskQueue: ownQueue }, configFile, parts);
+    }
+    const why =
+      options.useServerWorkers && there.kind === 'none'
+        ? `; no worker polls its task queue "${settings.taskQueue}", so this command runs one`
+        : '';
+    say(`${devServer(recorded.address)}${why}.`);
+    return ownWorkerSession(config, settings, configFile, parts);
   }
-  return embeddedSession(config, given, env, options);
+  return embeddedSession(config, given, env, { ...options, configDigest });
 }
 
 /**
@@ -170,20 +253,6 @@ function serverSession(
   };
 }
 
-/** A client of `settings`' server when a worker polls the run's task queue there (else, or unasked, none). */
-async function clientIfWorkerPolls(
-  settings: ConnectionSettings,
-): Promise<{ client: Client; connection: Connection } | undefined> {
-  const opened = await connectClient(settings).catch(() => undefined);
-  if (!opened) return undefined;
-  const polled = await taskQueueHasWorker(opened.client, settings.namespace, settings.taskQueue).catch(
-    () => false,
-  );
-  if (polled) return opened;
-  await opened.connection.close();
-  return undefined;
-}
-
 /**
  * The recorded dev server's workers run the run, followed as `run --address` follows one. When none of them
  * has taken its first workflow task within PICKUP_MS (the worker the server listed had stopped), this command
@@ -193,10 +262,10 @@ function serverWorkersSession(
   config: Config,
   settings: ConnectionSettings & { address: string },
   recorded: DevServerRecord,
-  options: SessionOptions,
+  options: SessionOptions & { configDigest: string },
   opened: { client: Client; connection: Connection },
 ): Session {
-  const { runId, configFile } = options;
+  const { runId, configFile, configDigest } = options;
   const uiUrl = recorded.ui_url ?? settings.uiUrl;
   const theirs = serverSession(settings, configFile, `the dev server on ${recorded.address}`, uiUrl);
   let ours: Session | undefined;
@@ -233,7 +302,11 @@ function serverWorkersSession(
           `No worker took run ${runId} within ${PICKUP_MS / 1000} s (the one the server listed on task queue ` +
             `"${settings.taskQueue}" may have stopped): this command runs one.`,
         );
-        ours = await ownWorkerSession(config, settings, configFile, { bundle: startBundle(), uiUrl });
+        ours = await ownWorkerSession(config, settings, configFile, {
+          bundle: startBundle(),
+          uiUrl,
+          configDigest,
+        });
         await ours.withWorker(() => bodyEnded);
       })();
       try {
@@ -303,7 +376,7 @@ async function ownWorkerSession(
   config: Config,
   settings: ConnectionSettings & { address: string },
   configFile: string | undefined,
-  parts: { bundle: Promise<string>; uiUrl?: string },
+  parts: { bundle: Promise<string>; uiUrl?: string; configDigest: string },
 ): Promise<Session> {
   const connection = await connectWorker(settings);
   // One set for the run's header and the worker: the header names the sandbox bash really runs in.
@@ -316,7 +389,14 @@ async function ownWorkerSession(
     detaches: false,
     leftBehind: (runId, cancelRequested) =>
       resumableLines({ ...settings, runId, configFile }, cancelRequested),
-    withWorker: (body) => withOwnWorker(config, settings, connection, { bundle: parts.bundle, probes }, body),
+    withWorker: (body) =>
+      withOwnWorker(
+        config,
+        settings,
+        connection,
+        { bundle: parts.bundle, probes, configDigest: parts.configDigest },
+        body,
+      ),
     close: () => connection.close(),
   };
 }
@@ -326,7 +406,7 @@ async function embeddedSession(
   config: Config,
   given: ConnectionSettings,
   env: NodeJS.ProcessEnv,
-  options: SessionOptions,
+  options: SessionOptions & { configDigest: string },
 ): Promise<Session> {
   // Bundling the workflows, when the build's bundle will not do, takes as long as starting a server: both at once.
   const bundle = startBundle();
@@ -376,7 +456,14 @@ async function embeddedSession(
       `run ${runId} is lost with this command's dev server, which kept it in memory ` +
         '(a run on `subagents dev-server` outlives the command: its SQLite file keeps it)',
     ],
-    withWorker: (body) => withOwnWorker(config, settings, connection, { bundle, probes }, body),
+    withWorker: (body) =>
+      withOwnWorker(
+        config,
+        settings,
+        connection,
+        { bundle, probes, configDigest: options.configDigest },
+        body,
+      ),
     close: async () => {
       await connection.close();
       forgetServer();
@@ -391,7 +478,7 @@ async function withOwnWorker<T>(
   config: Config,
   settings: ConnectionSettings,
   connection: NativeConnection,
-  { bundle, probes }: { bundle: Promise<string>; probes: MachineProbes },
+  { bundle, probes, configDigest }: { bundle: Promise<string>; probes: MachineProbes; configDigest: string },
   body: () => Promise<T>,
 ): Promise<T> {
   const tracing = startTracing(config.tracing);
@@ -423,6 +510,7 @@ async function withOwnWorker<T>(
       providers,
       models: config.models,
       leadInputs: configLeadInputs(config),
+      configDigest,
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
       workspaces,

@@ -112,6 +112,48 @@ export async function taskQueueLiveness(
   return pollerLiveness(pollers, heartbeats, now());
 }
 
+/** A live worker of a task queue, and what its heartbeats say of its config. */
+export interface LiveWorker {
+  identity: string;
+  /** Whether the server has a heartbeat of it (a worker's first comes a heartbeat interval after it starts). */
+  heartbeats: boolean;
+  /** The digest of its config (worker/config-digest.ts), when its latest heartbeat publishes one. */
+  configDigest?: string;
+}
+
+/** The `live` identities with what their latest heartbeats say of their config. */
+export function liveWorkers(live: readonly string[], heartbeats: HeartbeatSeen[] | undefined): LiveWorker[] {
+  return live.map((identity) => {
+    const own = (heartbeats ?? []).filter((heartbeat) => heartbeat.identity === identity);
+    const latest = own.reduce<HeartbeatSeen | undefined>(
+      (newest, heartbeat) => ((heartbeat.atMs ?? 0) >= (newest?.atMs ?? -1) ? heartbeat : newest),
+      undefined,
+    );
+    return {
+      identity,
+      heartbeats: own.length > 0,
+      ...(latest?.configDigest !== undefined && { configDigest: latest.configDigest }),
+    };
+  });
+}
+
+/**
+ * The live workers of `taskQueue` with their config digests; the server keeps no heartbeats when `heartbeats`
+ * is false (then none publishes a digest). Throws when the server refuses DescribeTaskQueue.
+ */
+export async function taskQueueLiveWorkers(
+  client: Pick<Client, 'workflowService'>,
+  namespace: string,
+  taskQueue: string,
+  now: () => number = Date.now,
+): Promise<{ workers: LiveWorker[]; heartbeats: boolean }> {
+  const pollers = await taskQueuePollers(client, namespace, taskQueue);
+  if (pollers.length === 0) return { workers: [], heartbeats: true };
+  const heartbeats = await taskQueueHeartbeats(client, namespace, taskQueue);
+  const { live } = pollerLiveness(pollers, heartbeats, now());
+  return { workers: liveWorkers(live, heartbeats), heartbeats: heartbeats !== undefined };
+}
+
 /**
  * Whether a live worker polls the workflow task queue: one the server lists as a poller whose heartbeats
  * say it runs. A worker that stopped counts no more at once, one that was killed after a few missed heartbeats.

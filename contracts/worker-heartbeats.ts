@@ -1,10 +1,16 @@
 /**
  * What the server keeps of the workers polling a task queue: their heartbeats (ListWorkers), read by the
- * client's liveness checks (client/worker-liveness.ts) and by the workspace's home check
- * (activities/workspace/home-liveness.ts).
+ * client's liveness checks (client/worker-liveness.ts), by the workspace's home check
+ * (activities/workspace/home-liveness.ts), and by `run` for the config each worker runs with.
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+
+/**
+ * A project worker names a plugin `<this prefix><digest>`, and the heartbeat lists the plugins of its worker:
+ * how a worker publishes the digest of the config it runs runs with (worker/config-digest.ts).
+ */
+export const CONFIG_DIGEST_PLUGIN_PREFIX = 'durable-subagents.config/';
 
 /** A worker's latest heartbeat. */
 export interface HeartbeatSeen {
@@ -14,6 +20,14 @@ export interface HeartbeatSeen {
   atMs?: number;
   /** How long after its previous one: the worker's heartbeat interval. */
   intervalMs?: number;
+  /** The digest of the worker's config, when it publishes one (a project worker of this version does). */
+  configDigest?: string;
+}
+
+/** The config digest a heartbeat's plugin names carry, if one does. */
+export function configDigestOf(pluginNames: readonly string[]): string | undefined {
+  const named = pluginNames.find((name) => name.startsWith(CONFIG_DIGEST_PLUGIN_PREFIX));
+  return named === undefined ? undefined : named.slice(CONFIG_DIGEST_PLUGIN_PREFIX.length) || undefined;
 }
 
 /** A protobuf Timestamp or Duration (seconds as a number or a Long). */
@@ -68,11 +82,13 @@ export async function taskQueueHeartbeats(
         if (!heartbeat || heartbeat.taskQueue !== taskQueue) continue;
         const atMs = millis(heartbeat.heartbeatTime);
         const intervalMs = millis(heartbeat.elapsedSinceLastHeartbeat);
+        const configDigest = configDigestOf((heartbeat.plugins ?? []).map((plugin) => plugin.name ?? ''));
         seen.push({
           identity: heartbeat.workerIdentity ?? '',
           status: statusOf(heartbeat.status),
           ...(atMs !== undefined && { atMs }),
           ...(intervalMs !== undefined && { intervalMs }),
+          ...(configDigest !== undefined && { configDigest }),
         });
       }
       if (!response.nextPageToken?.length) break;

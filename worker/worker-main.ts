@@ -22,6 +22,7 @@ import type { McpServersConfig } from '../contracts/config/mcp';
 import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { ModelSettings } from '../contracts/model';
 import { loadConfig } from './config';
+import { processConfigDigest } from './config-digest';
 import { configLeadInputs } from './lead-inputs';
 import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
@@ -72,13 +73,19 @@ export interface WorkerService {
   workspaces?: WorkspaceHostingSettings;
   /** A lead run's full input from the worker's config, for runs started with `{prompt}` alone. */
   leadInputs?: LeadInputFiller;
+  /** The digest of the worker's config and environment, published in its heartbeats (worker/config-digest.ts). */
+  configDigest?: string;
   /** Where the lifecycle lines go (stderr). */
   say: (line: string) => void;
 }
 
-/** What a worker takes from its config file's sections: the same for `subagents worker` and this process. */
+/**
+ * What a worker takes from its config file's sections, and the digest of them in this process's environment
+ * (its payload settings configured: configurePayloads): the same for `subagents worker` and this process.
+ */
 export function configuredWorkerSettings(
   config: Config,
+  env: NodeJS.ProcessEnv = process.env,
 ): Pick<
   WorkerService,
   | 'sandbox'
@@ -91,6 +98,7 @@ export function configuredWorkerSettings(
   | 'models'
   | 'workspaces'
   | 'leadInputs'
+  | 'configDigest'
 > {
   return {
     sandbox: config.sandbox,
@@ -106,6 +114,7 @@ export function configuredWorkerSettings(
       ...(config.worker.host_id !== undefined && { hostId: config.worker.host_id }),
     },
     leadInputs: configLeadInputs(config),
+    configDigest: processConfigDigest(config, env),
   };
 }
 
@@ -133,8 +142,10 @@ export function workerStartLines(
 ): string[] {
   const namespace = service.namespace === DEFAULT_NAMESPACE ? '' : `, namespace "${service.namespace}"`;
   const metrics = metricsBindAddress(service.metrics);
+  // The digest `run` compares with its own (worker/config-digest.ts), for a reader who wonders why it did.
+  const config = service.configDigest === undefined ? '' : `, config ${service.configDigest}`;
   return [
-    `worker ready: task queue "${service.taskQueue}" on ${service.address}${namespace}`,
+    `worker ready: task queue "${service.taskQueue}" on ${service.address}${namespace}${config}`,
     `bash sandbox: ${sandbox.description}${sandbox.fix ? ` (to enable it, ${sandbox.fix})` : ''}`,
     `admission: ${describeAdmission(service.admission)} (every run on the task queue)`,
     `lead runs in flight: ${describeAdmission(service.runAdmission)} (lead_runtime)`,
@@ -169,6 +180,7 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       probes,
       ...(service.models && { models: service.models }),
       ...(service.leadInputs && { leadInputs: service.leadInputs }),
+      ...(service.configDigest !== undefined && { configDigest: service.configDigest }),
       ...(mcp && { mcpCatalog: mcp.catalog }),
       ...(tracing && { tracing }),
       workspaces: hosting,

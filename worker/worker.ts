@@ -33,6 +33,7 @@ import {
   withdrawWorkerAdmission,
   type WorkerAdmission,
 } from './admission';
+import { configDigestPlugin } from './config-digest';
 import { EventLoopDelay, loadGuardTuner } from './load-guard';
 import { projectDataConverter } from '../payloads/data-converter';
 import type { PayloadKeyring } from '../payloads/encryption-codec';
@@ -102,6 +103,11 @@ export interface ProjectWorkerOptions {
   workspaces?: WorkspaceHosting;
   /** A lead run's full input from the worker's config, for runs started with `{prompt}` alone (none: refused). */
   leadInputs?: LeadInputFiller;
+  /**
+   * The digest of the config the worker runs with (worker/config-digest.ts), published in its heartbeats: `run`
+   * hands a run to a recorded dev server's workers only when theirs is its own.
+   */
+  configDigest?: string;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<
@@ -342,6 +348,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     // Without a prebuilt bundle, bundled here rather than by Worker.create: the same work, with progress.
     workflowBundle: await projectWorkflowBundle(options),
     activities,
+    ...(options.configDigest !== undefined && { plugins: [configDigestPlugin(options.configDigest)] }),
   }).catch((err: unknown) => {
     loop.stop();
     leases?.stop();

@@ -1,15 +1,17 @@
 /**
  * `subagents run` without `--address` beside a recorded `subagents dev-server`, each command a process of its
- * own: a `subagents worker` that polls the run's task queue there runs the run (this command builds no worker);
- * where none polls, or the one the server lists has stopped, the command runs its own; `--embedded` runs a
- * server and a worker of its own whatever runs already.
+ * own: a `subagents worker` that polls the run's task queue there with the run's config runs the run (this
+ * command builds no worker); where none polls, or the one the server lists has stopped, the command runs its
+ * own; where the one that polls runs another config, the command runs its own on a task queue of the config's
+ * own; `--embedded` runs a server and a worker of its own whatever runs already.
  */
+import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { LeadRunResult } from '../../contracts/lead';
-import { DEFAULT_TASK_QUEUE } from '../../contracts/config/temporal';
+import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../../contracts/config/temporal';
 import { PICKUP_MS, serverWorkersLine } from '../../cli/run-session';
 import {
   CLI,
@@ -21,7 +23,9 @@ import {
   type Finished,
 } from '../support/cli-process';
 import { tempDir } from '../support/subagent-input';
-import { connectClient, uniqueTaskQueue } from '../harness/temporal';
+import { startFakeOpenAI } from '../support/fake-openai';
+import { taskQueueHeartbeats } from '../../contracts/worker-heartbeats';
+import { connectClient, uniqueTaskQueue, waitFor } from '../harness/temporal';
 
 /** The identities that took the run's workflow and activity tasks, from its history. */
 async function taskIdentities(client: Client, runId: string): Promise<string[]> {
@@ -87,7 +91,7 @@ describe('`run` beside a recorded `dev-server`', () => {
     const finished = await run();
     const result = completedRun(finished);
     expect(finished.stderr).toContain(
-      `${serverWorkersLine({ address, taskQueue: DEFAULT_TASK_QUEUE, configFile: config })}\n`,
+      `${serverWorkersLine({ address, taskQueue: DEFAULT_TASK_QUEUE, workers: 1 })}\n`,
     );
     // Neither a server nor a worker of its own: no workflow bundle, no dev server lines.
     expect(finished.stderr).not.toMatch(/Bundling the workflows|Temporal dev server|No worker took/);
@@ -129,6 +133,68 @@ describe('`run` beside a recorded `dev-server`', () => {
     const identities = await taskIdentities(client, result.run_id);
     expect(identities).toHaveLength(1);
     expect(identities[0]).not.toBe(goneIdentity);
+  });
+
+  it("runs a worker of its own on a task queue of its own when the one there lacks the run's key", async () => {
+    // The same config file on both sides; the worker's shell has no key for its model, the run's has one.
+    const fake = await startFakeOpenAI({
+      api_key: 'key-b',
+      respond: () => ({ content: 'Answered with B.' }),
+    });
+    try {
+      const keyed = join(dir, 'keyed.yaml');
+      writeFileSync(keyed, 'models:\n  - name: fake\n    provider: openai\n    model: fake-model\n');
+      const taskQueue = uniqueTaskQueue('run-other-config');
+      const keyless = { ...env };
+      delete keyless.OPENAI_API_KEY;
+      delete keyless.OPENAI_BASE_URL;
+      const other = await startProcess(
+        [CLI, 'worker', '--config', keyed, '--task-queue', taskQueue],
+        keyless,
+        /worker ready/,
+      );
+      processes.push(other.child);
+      const otherIdentity = `${other.child.pid}@${hostname()}`;
+      // Once the server holds its heartbeat, with the digest of its config: what `run` compares.
+      await waitFor('the keyless worker’s digest in its heartbeat', async () => {
+        const beats = await taskQueueHeartbeats(client, DEFAULT_NAMESPACE, taskQueue);
+        return (beats ?? []).some(
+          (beat) => beat.identity === otherIdentity && beat.configDigest !== undefined,
+        );
+      });
+
+      const finished = await runCli(
+        [
+          'run',
+          '--config',
+          keyed,
+          '--json',
+          '--workspace',
+          tempDir('ws'),
+          '--task-queue',
+          taskQueue,
+          'Answer.',
+        ],
+        { ...env, OPENAI_API_KEY: 'key-b', OPENAI_BASE_URL: fake.url },
+      );
+      if (finished.code !== 0) console.log(`DEBUG stderr:\n${finished.stderr}`);
+      expect(finished.code).toBe(0);
+      const result = JSON.parse(finished.stdout) as LeadRunResult;
+      expect(result.status).toBe('completed');
+      expect(result.final_output).toBe('Answered with B.');
+      const line = new RegExp(
+        `and a worker of this command's own on task queue "(${taskQueue}-config-[0-9a-f]{16})": the worker ` +
+          `polling its task queue "${taskQueue}" runs another config \\([0-9a-f]{16}; this run's: [0-9a-f]{16}\\)\\.\\n`,
+      );
+      const ownQueue = line.exec(finished.stderr)?.[1];
+      expect(ownQueue).toBeDefined();
+      // Its own queue, which the keyless worker does not poll: none of the run's tasks went there.
+      expect((await client.workflow.getHandle(result.run_id).describe()).taskQueue).toBe(ownQueue);
+      expect(await taskIdentities(client, result.run_id)).not.toContain(otherIdentity);
+      expect(fake.chatRequests.length).toBeGreaterThan(0);
+    } finally {
+      await fake.close();
+    }
   });
 
   it('--embedded: a server and a worker of its own, though a worker serves the recorded server', async () => {
