@@ -114,7 +114,8 @@ Options:
   --address HOST:PORT, --namespace NS, --task-queue Q
                             the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and
                             the other TEMPORAL_* variables, a temporal.toml profile, or embedded)
-  --json                    machine-readable output (run: the LeadRunResult alone on stdout)`;
+  --json                    machine-readable output (run: the LeadRunResult alone on stdout, with
+                            ui_url: the run's page in the Web UI, when the server has one)`;
 
 /**
  * Each command's module is loaded when it runs, not before: a client command (`list`, `status`, …) loads
