@@ -195,15 +195,19 @@ export async function withRun(
   const settings = await requireServer(command, loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   try {
+    // One worker command for every hint of these commands: the server, task queue and config they were given.
+    const place = {
+      address: settings.address,
+      namespace: settings.namespace,
+      ...(stringFlag(values, 'config') !== undefined && { configFile: stringFlag(values, 'config') }),
+    };
     const noWorker = (what: string, taskQueue: string, silentForMs?: number) =>
       new InspectionError(
         noWorkerMessage({
           command,
           runId: what,
-          address: settings.address,
-          namespace: settings.namespace,
+          ...place,
           taskQueue,
-          configFile: stringFlag(values, 'config'),
           ...(silentForMs !== undefined && { silentForMs }),
         }),
       );
@@ -234,12 +238,7 @@ export async function withRun(
         (await taskQueueHasWorker(client, settings.namespace, taskQueue).catch(() => true))
           ? undefined
           : `no worker polls task queue "${taskQueue}" at ${settings.address}. Start one with: ` +
-            workerCommandLine({
-              address: settings.address,
-              namespace: settings.namespace,
-              taskQueue,
-              ...(stringFlag(values, 'config') !== undefined && { configFile: stringFlag(values, 'config') }),
-            });
+            workerCommandLine({ ...place, taskQueue });
       return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query, storeFault, workerMissing });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
