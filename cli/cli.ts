@@ -36,6 +36,10 @@ Commands:
   events <run-id> [--follow] [--after N]
                             the run's task_* events (--follow: until the run ends); a closed run's are
                             rebuilt from its ledger: task_started and how each delegation ended
+  watch <run-id>            follow a run that is going (started elsewhere, or by a schedule) until it ends:
+                            the live tree on a terminal, else one line per event; then its summary and
+                            ledger (--json: its result alone); exit 0 when it completed. Ctrl-C stops the
+                            watching, not the run
   list [--status S] [--stop-reason R] [--user U] [--limit N]
                             recent lead runs, newest first: status, stop reason, tokens, age (--user: that
                             user's only)
@@ -114,7 +118,8 @@ Options:
   --address HOST:PORT, --namespace NS, --task-queue Q
                             the Temporal server (else temporal: in the config, TEMPORAL_ADDRESS and
                             the other TEMPORAL_* variables, a temporal.toml profile, or embedded)
-  --json                    machine-readable output (run: the LeadRunResult alone on stdout)`;
+  --json                    machine-readable output (run: the LeadRunResult alone on stdout, with
+                            ui_url: the run's page in the Web UI, when the server has one)`;
 
 /**
  * Each command's module is loaded when it runs, not before: a client command (`list`, `status`, …) loads
@@ -138,6 +143,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
     (require('./inspect-commands') as typeof import('./inspect-commands')).ledgerCommand(args),
   events: (args) =>
     (require('./inspect-commands') as typeof import('./inspect-commands')).eventsCommand(args),
+  watch: (args) => (require('./watch-command') as typeof import('./watch-command')).watchCommand(args),
   list: (args) => (require('./list-command') as typeof import('./list-command')).listCommand(args),
   steps: (args) => (require('./steps-command') as typeof import('./steps-command')).stepsCommand(args),
   report: (args) => (require('./report-command') as typeof import('./report-command')).reportCommand(args),

@@ -15,6 +15,7 @@ export const CLIENT_COMMANDS: ReadonlySet<string> = new Set([
   'status',
   'ledger',
   'events',
+  'watch',
   'list',
   'steps',
   'report',

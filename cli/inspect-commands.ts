@@ -21,6 +21,7 @@ import { askWorker, QUERY_DEADLINE_MS, taskQueueHasWorker } from '../client/work
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { delegationStatus } from './delegation-status';
 import { identify, notALeadRunMessage, type Identified } from '../client/id-kinds';
+import { scheduleNamedBy } from '../client/schedules';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { eventLine } from './progress';
 import { pendingApprovalLines } from './approvals';
@@ -139,6 +140,24 @@ export function noWorkerMessage(options: {
   );
 }
 
+/**
+ * What a command says of an id the server knows no workflow by: a schedule's name or id names its schedule and
+ * the command that reads it (a schedule is not a run: it starts them); anything else is no run. Exit 2.
+ */
+async function unknownIdError(
+  client: Client,
+  command: string,
+  id: string,
+  address: string,
+): Promise<UsageError> {
+  const schedule = await scheduleNamedBy(client, id);
+  if (schedule === undefined) return new UsageError(`${command}: no run ${id} on ${address}`);
+  return new UsageError(
+    `${command}: ${id} is a schedule, not a run; its timing and the runs it started: ` +
+      `subagents schedule describe ${schedule}`,
+  );
+}
+
 /** A query within the deadline, on a workflow of task queue `taskQueue`; `what` names it (`run X`, `batch Y`). */
 export type Ask = <T>(what: string, taskQueue: string, read: () => Promise<T>) => Promise<T>;
 
@@ -176,15 +195,19 @@ export async function withRun(
   const settings = await requireServer(command, loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
   try {
+    // One worker command for every hint of these commands: the server, task queue and config they were given.
+    const place = {
+      address: settings.address,
+      namespace: settings.namespace,
+      ...(stringFlag(values, 'config') !== undefined && { configFile: stringFlag(values, 'config') }),
+    };
     const noWorker = (what: string, taskQueue: string, silentForMs?: number) =>
       new InspectionError(
         noWorkerMessage({
           command,
           runId: what,
-          address: settings.address,
-          namespace: settings.namespace,
+          ...place,
           taskQueue,
-          configFile: stringFlag(values, 'config'),
           ...(silentForMs !== undefined && { silentForMs }),
         }),
       );
@@ -201,7 +224,7 @@ export async function withRun(
     try {
       const identified = await identify(client, runId);
       if (identified.kind.kind === 'unknown')
-        throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
+        throw await unknownIdError(client, command, runId, settings.address);
       const uiUrl = workflowUiUrl(await uiBaseUrl(settings), settings.namespace, runId);
       if (identified.kind.kind !== 'lead') {
         if (!options.other) throw new UsageError(notALeadRunMessage(command, identified.kind));
@@ -215,12 +238,7 @@ export async function withRun(
         (await taskQueueHasWorker(client, settings.namespace, taskQueue).catch(() => true))
           ? undefined
           : `no worker polls task queue "${taskQueue}" at ${settings.address}. Start one with: ` +
-            workerCommandLine({
-              address: settings.address,
-              namespace: settings.namespace,
-              taskQueue,
-              ...(stringFlag(values, 'config') !== undefined && { configFile: stringFlag(values, 'config') }),
-            });
+            workerCommandLine({ ...place, taskQueue });
       return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query, storeFault, workerMissing });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {

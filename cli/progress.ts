@@ -21,6 +21,8 @@ export interface WatchOptions {
   /** What the answer command needs besides the run id (`--address …` for a server only this process knows). */
   answerFlags?: string;
   pollMs?: number;
+  /** How often the live tree is drawn again for its elapsed times, whether or not a poll answered. */
+  tickMs?: number;
 }
 
 /**
@@ -74,6 +76,9 @@ function lastSeq(events: readonly TaskEvent[], fallback: number): number {
   return events.length > 0 ? events[events.length - 1].seq : fallback;
 }
 
+/** A second: the elapsed times' finest unit once past ten seconds. */
+const TICK_MS = 1000;
+
 /** Polls in a row whose queries failed before the watch gives up (about 10 s at the default pace). */
 const MAX_FAILED_POLLS = 30;
 
@@ -93,7 +98,9 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
   let finished: LeadRunResult | undefined;
   void result.then((r) => (finished = r)).catch(() => undefined);
 
+  let drawn: TreeSnapshot | undefined;
   const draw = (snapshot: TreeSnapshot) => {
+    drawn = snapshot;
     const lines = renderTree(snapshot, { now: Date.now(), color: options.color, width: columns });
     // Move up over the previous frame and clear it, then draw the new one.
     if (drawnRows > 0) out.write(`\x1b[${drawnRows}F\x1b[0J`);
@@ -137,57 +144,75 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
   const finishedSnapshot = (result: LeadRunResult): TreeSnapshot =>
     treeSnapshot({ state: 'finished', turns: result.turns, token_usage: result.token_usage }, result.ledger);
 
-  let failedPolls = 0;
-  for (;;) {
-    let polled: [LeadStatus, LedgerEntry[], TaskEvent[]];
-    try {
-      polled = await Promise.all([handle.status(), handle.ledger(), handle.events(seen)]);
-      failedPolls = 0;
-    } catch (err) {
-      // A query can fail for a moment (its workflow being evicted and replayed on a busy worker, a cancel in
-      // progress): the next poll asks again, and only a run of failures ends the watch.
-      failedPolls += 1;
-      // The run has ended (its worker may be gone already): its result says the rest, and without a terminal
-      // the tree is still printed once, from the result, after the event lines.
-      if (finished) {
+  const follow = async (): Promise<LeadRunResult> => {
+    let failedPolls = 0;
+    for (;;) {
+      let polled: [LeadStatus, LedgerEntry[], TaskEvent[]];
+      try {
+        polled = await Promise.all([handle.status(), handle.ledger(), handle.events(seen)]);
+        failedPolls = 0;
+      } catch (err) {
+        // A query can fail for a moment (its workflow being evicted and replayed on a busy worker, a cancel in
+        // progress): the next poll asks again, and only a run of failures ends the watch.
+        failedPolls += 1;
+        // The run has ended (its worker may be gone already): its result says the rest, and without a terminal
+        // the tree is still printed once, from the result, after the event lines.
+        if (finished) {
+          if (!options.live) {
+            const final = finishedSnapshot(finished);
+            out.write(
+              `\n${renderTree(final, { now: Date.now(), color: false, width: columns }).join('\n')}\n`,
+            );
+          }
+          return finished;
+        }
+        if (!(err instanceof ServiceError) || failedPolls >= MAX_FAILED_POLLS) throw err;
+        await Promise.race([result.catch(() => undefined), sleepMs(options.pollMs ?? 300)]);
+        continue;
+      }
+      const [status, polledLedger, polledEvents] = polled;
+      // Each query is answered on its own, so one poll can mix moments; once the run has ended its state is
+      // final: the result's ledger, and whatever events the poll missed.
+      const closed = status.state === 'finished' && finished !== undefined;
+      const events = closed
+        ? [...polledEvents, ...(await handle.events(lastSeq(polledEvents, seen)))]
+        : polledEvents;
+      const ledger = closed && finished ? finished.ledger : polledLedger;
+      progress = foldTaskProgress(progress, events);
+      seen = lastSeq(events, seen);
+      const snapshot = (): TreeSnapshot => treeSnapshot(status, ledger);
+      if (options.live) draw(snapshot());
+      else
+        for (const event of events) {
+          out.write(`${eventLine(event)}\n`);
+          if (event.type === 'clarification_requested')
+            out.write(`${answerHint(handle.runId, event.task_id, options.answerFlags)}\n`);
+        }
+      if (closed && finished) {
+        // Without a terminal the tree is printed once, complete, after the event lines.
         if (!options.live) {
-          const final = finishedSnapshot(finished);
-          out.write(`\n${renderTree(final, { now: Date.now(), color: false, width: columns }).join('\n')}\n`);
+          out.write(
+            `\n${renderTree(snapshot(), { now: Date.now(), color: false, width: columns }).join('\n')}\n`,
+          );
         }
         return finished;
       }
-      if (!(err instanceof ServiceError) || failedPolls >= MAX_FAILED_POLLS) throw err;
       await Promise.race([result.catch(() => undefined), sleepMs(options.pollMs ?? 300)]);
-      continue;
+      if (status.state === 'finished' && !finished) await result;
     }
-    const [status, polledLedger, polledEvents] = polled;
-    // Each query is answered on its own, so one poll can mix moments; once the run has ended its state is
-    // final: the result's ledger, and whatever events the poll missed.
-    const closed = status.state === 'finished' && finished !== undefined;
-    const events = closed
-      ? [...polledEvents, ...(await handle.events(lastSeq(polledEvents, seen)))]
-      : polledEvents;
-    const ledger = closed && finished ? finished.ledger : polledLedger;
-    progress = foldTaskProgress(progress, events);
-    seen = lastSeq(events, seen);
-    const snapshot = (): TreeSnapshot => treeSnapshot(status, ledger);
-    if (options.live) draw(snapshot());
-    else
-      for (const event of events) {
-        out.write(`${eventLine(event)}\n`);
-        if (event.type === 'clarification_requested')
-          out.write(`${answerHint(handle.runId, event.task_id, options.answerFlags)}\n`);
-      }
-    if (closed && finished) {
-      // Without a terminal the tree is printed once, complete, after the event lines.
-      if (!options.live) {
-        out.write(
-          `\n${renderTree(snapshot(), { now: Date.now(), color: false, width: columns }).join('\n')}\n`,
-        );
-      }
-      return finished;
-    }
-    await Promise.race([result.catch(() => undefined), sleepMs(options.pollMs ?? 300)]);
-    if (status.state === 'finished' && !finished) await result;
+  };
+
+  // The elapsed times run on this clock, not on the polls: a query no worker answers waits (30 s on the server)
+  // or fails, and meanwhile the last tree is drawn again as time passes.
+  const ticker = options.live
+    ? setInterval(() => {
+        if (drawn) draw(drawn);
+      }, options.tickMs ?? TICK_MS)
+    : undefined;
+  ticker?.unref();
+  try {
+    return await follow();
+  } finally {
+    clearInterval(ticker);
   }
 }

@@ -205,7 +205,9 @@ export async function executeRun(request: RunRequest): Promise<number> {
           const { result } = followed;
           interrupts.during(() => undefined);
           if (json) {
-            process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+            // The result, and the run's page in the Web UI as the header shows it (`status --json` has it too).
+            const output = { ...result, ...(uiUrl && { ui_url: uiUrl }) };
+            process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
           } else {
             process.stdout.write(
               `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,

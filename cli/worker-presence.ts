@@ -2,6 +2,7 @@
  * A run on a server given by address waits on workers this process does not own. When none polls the run's
  * task queue, the run would wait in silence: say so once, with the command that starts one.
  */
+import { resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { taskQueueHasWorker } from '../client/worker-liveness';
 
@@ -26,11 +27,15 @@ export function shellWord(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The command that starts a worker for this task queue. */
+/**
+ * The command that starts a worker for this task queue: every hint that tells a user to start one says it
+ * (`run`, `status`, `ledger`, `cancel`, `steps`, `report`, `doctor`). The config file as an absolute path: the
+ * worker is often started from another folder or terminal.
+ */
 export function workerCommandLine(options: Omit<WorkerPresenceOptions, 'client' | 'say'>): string {
   const words = ['subagents', 'worker', '--address', options.address, '--task-queue', options.taskQueue];
   if (options.namespace !== 'default') words.push('--namespace', options.namespace);
-  if (options.configFile !== undefined) words.push('--config', options.configFile);
+  if (options.configFile !== undefined) words.push('--config', resolve(options.configFile));
   return words.map(shellWord).join(' ');
 }
 

@@ -285,6 +285,25 @@ function nameOf(id: string): string | undefined {
   return id.startsWith(SCHEDULE_ID_PREFIX) ? id.slice(SCHEDULE_ID_PREFIX.length) : undefined;
 }
 
+/**
+ * The name of this project's schedule that `id` names, as its name or its schedule id (the Web UI's), when
+ * the server has one; else undefined. For a command given a schedule where it takes a run.
+ */
+export async function scheduleNamedBy(
+  client: Pick<Client, 'schedule'>,
+  id: string,
+): Promise<string | undefined> {
+  const name = nameOf(id) ?? id;
+  if (scheduleNameProblem(name) !== undefined) return undefined;
+  try {
+    await client.schedule.getHandle(scheduleId(name)).describe();
+    return name;
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) return undefined;
+    throw err;
+  }
+}
+
 /** The server's start of a lead run occurrence. */
 function leadAction(name: string, action: LeadScheduleAction, taskQueue: string) {
   const { prompt } = action.input;

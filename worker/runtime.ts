@@ -55,14 +55,61 @@ function isReportedOutcome(level: string, message: string, meta: LogEntry['meta'
  */
 const ACTIVITIES_ONLY_WARNING = 'No workflows registered, not polling for workflow tasks';
 
-/** One line per log on stderr (the SDK's default spreads a core log's fields over several). */
-function writeLogLine({ level, message, meta, timestampNanos }: LogEntry): void {
-  if (isReportedOutcome(level, message, meta) || message === ACTIVITIES_ONLY_WARNING) return;
+/**
+ * Logs that are routine in this project but read as breakage in the SDK's words (a 500-character line with a
+ * gRPC status): each is said in one line of its own, and the SDK's full text follows only at DEBUG or TRACE.
+ */
+const PLAIN_WORDS: readonly {
+  matches: (message: string, meta: LogEntry['meta']) => boolean;
+  line: (meta: LogEntry['meta']) => string;
+}[] = [
+  {
+    // The Rust core answered a query the server had already dropped: its caller (`status`, the live tree, the
+    // Web UI) stopped waiting first, most often because the worker was busy. The next query is answered.
+    matches: (message) => message.startsWith('Query not found when attempting to respond'),
+    line: () =>
+      'a query was answered after its caller had stopped waiting (a busy worker answers late; nothing is ' +
+      'lost, the next query is answered)',
+  },
+  {
+    // The admission workflow (workflows/admission.ts) frees the slots of a worker that stopped renewing its
+    // lease: what it is for, after a worker was stopped or killed.
+    matches: (message, meta) =>
+      message.startsWith('admission lease given up') && meta?.sdkComponent === 'workflow',
+    line: (meta) => {
+      const identity = typeof meta?.identity === 'string' ? meta.identity : 'a worker';
+      const spare = typeof meta?.spare === 'number' ? meta.spare : 0;
+      const queue = typeof meta?.taskQueue === 'string' ? ` on task queue "${meta.taskQueue}"` : '';
+      return (
+        `admission${queue}: ${identity} stopped reporting, so its lease is given up and its ` +
+        `${spare} spare ${spare === 1 ? 'slot is' : 'slots are'} free again`
+      );
+    },
+  },
+];
+
+/** Whether a logger at `level` shows DEBUG lines. */
+const showsDebug = (level: LogLevel) => level === 'DEBUG' || level === 'TRACE';
+
+/**
+ * The lines stderr gets for a log, each whole (the SDK's default spreads a core log's fields over several):
+ * none for an expected outcome, one readable line for a routine log the SDK words as a fault (its full text
+ * only when the logger's `level` is DEBUG or TRACE), else the log as the SDK gives it.
+ */
+export function logLines(entry: LogEntry, level: LogLevel): string[] {
+  const { level: entryLevel, message, meta, timestampNanos } = entry;
+  if (isReportedOutcome(entryLevel, message, meta) || message === ACTIVITIES_ONLY_WARNING) return [];
   const time = new Date(Number(timestampNanos / 1_000_000n)).toISOString();
   const fields = Object.entries(meta ?? {}).filter(([, value]) => value !== undefined);
   const details =
     fields.length === 0 ? '' : ` ${inspect(Object.fromEntries(fields), { breakLength: Infinity })}`;
-  process.stderr.write(`${time} [${level}] ${message}${details}\n`);
+  const full = `${time} [${entryLevel}] ${message}${details}`;
+  const plain = PLAIN_WORDS.find((kind) => kind.matches(message, meta));
+  if (plain === undefined) return [full];
+  return [
+    `${time} [${entryLevel}] ${plain.line(meta)}`,
+    ...(showsDebug(level) ? [`${time} [DEBUG] ${message}${details}`] : []),
+  ];
 }
 
 export interface RuntimeSettings {
@@ -94,7 +141,9 @@ export function installRuntime(
   installed = true;
   const metrics = metricsExporter(settings.metrics);
   Runtime.install({
-    logger: new DefaultLogger(level, writeLogLine),
+    logger: new DefaultLogger(level, (entry) => {
+      for (const line of logLines(entry, level)) process.stderr.write(`${line}\n`);
+    }),
     telemetryOptions: {
       logging: { filter: { core: level, other: 'ERROR' }, forward: {} },
       ...(metrics && { metrics }),

@@ -243,6 +243,21 @@ it("steps reads a batch item's latest attempt from the batch and its key", async
   expect(steps.stdout).toMatch(new RegExp(`${ids.item}: failed \\(turn_capped\\)`));
 });
 
+it.each(['status', 'ledger', 'events', 'cancel'])(
+  '%s on a schedule, by its name or its id, points to schedule describe (exit 2)',
+  async (command) => {
+    const name = ids.batchSchedule;
+    for (const id of [name, `subagents-schedule/${name}`]) {
+      const finished = await cli([command, id]);
+      expect(finished.code).toBe(2);
+      expect(finished.stderr).toBe(
+        `subagents: ${command}: ${id} is a schedule, not a run; its timing and the runs it started: ` +
+          `subagents schedule describe ${name}\n`,
+      );
+    }
+  },
+);
+
 it('schedule describe says which runs are batches and how many of their items failed', async () => {
   const finished = await cli(['schedule', 'describe', ids.batchSchedule]);
   expectWords(finished);

@@ -19,6 +19,7 @@ import {
   USER_ID,
 } from '../../contracts/search-attributes';
 import { leadRunWorkflow } from '../../workflows/lead-run';
+import { CLI, cliEnv, WatchedProcess } from '../support/cli-process';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 import {
   suiteCli,
@@ -259,6 +260,43 @@ it('an open run no worker polls: status, ledger, events and steps say so within 
   } finally {
     await handle.terminate('test over');
   }
+});
+
+it('watch follows a run started elsewhere to its end: waits for a worker, prints its events, tree and summary', async () => {
+  const taskQueue = uniqueTaskQueue('cli-watch');
+  const runId = `${taskQueue}-lead`;
+  const config = uiConfig();
+  // Started while no worker polls: the watch is attached before anything happens.
+  await testClient().workflow.start(leadRunWorkflow, {
+    taskQueue,
+    workflowId: runId,
+    args: [{ ...input(taskQueue), run_id: runId }],
+    typedSearchAttributes: runSearchAttributes(runId, 'lead', 0),
+  });
+  const watch = new WatchedProcess(
+    [CLI, 'watch', runId, '--config', config, '--address', testAddress(), '--namespace', testNamespace()],
+    cliEnv(),
+  );
+  try {
+    await watch.waitFor('stderr', /^waiting: no worker polls task queue .*--config \S+$/m, 30_000);
+    const ended = await withProjectWorker(taskQueue, () => watch.exit());
+    expect(ended.code).toBe(0);
+    const ui = workflowUiUrl(UI, testNamespace(), runId);
+    expect(watch.stdout).toMatch(new RegExp(`^Run ${runId} · Web UI: ${ui}$`, 'm'));
+    // Without a terminal: one line per event, then the tree once, the summary and the ledger.
+    expect(watch.stdout).toMatch(/^\S+ a started: general-purpose "Part a"/m);
+    expect(watch.stdout).toMatch(/^\S+ b failed \(turn_capped\)/m);
+    expect(watch.stdout).toMatch(/^lead {2}completed \(capped: [^)]+\) · 3 turns/m);
+    expect(watch.stdout).toContain('\nLedger:\n');
+    expect(watch.stderr).not.toMatch(/unexpected error|\n\s+at /);
+  } finally {
+    await watch.stop();
+  }
+  // An ended run, with no worker: its summary at once.
+  const again = await cli(['watch', runId]);
+  expect(again.code).toBe(0);
+  expect(again.stdout).toMatch(/^status +completed/m);
+  expect(again.stdout).toContain('\nLedger:\n');
 });
 
 describe('list', () => {

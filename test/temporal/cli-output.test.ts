@@ -59,8 +59,13 @@ it('run --json: the result alone on stdout; the SDK and its Rust core log on std
     cliEnv({ SUBAGENTS_LOG_LEVEL: 'INFO' }),
   );
   expect(run.code).toBe(0);
-  const result = JSON.parse(run.stdout) as LeadRunResult;
+  const result = JSON.parse(run.stdout) as LeadRunResult & { ui_url?: string };
   expect(result.final_output).toBe('The slow part timed out; here is the rest.');
+  // The run's page in the Web UI, as the header on stderr names it.
+  expect(result.ui_url).toMatch(
+    new RegExp(`^http://127\\.0\\.0\\.1:\\d+/namespaces/default/workflows/${result.run_id}$`),
+  );
+  expect(run.stderr).toContain(`Web UI: ${result.ui_url}\n`);
   expect(result.ledger.map((entry) => [entry.id, entry.status])).toEqual([['slow', 'timed_out']]);
   expect(run.stderr).toMatch(/\[INFO\] Initializing worker .*sdkComponent: 'core'/);
   // The run header goes to stderr too, where a user watching the terminal sees which run this is.

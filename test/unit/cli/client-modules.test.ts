@@ -51,6 +51,7 @@ const CLIENT_COMMANDS: string[][] = [
   ['status', 'run-1'],
   ['ledger', 'run-1'],
   ['events', 'run-1'],
+  ['watch', 'run-1'],
   ['steps', 'run-1', 'call_1'],
   ['report', 'run-1'],
   ['cancel', 'run-1'],

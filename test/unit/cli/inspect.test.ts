@@ -1,12 +1,15 @@
 /** The pure parts of inspection: events from a closed run's ledger, status lines, list and step text. */
+import { join } from 'node:path';
 import type { LedgerEntry } from '../../../contracts/ledger';
 import { eventsFromLedger } from '../../../client/api';
 import {
   closedRunStatus,
   closedStatusLines,
   eventText,
+  noWorkerMessage,
   openStatusLines,
 } from '../../../cli/inspect-commands';
+import { workerCommandLine } from '../../../cli/worker-presence';
 import { ageText, listFilter, listQuery, renderRunList } from '../../../cli/list-command';
 import { stepLines, stepsFromHistory } from '../../../cli/steps-command';
 import { UsageError } from '../../../cli/flags';
@@ -128,6 +131,28 @@ it('event text names a terminal event by its ledger description and carries the 
     seq: 2,
     type: 'task_failed',
     error: 'Boom.\nstack',
+  });
+});
+
+describe('the worker hint of status, ledger and cancel', () => {
+  const place = { address: 'temporal.example:7233', namespace: 'team', taskQueue: 'agents q' };
+
+  it('names the config the command was given, as a path that works from any folder', () => {
+    expect(workerCommandLine({ ...place, configFile: 'conf/config.yaml' })).toBe(
+      `subagents worker --address temporal.example:7233 --task-queue 'agents q' --namespace team ` +
+        `--config ${join(process.cwd(), 'conf/config.yaml')}`,
+    );
+    expect(workerCommandLine(place)).not.toContain('--config');
+  });
+
+  it('is the same in the no-worker message', () => {
+    const message = noWorkerMessage({
+      command: 'status',
+      runId: 'run r1',
+      ...place,
+      configFile: '/etc/s.yaml',
+    });
+    expect(message).toMatch(/Start one with: subagents worker .* --config \/etc\/s\.yaml$/);
   });
 });
 

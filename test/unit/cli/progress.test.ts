@@ -94,4 +94,42 @@ describe('watchRun', () => {
       ),
     ).rejects.toThrow('bug');
   });
+
+  it('keeps the live tree’s elapsed times going while no worker answers the queries', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      // The first poll is answered; then the worker is gone and every query waits, as the server makes it wait.
+      let asked = 0;
+      const waiting: ((err: Error) => void)[] = [];
+      const unanswered = <T>() => new Promise<T>((_resolve, reject) => waiting.push(reject));
+      let answered: (result: LeadRunResult) => void = () => undefined;
+      const result = new Promise<LeadRunResult>((resolve) => (answered = resolve));
+      const run = {
+        runId: 'run-1',
+        result: () => result,
+        status: () => (++asked === 1 ? Promise.resolve(status('running')) : unanswered<LeadStatus>()),
+        ledger: () => (asked <= 1 ? Promise.resolve([]) : unanswered<[]>()),
+        events: () => (asked <= 1 ? Promise.resolve([]) : unanswered<[]>()),
+      } as unknown as RunHandle;
+      const out = new PassThrough();
+      let printed = '';
+      out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+      const lastLeadLine = () => [...printed.matchAll(/^lead {2}running[^\n]*$/gm)].at(-1)?.[0];
+
+      const watching = watchRun(run, { out, live: true, color: false, pollMs: 300 });
+      await jest.advanceTimersByTimeAsync(0);
+      expect(lastLeadLine()).toMatch(/ 0ms$/);
+      await jest.advanceTimersByTimeAsync(65_000);
+      expect(asked).toBe(2);
+      expect(lastLeadLine()).toMatch(/ 1m05s$/);
+
+      // The worker is back: the waiting queries fail, the run's result is in.
+      answered(RESULT);
+      for (const reject of waiting) reject(new ServiceError('Failed to query Workflow'));
+      await jest.advanceTimersByTimeAsync(0);
+      await expect(watching).resolves.toEqual(RESULT);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });
