@@ -7,8 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { chooseSandbox, machineProbes } from '../activities/tools';
+import { chooseSandbox, describeCgroupLimits, machineProbes, type MachineProbes } from '../activities/tools';
 import { ConfigError, defaultConfig, type Config } from '../contracts/config';
+import { sandboxLimits } from '../contracts/tools';
 import type { NetworkModelProvider } from '../contracts/model';
 import { loadConfig } from '../worker/config';
 import { EncryptionKeyError, loadEncryptionKeys } from '../payloads/encryption-keys';
@@ -335,15 +336,32 @@ export async function workersCheck(context: DoctorContext): Promise<DoctorCheck>
   };
 }
 
-/** Where `bash` runs on this machine for the config's sandbox settings: the choice the bash tool makes. */
-export async function sandboxCheck({ config }: DoctorContext): Promise<DoctorCheck> {
+/**
+ * Where `bash` runs on this machine for the config's sandbox settings, the choice the bash tool makes, and
+ * which limits bound a call's processes together: a cgroup of its own, or the rlimits of each process alone.
+ */
+export async function sandboxCheck(
+  { config }: DoctorContext,
+  probes: MachineProbes = machineProbes(),
+): Promise<DoctorCheck> {
   const settings = ('error' in config ? defaultConfig() : config.config).sandbox;
-  const sandbox = await chooseSandbox(settings, machineProbes());
+  const sandbox = await chooseSandbox(settings, probes);
   const status = sandbox.kind === 'none' ? 'missing' : sandbox.kind === 'bubblewrap' ? 'ok' : 'note';
+  const limits = sandboxLimits(settings);
+  // just-bash starts no process, so no cgroup applies to it.
+  const bounds =
+    sandbox.kind === 'bubblewrap' || sandbox.kind === 'host'
+      ? [
+          `bash limits: ${describeCgroupLimits(probes.cgroups(), {
+            maxProcesses: limits.max_processes,
+            maxTotalMemoryMb: limits.max_total_memory_mb,
+          })}`,
+        ]
+      : [];
   return {
     name: 'Sandbox',
     status,
-    lines: [`bash runs in: ${sandbox.description}`],
+    lines: [`bash runs in: ${sandbox.description}`, ...bounds],
     ...(sandbox.fix && { fix: sandbox.fix }),
   };
 }

@@ -36,6 +36,7 @@
  */
 import type { WorkspaceRequest } from './workspace';
 import { compileUserPattern } from './patterns';
+import { parseStrictJson } from './strict-json';
 
 export interface BatchItem {
   key: string;
@@ -392,7 +393,9 @@ export function batchItemsProblems(items: unknown, check: PatternCheck = 're2'):
 
 /**
  * The items of a JSON Lines text: one JSON object a line, blank lines skipped. `items` are those valid on
- * their own, in order; use them only when `problems` is empty. Each problem names `source:line`.
+ * their own, in order; use them only when `problems` is empty. Each problem names `source:line`. A line is
+ * read strictly (contracts/strict-json.ts): a key given twice is refused. Lines that are not JSON at all are
+ * counted in one problem when there are several (a binary file is one mistake, not one per line).
  */
 export function parseBatchItemsJsonl(
   text: string,
@@ -401,24 +404,41 @@ export function parseBatchItemsJsonl(
   const items: BatchItem[] = [];
   const problems: string[] = [];
   const parsed: { value: unknown; line: number }[] = [];
+  const notJson: { line: number; reason: string }[] = [];
+  // Where the first line that is not JSON is told: in line order with the other problems.
+  let notJsonAt = 0;
   const lines = text.replace(/^\uFEFF/, '').split('\n');
   lines.forEach((raw, index) => {
     const line = index + 1;
     const content = raw.trim();
     if (content === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(content);
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      problems.push(`${source}:${line}: is not valid JSON (${reason})`);
+    const read = parseStrictJson(content);
+    if ('notJson' in read) {
+      if (notJson.length === 0) notJsonAt = problems.length;
+      notJson.push({ line, reason: read.notJson });
       return;
     }
+    if ('duplicateKey' in read) {
+      problems.push(`${source}:${line}: ${read.duplicateKey}`);
+      return;
+    }
+    const { value } = read;
     parsed.push({ value, line });
     const found = itemProblems(value, onLine(source, line));
     if (found.length === 0) items.push(value as BatchItem);
     else problems.push(...found);
   });
+  if (notJson.length === 1) {
+    problems.splice(notJsonAt, 0, `${source}:${notJson[0].line}: is not valid JSON (${notJson[0].reason})`);
+  } else if (notJson.length > 1) {
+    const [first] = notJson;
+    problems.splice(
+      notJsonAt,
+      0,
+      `${source}: ${notJson.length} lines are not JSON (first: line ${first.line}: ${first.reason}); ` +
+        'an items file is JSON Lines, one JSON object a line',
+    );
+  }
   if (parsed.length === 0 && problems.length === 0) {
     problems.push(`${source}: has no items (write one JSON object a line, e.g. {"key": "a", "prompt": "…"})`);
   }

@@ -291,6 +291,7 @@ function toolSchemas({ bool, seconds, toolName }: ValueTypes) {
      */
     max_processes: unchecked<number>().optional(),
     max_memory_mb: unchecked<number>().optional(),
+    max_total_memory_mb: unchecked<number>().optional(),
     max_file_size_mb: unchecked<number>().optional(),
     max_cpu_seconds: unchecked<number>().optional(),
   });

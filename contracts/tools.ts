@@ -53,10 +53,12 @@ export type { SandboxSettings } from './input-schemas';
 
 /** The resource limits one bash command runs under (rlimits of each process it starts). */
 export interface SandboxLimits {
-  /** Processes and threads (RLIMIT_NPROC, which binds no root worker; a pids cgroup where one can be made). */
+  /** Processes and threads (RLIMIT_NPROC, which binds no root worker; pids.max where a cgroup can be made). */
   max_processes: number;
   /** Address space of each process, in MiB (RLIMIT_AS). */
   max_memory_mb: number;
+  /** Memory of all the command's processes together, in MiB (memory.max, where a cgroup can be made). */
+  max_total_memory_mb: number;
   /** Largest file a process may write, in MiB (RLIMIT_FSIZE). */
   max_file_size_mb: number;
   /** CPU time of each process, in seconds (RLIMIT_CPU). */
@@ -66,6 +68,7 @@ export interface SandboxLimits {
 export const DEFAULT_SANDBOX_LIMITS: Omit<SandboxLimits, 'max_cpu_seconds'> = {
   max_processes: 256,
   max_memory_mb: 4096,
+  max_total_memory_mb: 4096,
   max_file_size_mb: 1024,
 };
 
@@ -74,6 +77,7 @@ export function sandboxLimits(settings: SandboxSettings): SandboxLimits {
   return {
     max_processes: settings.max_processes ?? DEFAULT_SANDBOX_LIMITS.max_processes,
     max_memory_mb: settings.max_memory_mb ?? DEFAULT_SANDBOX_LIMITS.max_memory_mb,
+    max_total_memory_mb: settings.max_total_memory_mb ?? DEFAULT_SANDBOX_LIMITS.max_total_memory_mb,
     max_file_size_mb: settings.max_file_size_mb ?? DEFAULT_SANDBOX_LIMITS.max_file_size_mb,
     max_cpu_seconds: settings.max_cpu_seconds ?? Math.ceil(settings.bash_timeout_seconds),
   };

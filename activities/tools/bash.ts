@@ -6,7 +6,7 @@ import { inheritedEnv, openBashSecrets, secretMasker } from './bash-secrets';
 import { OutputCollector } from './output';
 import { explainJustBashOutput, justBashLaunch } from './just-bash';
 import type { MachineProbes } from './machine-probes';
-import { inCgroup, makePidsCgroup } from './pids-cgroup';
+import { inCallCgroup, limitNotes, makeCallCgroup, type CgroupEvents } from './call-cgroup';
 import { bubblewrapArgs, bubblewrapExecutable, limitedBashArgs, SANDBOX_ENV } from './sandbox';
 import { chooseSandbox, type SandboxInUse } from './sandbox-choice';
 import { containerOutput, hostCommand, type MountInUse } from './skill-mounts';
@@ -204,15 +204,16 @@ async function runIn(
       ? (text: string) => mask(containerOutput(text, extras.mounts))
       : mask;
   // just-bash starts no process to count, and its Node runtime's own threads would count against the limit.
+  const callLimits = { maxProcesses: limits.max_processes, maxTotalMemoryMb: limits.max_total_memory_mb };
   const cgroup =
-    sandbox.kind === 'just-bash'
-      ? undefined
-      : await makePidsCgroup(probes.pidsCgroupParent(), limits.max_processes);
-  if (cgroup) launch = { ...launch, ...inCgroup(cgroup, launch.file, launch.args) };
+    sandbox.kind === 'just-bash' ? undefined : await makeCallCgroup(probes.cgroups(), callLimits);
+  if (cgroup) launch = { ...launch, ...inCallCgroup(cgroup, launch.file, launch.args) };
   let finished: Finished;
+  let events: CgroupEvents | undefined;
   try {
     const collector = new OutputCollector(ctx.sandbox.output_cap_chars, shown, margin);
     finished = await run(launch, timeoutSeconds * 1000, collector, ctx.signal);
+    events = await cgroup?.events();
   } finally {
     await cgroup?.remove();
   }
@@ -222,7 +223,8 @@ async function runIn(
     sandbox.kind === 'just-bash'
       ? explainJustBashOutput(finished.output, finished.signal, limits)
       : finished.output;
-  const output = text === '' ? '(no output)\n' : text.replace(/\n?$/, '\n');
+  const notes = events === undefined ? '' : limitNotes(events, callLimits);
+  const output = (text === '' ? '(no output)\n' : text.replace(/\n?$/, '\n')) + notes;
   if (finished.timedOut) {
     return {
       content: `${output}[timed out after ${timeoutSeconds} s: the command was killed]`,

@@ -65,6 +65,7 @@ const PROBE_TIMEOUT_MS = 20_000;
 const PROBE_LIMITS: SandboxLimits = {
   max_processes: 1,
   max_memory_mb: 256,
+  max_total_memory_mb: 256,
   max_file_size_mb: 1,
   max_cpu_seconds: 20,
 };

@@ -233,6 +233,7 @@ const sandbox = section('sandbox', {
   output_cap_chars: wholeNumber(1).default(DEFAULT_SANDBOX.output_cap_chars),
   max_processes: wholeNumber(1, 1_000_000).optional(),
   max_memory_mb: wholeNumber(16, 1_048_576).optional(),
+  max_total_memory_mb: wholeNumber(16, 1_048_576).optional(),
   max_file_size_mb: wholeNumber(1, 1_048_576).optional(),
   max_cpu_seconds: wholeNumber(1, 86_400).optional(),
 }).transform(

@@ -13,6 +13,8 @@ export const REQUIREMENTS = {
   namespaces: 'SUBAGENTS_REQUIRE_NAMESPACES',
   /** python3, which some tests run as a helper. */
   python: 'SUBAGENTS_REQUIRE_PYTHON',
+  /** A cgroup of its own for each bash call, with the pids and memory controllers (v1, or v2 delegated). */
+  cgroups: 'SUBAGENTS_REQUIRE_CGROUPS',
 } as const;
 
 export type Requirement = keyof typeof REQUIREMENTS;

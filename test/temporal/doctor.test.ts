@@ -34,6 +34,8 @@ it('on a machine with everything: Node, the CLI with its version and route, the 
   );
   expect(lines[2].trim()).toBe(`${env.TEMPORAL_CLI_PATH} (found through TEMPORAL_CLI_PATH)`);
   expect(stdout).toMatch(/(ok|note)\s+Sandbox\s+bash runs in: (bubblewrap|just-bash)/);
+  // Which limits bound a call's processes together, whichever this machine offers.
+  expect(stdout).toMatch(/\n\s+bash limits: (cgroup v[12].* per bash call|ulimit only: .+)\n/);
   expect(stdout).toMatch(/ok {6}Models {8}config: none/);
   expect(stdout).toContain('scripted: scripted (offline; no key needed)');
   // The key that encrypts, by its id alone.

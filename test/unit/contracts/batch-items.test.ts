@@ -341,6 +341,39 @@ describe('parseBatchItemsJsonl', () => {
     });
   });
 
+  it('counts the lines that are not JSON in one problem, naming the first (a binary file)', () => {
+    const binary = Array.from({ length: 146 }, (_, i) => `\u0000\u0001ELF${i}\u00ff`).join('\n');
+    const { items, problems } = parseBatchItemsJsonl(binary, 'items.jsonl');
+    expect(items).toEqual([]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /^items\.jsonl: 146 lines are not JSON \(first: line 1: Unexpected token .*\\u0000\\u0001ELF0.*\); an items file is JSON Lines, one JSON object a line$/,
+      ),
+    ]);
+  });
+
+  it('keeps a single line that is not JSON in line order with the other problems', () => {
+    const text = ['"Do a."', '{"key": "b",', '{"key": "", "prompt": "c"}'].join('\n');
+    expect(parseBatchItemsJsonl(text, 'batch.jsonl').problems).toEqual([
+      'batch.jsonl:1: "Do a." is not a mapping (an item: key, prompt and optionally acceptance_criteria)',
+      expect.stringMatching(/^batch\.jsonl:2: is not valid JSON \(.+\)$/),
+      'batch.jsonl:3: key: "" is empty (write some text)',
+    ]);
+  });
+
+  it('refuses a line that gives a key twice, naming the key and the line', () => {
+    const text = [
+      '{"key": "a", "prompt": "Do a."}',
+      '{"key": "b", "prompt": "Do b.", "prompt": "Do c."}',
+    ].join('\n');
+    expect(parseBatchItemsJsonl(text, 'batch.jsonl')).toEqual({
+      items: [{ key: 'a', prompt: 'Do a.' }],
+      problems: [
+        'batch.jsonl:2: key "prompt" is given twice (JSON would keep only the last value: give each key once)',
+      ],
+    });
+  });
+
   it('refuses a file with no items', () => {
     expect(parseBatchItemsJsonl('\n  \n', 'empty.jsonl')).toEqual({
       items: [],

@@ -71,9 +71,13 @@ for _ in range(1000):
 print('started', started)
 `;
 import { sandboxProblems } from '../../../support/config-problems';
+import { itWhere } from '../../../support/required';
 
+const cgroups = probes.cgroups();
 /** RLIMIT_NPROC does not bind root; a pids cgroup does. Elsewhere the process limit cannot hold. */
-const processLimitHolds = process.getuid?.() !== 0 || probes.pidsCgroupParent() !== undefined;
+const processLimitHolds = process.getuid?.() !== 0 || cgroups.pids !== undefined;
+const missingCgroup = (controller: 'pids' | 'memory'): string | undefined =>
+  cgroups[controller] === undefined ? cgroups.missing[controller] : undefined;
 
 describe('bash resource limits', () => {
   itEachWhere('apply their defaults when the settings name none (%s)', async (_where, kind) => {
@@ -123,30 +127,91 @@ describe('bash resource limits', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
-  (probes.pidsCgroupParent() !== undefined ? it : it.skip)(
-    'leave no pids cgroup behind, nor anything that left the process group',
+  itWhere(
+    'cgroups',
+    'a pids cgroup for each bash call',
+    missingCgroup('pids'),
+  )('leave no cgroup behind, nor anything that left the process group', async () => {
+    const result = await bash(
+      HOST,
+      'setsid sleep 30 & echo $! > sleeper.pid; grep -o "durable-subagents-bash-[^/]*" /proc/self/cgroup',
+    );
+    const names = [...new Set(result.content.split('\n').filter((line) => line.startsWith('durable-')))];
+    expect(names).toHaveLength(1);
+    for (const parent of new Set([cgroups.pids?.dir, cgroups.memory?.dir])) {
+      if (parent !== undefined) expect(existsSync(path.join(parent, names[0]))).toBe(false);
+    }
+    const sleeper = Number(readFileSync(path.join(fx.workspace, 'sleeper.pid'), 'utf8'));
+    // Gone, or a zombie left to an init that does not reap (as in some containers): not running.
+    const state = existsSync(`/proc/${sleeper}/stat`)
+      ? readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1][0]
+      : 'gone';
+    expect(['gone', 'Z']).toContain(state);
+  });
+});
+
+describe('bash cgroup limits (root: RLIMIT_NPROC does not bind it, the cgroup does)', () => {
+  const asRoot = process.getuid?.() === 0 ? undefined : 'the worker is not root: RLIMIT_NPROC holds already';
+  itWhere(
+    'cgroups',
+    'a pids cgroup for each bash call',
+    missingCgroup('pids') ?? asRoot,
+  )('stop a fork loop at max_processes and tell the model so', async () => {
+    await writeFile(path.join(fx.workspace, 'forks.py'), FORK_LOOP);
+    const result = await bash(HOST, 'python3 forks.py', { max_processes: 30 });
+    const started = Number(/started (\d+)/.exec(result.content)?.[1]);
+    expect(started).toBeLessThan(30);
+    expect(result.content).toMatch(
+      /\[process limit reached: starting a process was refused (once|\d+ times), at 30 processes and threads for this call \(sandbox\.max_processes\)\]\n\[exit code: 0\]$/,
+    );
+  });
+
+  itWhere(
+    'cgroups',
+    'a memory cgroup for each bash call',
+    missingCgroup('memory'),
+  )(
+    'kill a memory hog at max_total_memory_mb, which each process stays under, and tell the model so',
     async () => {
       const result = await bash(
         HOST,
-        'setsid sleep 30 & echo $! > sleeper.pid; grep durable-subagents-bash- /proc/self/cgroup',
+        'python3 -c "b = b\'x\' * (400 * 1024 ** 2); print(len(b))"; echo status $?',
+        { max_total_memory_mb: 128, max_memory_mb: 4096 },
       );
-      const [, controllers, own] = result.content.split('\n')[0].split(':');
-      const cgroup = path.join('/sys/fs/cgroup', controllers === '' ? '' : 'pids', own);
-      expect(existsSync(cgroup)).toBe(false);
-      const sleeper = Number(readFileSync(path.join(fx.workspace, 'sleeper.pid'), 'utf8'));
-      // Gone, or a zombie left to an init that does not reap (as in some containers): not running.
-      const state = existsSync(`/proc/${sleeper}/stat`)
-        ? readFileSync(`/proc/${sleeper}/stat`, 'utf8').split(') ')[1][0]
-        : 'gone';
-      expect(['gone', 'Z']).toContain(state);
+      expect(result.content).toMatch(/^status 137\n/m);
+      expect(result.content).toContain(
+        "[memory limit reached: the kernel killed 1 process at 128 MiB for all of this call's processes together (sandbox.max_total_memory_mb)]\n[exit code: 0]",
+      );
+      expect(await bash(HOST, 'echo still fine')).toEqual({
+        content: 'still fine\n[exit code: 0]',
+        is_error: false,
+      });
     },
   );
+
+  // Where bubblewrap cannot start, its own tests say so (SUBAGENTS_REQUIRE_SANDBOX).
+  (inBubblewrap
+    ? itWhere('cgroups', 'a memory cgroup for each bash call', missingCgroup('memory'))
+    : it.skip)('hold in bubblewrap too', async () => {
+    const result = await bash(SANDBOX, 'python3 -c "b = b\'x\' * (400 * 1024 ** 2)"; echo status $?', {
+      max_total_memory_mb: 128,
+    });
+    expect(result.content).toContain(
+      'status 137\n[memory limit reached: the kernel killed 1 process at 128 MiB',
+    );
+  });
 });
 
 describe('sandbox limit settings', () => {
   it('are absent from the parsed config unless written, and kept when written', () => {
     expect(parseConfig({}).config.sandbox).toEqual(DEFAULT_SANDBOX);
-    const written = { max_processes: 64, max_memory_mb: 512, max_file_size_mb: 10, max_cpu_seconds: 30 };
+    const written = {
+      max_processes: 64,
+      max_memory_mb: 512,
+      max_total_memory_mb: 1024,
+      max_file_size_mb: 10,
+      max_cpu_seconds: 30,
+    };
     expect(parseConfig({ sandbox: written }).config.sandbox).toEqual({ ...DEFAULT_SANDBOX, ...written });
   });
 
@@ -155,12 +220,14 @@ describe('sandbox limit settings', () => {
       sandboxProblems({
         max_processes: 0,
         max_memory_mb: 8,
+        max_total_memory_mb: 0,
         max_file_size_mb: 1.5,
         max_cpu_seconds: 'a lot',
       }),
     ).toEqual([
       'sandbox.max_processes: 0 is out of range (1–1000000)',
       'sandbox.max_memory_mb: 8 is out of range (16–1048576)',
+      'sandbox.max_total_memory_mb: 0 is out of range (16–1048576)',
       'sandbox.max_file_size_mb: 1.5 is not a whole number (1–1048576)',
       'sandbox.max_cpu_seconds: "a lot" is not a whole number (1–86400)',
     ]);
