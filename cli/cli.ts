@@ -193,10 +193,35 @@ async function main(argv: string[]): Promise<number> {
 /** JavaScript's own errors: a fault in this program, whose message means nothing to a user. */
 const PROGRAM_FAULTS = [TypeError, ReferenceError, RangeError, SyntaxError];
 
+/**
+ * The errors of this process's encryption keys (payloads/encryption-keys.ts, payloads/encryption-codec.ts), by
+ * name: a malformed key, a payload under a key not held, one that does not decrypt. Named, not imported, so a
+ * command that never decodes loads none of it.
+ */
+const KEY_ERRORS: ReadonlySet<string> = new Set([
+  'EncryptionKeyError',
+  'MissingEncryptionKeyError',
+  'PayloadDecryptionError',
+]);
+
+/** The key problem behind `err` (it or one of its causes), else undefined. */
+function keyProblem(err: unknown): Error | undefined {
+  for (let e: unknown = err; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (KEY_ERRORS.has(e.name)) return e;
+  }
+  return undefined;
+}
+
 /** The exit code for an error, and the one line that says it. */
 export function describeFailure(err: unknown, command = 'subagents'): { code: number; line: string } {
   const message = err instanceof Error ? err.message : String(err);
   if (err instanceof UsageError || err instanceof ConfigError) return { code: 2, line: message };
+  const key = keyProblem(err);
+  if (key !== undefined) {
+    // A malformed key is this command's setup (2); a payload it cannot open is the data's (1).
+    const code = key.name === 'EncryptionKeyError' ? 2 : 1;
+    return { code, line: `encryption key: ${key.message.split('\n')[0]}` };
+  }
   if (
     err instanceof ConnectionError ||
     err instanceof TemporalCliNotFoundError ||

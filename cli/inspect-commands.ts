@@ -17,7 +17,7 @@ import {
 } from '../client/api';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient, type ConnectionSettings } from '../client/connection';
-import { askWorker, QUERY_DEADLINE_MS, taskQueueHasWorker } from '../client/worker-liveness';
+import { askWorker, QUERY_DEADLINE_MS, taskQueueHasWorker, type Asked } from '../client/worker-liveness';
 import { findRunningDevServer } from '../devserver/dev-server-state';
 import { delegationStatus } from './delegation-status';
 import { identify, notALeadRunMessage, type Identified } from '../client/id-kinds';
@@ -33,9 +33,11 @@ import { workerCommandLine } from './worker-presence';
 
 /**
  * A blob of the payload store named in a failure's message: the claim-check codec's (`payload blob <hash>`)
- * or a transcript's (`transcript segment <hash>`, `tool specs <hash>`), missing or not matching its hash.
+ * or a transcript's (`transcript segment <hash>`, `tool specs <hash>`), missing or not matching its hash; or a
+ * payload under an encryption key not held, or that does not decrypt (payloads/encryption-codec.ts).
  */
-const PAYLOAD_STORE_FAULT = /\b(payload blob|transcript segment|tool specs) [0-9a-f]{64}\b/;
+const PAYLOAD_STORE_FAULT =
+  /\b(payload blob|transcript segment|tool specs) [0-9a-f]{64}\b|\bpayload\b[^;]*? is encrypted with key /;
 
 /** The message of `err` or of one of its causes that names a blob of the payload store, else undefined. */
 export function payloadStoreFault(err: unknown): string | undefined {
@@ -48,7 +50,10 @@ export function payloadStoreFault(err: unknown): string | undefined {
 
 /** One line for a run (`what`: `run X`) whose blob cannot be decoded or verified: what is wrong, what heals it. */
 export function unreadableRunMessage(command: string, what: string, fault: string): string {
-  return `${command}: ${what} cannot be read: ${fault}; the run waits and resumes when it is restored`;
+  const heals = / is encrypted with key /.test(fault)
+    ? 'the run waits and resumes once its workers hold that key'
+    : 'the run waits and resumes when it is restored';
+  return `${command}: ${what} cannot be read: ${fault}; ${heals}`;
 }
 
 /**
@@ -211,12 +216,22 @@ export async function withRun(
           ...(silentForMs !== undefined && { silentForMs }),
         }),
       );
-    const ask: Ask = async (what, taskQueue, read) => {
-      const asked = await askWorker(client, settings.namespace, taskQueue, read);
+    /** Why the run's worker cannot run its workflow tasks, when a blob or a key is to blame. */
+    const taskFault = () => workflowTaskStoreFault(client, settings.namespace, runId).catch(() => undefined);
+    const ask: Ask = async <T>(what: string, taskQueue: string, read: () => Promise<T>) => {
+      let asked: Asked<T>;
+      try {
+        asked = await askWorker(client, settings.namespace, taskQueue, read);
+      } catch (err) {
+        // The query failed at once ("Failed to query Workflow"): a worker that fails each task says why there.
+        const fault = payloadStoreFault(err) ?? (await taskFault());
+        if (fault !== undefined) throw new InspectionError(unreadableRunMessage(command, what, fault));
+        throw err;
+      }
       if (asked.answered) return asked.value;
       if (asked.why === 'no_worker') throw noWorker(what, taskQueue);
       // A worker polls but cannot decode or verify the workflow's history: say which blob, not "no worker".
-      const fault = await workflowTaskStoreFault(client, settings.namespace, runId).catch(() => undefined);
+      const fault = await taskFault();
       if (fault !== undefined) throw new InspectionError(unreadableRunMessage(command, what, fault));
       // The server remembers a worker for minutes after it stopped: one that has just died lands here.
       throw noWorker(what, taskQueue, QUERY_DEADLINE_MS);

@@ -10,6 +10,7 @@ import { LEAD_RUN_STATUSES } from '../contracts/lead';
 import { RUN_STOP_REASONS } from '../contracts/status';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from '../client/connection';
+import { listExecutions } from '../client/visibility';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 
 /** What `--status` accepts: the lead's `SubagentStatus` values. */
@@ -73,10 +74,12 @@ export interface ListedRun {
   user_id?: string;
   started_at: string;
   closed_at?: string;
+  /** Why part of the run's record could not be read here (`encrypted: key k2 not held`); absent when it could. */
+  unreadable?: string;
 }
 
-/** One run of the listing, from its visibility record. */
-export function listedRun(info: WorkflowExecutionInfo): ListedRun {
+/** One run of the listing, from its visibility record (`unreadable`: what of it this client cannot read). */
+export function listedRun(info: WorkflowExecutionInfo, unreadable?: string): ListedRun {
   const attributes = info.typedSearchAttributes;
   const status = attributes.get(SUBAGENT_STATUS);
   const stopReason = attributes.get(STOP_REASON);
@@ -92,6 +95,7 @@ export function listedRun(info: WorkflowExecutionInfo): ListedRun {
     ...(userId !== undefined && { user_id: userId }),
     started_at: info.startTime.toISOString(),
     ...(info.closeTime && { closed_at: info.closeTime.toISOString() }),
+    ...(unreadable !== undefined && { unreadable }),
   };
 }
 
@@ -107,20 +111,25 @@ export function ageText(ms: number): string {
 /** The listing as a table; a status in parentheses is Temporal's, for a run without `SubagentStatus`. */
 export function renderRunList(runs: readonly ListedRun[], now: number): string[] {
   if (runs.length === 0) return ['(no lead runs)'];
-  const header = ['RUN ID', 'STATUS', 'STOP REASON', 'TOKENS', 'AGE'];
+  // A NOTE column only when a run has one: what of it this client could not read.
+  const noted = runs.some((run) => run.unreadable !== undefined);
+  const header = ['RUN ID', 'STATUS', 'STOP REASON', 'TOKENS', 'AGE', ...(noted ? ['NOTE'] : [])];
   const rows = runs.map((run) => [
     run.run_id,
     run.status_source === 'execution' ? `(${run.status})` : run.status,
     run.stop_reason ?? '-',
     run.total_tokens === undefined ? '-' : String(run.total_tokens),
     ageText(now - Date.parse(run.started_at)),
+    ...(noted ? [run.unreadable ?? ''] : []),
   ]);
   const widths = header.map((title, column) =>
     Math.max(title.length, ...rows.map((row) => row[column].length)),
   );
   const render = (row: string[]) =>
     row
-      .map((cell, column) => (column >= 3 ? cell.padStart(widths[column]) : cell.padEnd(widths[column])))
+      .map((cell, column) =>
+        column === 3 || column === 4 ? cell.padStart(widths[column]) : cell.padEnd(widths[column]),
+      )
       .join('  ')
       .trimEnd();
   const lines = [render(header), ...rows.map(render)];
@@ -164,8 +173,8 @@ export async function listCommand(args: string[]): Promise<number> {
     const runs: ListedRun[] = [];
     try {
       // Visibility lists the newest first; the page size keeps one page for a small limit.
-      for await (const info of client.workflow.list({ query, pageSize: Math.min(limit, 100) })) {
-        runs.push(listedRun(info));
+      for await (const { info, unreadable } of listExecutions(client, query, Math.min(limit, 100))) {
+        runs.push(listedRun(info, unreadable));
         if (runs.length >= limit) break;
       }
     } catch (err) {

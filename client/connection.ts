@@ -163,8 +163,12 @@ export async function connectClient(
   settings: ConnectionSettings,
 ): Promise<{ client: Client; connection: Connection }> {
   const address = requireAddress(settings);
+  // Built before connecting, and outside the connection's errors: a malformed encryption key is a key problem,
+  // not a server that cannot be reached.
+  const dataConverter = projectDataConverter();
+  let connection: Connection;
   try {
-    const connection = await connectChecked(
+    connection = await connectChecked(
       {
         address,
         connectTimeout: '5 seconds',
@@ -174,14 +178,10 @@ export async function connectClient(
       },
       settings.namespace,
     );
-    // The claim-check codec of this process's payload settings (`configurePayloads`): results come back whole.
-    const client = new Client({
-      connection,
-      namespace: settings.namespace,
-      dataConverter: projectDataConverter(),
-    });
-    return { client, connection };
   } catch (err) {
     throw unreachable(address, err);
   }
+  // The claim-check codec of this process's payload settings (`configurePayloads`): results come back whole.
+  const client = new Client({ connection, namespace: settings.namespace, dataConverter });
+  return { client, connection };
 }

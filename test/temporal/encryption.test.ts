@@ -16,6 +16,8 @@ import { tempDir, writeScript } from '../support/subagent-input';
 import { CLAIM_CHECK_ENCODING } from '../../payloads/claim-check-codec';
 import { ENCRYPTED_ENCODING } from '../../payloads/encryption-codec';
 import { keyIdOf } from '../../payloads/encryption-keys';
+import { projectDataConverter } from '../../payloads/data-converter';
+import { payloadSettings } from '../../payloads/store';
 import {
   historyPayloads,
   payloadEncoding,
@@ -160,6 +162,65 @@ describe('a run with encryption on, each part a process of its own', () => {
     );
     expect(keyless.code).not.toBe(0);
     expect(keyless.stderr).toContain(`encrypted with key ${keyId}, which this process does not hold`);
+  });
+
+  it('lists every run to a CLI without the key, the encrypted one marked; a malformed key is a key problem', async () => {
+    const keylessEnv = cliEnv({ SUBAGENTS_PAYLOAD_DIR: payloadDir });
+    const listed = await runCli(['list', '--address', server.address, '--limit', '100'], keylessEnv);
+    expect(listed.stderr).toBe('');
+    expect(listed.code).toBe(0);
+    const rowOf = (runId: string) => listed.stdout.split('\n').find((line) => line.startsWith(`${runId} `));
+    expect(rowOf(result.run_id)).toMatch(new RegExp(`\\bcompleted\\b.*encrypted: key ${keyId} not held$`));
+    expect(rowOf(keylessRun.run_id)).toMatch(/\bcompleted\b/);
+    expect(rowOf(keylessRun.run_id)).not.toContain('encrypted');
+    const json = await runCli(['list', '--address', server.address, '--limit', '100', '--json'], keylessEnv);
+    expect(json.code).toBe(0);
+    const runs = JSON.parse(json.stdout) as Array<{ run_id: string; unreadable?: string }>;
+    expect(runs.find((run) => run.run_id === result.run_id)?.unreadable).toBe(
+      `encrypted: key ${keyId} not held`,
+    );
+
+    const malformed = await runCli(
+      ['list', '--address', server.address],
+      cliEnv({ SUBAGENTS_ENCRYPTION_KEY: 'not a key', SUBAGENTS_PAYLOAD_DIR: payloadDir }),
+    );
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toMatch(/^subagents: encryption key: /);
+    expect(malformed.stderr).not.toContain('cannot reach the Temporal server');
+  });
+
+  it("says in status why a run its worker cannot decode waits (the worker lacks the run's key)", async () => {
+    // A client with the key starts a run on the keyless worker's queue: its input is ciphertext to that worker.
+    process.env.ENCRYPTION_TEST_KEY = key;
+    const settings = payloadSettings();
+    const connection = await Connection.connect({ address: server.address });
+    const workflowId = `undecodable-${randomUUID()}`;
+    try {
+      const client = new Client({
+        connection,
+        dataConverter: projectDataConverter({
+          ...settings,
+          encryption: { ...settings.encryption, key_env: 'ENCRYPTION_TEST_KEY' },
+        }),
+      });
+      await client.workflow.start('leadRunWorkflow', {
+        taskQueue: 'keyless',
+        workflowId,
+        args: [{ prompt: 'Plan the undecodable run.' }],
+      });
+      const status = await runCli(['status', workflowId, '--address', server.address], env);
+      expect(status.stderr).not.toContain('unexpected error');
+      expect(status.stderr).toContain(
+        `status: run ${workflowId} cannot be read: payload of workflow ${workflowId} is encrypted with key ${keyId}, ` +
+          'which this process does not hold',
+      );
+      expect(status.stderr).toContain('the run waits and resumes once its workers hold that key');
+      expect(status.code).toBe(1);
+      await client.workflow.getHandle(workflowId).terminate('test over');
+    } finally {
+      delete process.env.ENCRYPTION_TEST_KEY;
+      await connection.close();
+    }
   });
 
   it('keeps history to ciphertext or references, which the codec endpoint turns back into text', async () => {
