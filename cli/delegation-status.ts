@@ -4,6 +4,7 @@
  * carried by their failure, read without a worker.
  */
 import { UsageError } from './flags';
+import { pendingApprovalLines } from './approvals';
 import { batchStatusQuery, type BatchResult, type BatchStatus } from '../contracts/batch';
 import { subagentProgressQuery, type SubagentProgress } from '../contracts/queries';
 import type { SubagentResult } from '../contracts/subagent';
@@ -60,8 +61,16 @@ export function delegationStatusLines(status: DelegationStatus): string[] {
   } else {
     head = `${id}: ${status.execution_status.toLowerCase()} without a result`;
   }
+  const held = status.progress?.approvals ?? [];
   return [
     head,
+    // Decided on the lead run (its Updates pass the decision down), by the ref the lead knows the call by.
+    ...(held.length > 0
+      ? [
+          `${id} waits for a person: ${held.length} tool ${held.length === 1 ? 'call' : 'calls'} held for approval`,
+          ...pendingApprovalLines(status.lead_run_id ?? id, held),
+        ]
+      : []),
     ...(status.error && !head.includes(status.error) ? [`error: ${status.error}`] : []),
     `${id} is ${status.is}; ${status.see.join('; ')}`,
     ...(status.ui_url ? [`Web UI: ${status.ui_url}`] : []),

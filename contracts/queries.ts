@@ -3,6 +3,7 @@
  * workflow bundle imports this file).
  */
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { PendingApproval } from './approvals';
 import type { GuardrailNotice, WorkspaceNotice } from './events';
 import type { TokenUsage } from './messages';
 import type { SubagentStep } from './steps';
@@ -17,6 +18,8 @@ export interface SubagentProgress {
   last_seq: number;
   /** The skills active in its run (contracts/run-skills.ts), while any is. */
   active_skills?: string[];
+  /** Its tool calls and its own subagents' a guardrail holds for a person's decision; absent: none. */
+  approvals?: PendingApproval[];
 }
 
 /** Steps with `seq > after_seq` (all of them for 0), oldest first. */

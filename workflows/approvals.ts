@@ -168,7 +168,7 @@ export class Approvals {
     // The decision, when one came in the same task as the timer: a decision made is never lost.
     if (record.state === 'pending') this.close(record, 'timed_out');
     else this.closed(record);
-    this.show(record);
+    this.show(Approvals.endLine(record));
     return this.outcomeOf(record);
   }
 
@@ -186,23 +186,35 @@ export class Approvals {
     return { approved: false, how: 'timed_out', at, note: approvalTimedOutReason(record.timeout_seconds) };
   }
 
-  /** The Web UI's current details: the oldest call still waiting with its two commands, else how `last` ended. */
-  private show(last?: ApprovalRecord): void {
+  /**
+   * The Web UI's current details: the oldest call of its own still waiting with its two commands, else the
+   * oldest of its subagents' (a subagent waits for a person), else how the last one ended (`last`).
+   */
+  private show(last?: string): void {
     const show = this.options.showDoing;
     if (!show) return;
-    const waiting = this.records.find((r) => r.state === 'pending');
+    const own = this.records.filter((r) => r.state === 'pending');
+    const waiting = own[0] ?? this.pending()[0];
     if (waiting) {
-      const several = this.records.filter((r) => r.state === 'pending').length > 1;
-      const ref = several || waiting.ref.includes('/') ? waiting.ref : undefined;
-      show(`waiting for approval of ${waiting.ref}: ${waiting.tool} ${waiting.args} (${waiting.reason})`, [
-        { label: 'Approve with', command: approveCommandLine(this.options.runId, ref) },
-        { label: 'Deny with', command: denyCommandLine(this.options.runId, ref) },
-      ]);
-    } else if (last) {
-      const by = last.by !== undefined ? ` by ${last.by}` : '';
-      const end = last.state === 'timed_out' ? 'timed out (denied)' : `${last.state}${by}`;
-      show(`${last.ref} ${end}${last.state === 'approved' ? `: running ${last.tool}` : ''}`);
+      const ref = own.length > 1 || waiting.ref.includes('/') ? waiting.ref : undefined;
+      const whose = own.length > 0 ? '' : `a subagent (${waiting.asked_by}) waits for a person: `;
+      show(
+        `${whose}waiting for approval of ${waiting.ref}: ${waiting.tool} ${waiting.args} (${waiting.reason})`,
+        [
+          { label: 'Approve with', command: approveCommandLine(this.options.runId, ref) },
+          { label: 'Deny with', command: denyCommandLine(this.options.runId, ref) },
+        ],
+      );
+    } else if (last !== undefined) {
+      show(last);
     }
+  }
+
+  /** How `record` ended, in the current details. */
+  private static endLine(record: ApprovalRecord): string {
+    const by = record.by !== undefined ? ` by ${record.by}` : '';
+    const end = record.state === 'timed_out' ? 'timed out (denied)' : `${record.state}${by}`;
+    return `${record.ref} ${end}${record.state === 'approved' ? `: running ${record.tool}` : ''}`;
   }
 
   private close(record: ApprovalRecord, end: 'timed_out' | 'cancelled'): void {
@@ -332,8 +344,12 @@ export class Approvals {
         ref: approvalRef(this.options.leadWorkflowId, approval.workflow_id, approval.id),
       });
     } else {
+      const closed = this.children.get(`${notice.workflow_id}#${notice.id}`);
       this.children.delete(`${notice.workflow_id}#${notice.id}`);
+      if (closed)
+        this.show(`${closed.ref} ${notice.end === 'timed_out' ? 'timed out (denied)' : notice.end}`);
     }
+    if (notice.state === 'asked') this.show();
     this.notifyParent(notice);
   }
 

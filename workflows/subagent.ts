@@ -35,6 +35,7 @@ import {
   runContext,
   type RunContext,
 } from './agent-run';
+import type { Approvals } from './approvals';
 import { runSubagentAgent } from './graph-subagent';
 import { reportsOutcome } from './outcome';
 import {
@@ -109,7 +110,12 @@ function startingState(input: SubagentInput): AgentLoopState {
 }
 
 /** What the progress query answers: where the subagent stands, its turns, tokens and last step. */
-function subagentProgress(state: AgentLoopState, { awaitingSlot, finished }: RunStanding): SubagentProgress {
+function subagentProgress(
+  state: AgentLoopState,
+  { awaitingSlot, finished }: RunStanding,
+  approvals: Approvals | undefined,
+): SubagentProgress {
+  const held = approvals?.pending() ?? [];
   return {
     state: finished ? 'finished' : awaitingSlot ? 'queued' : 'running',
     turns: state.turns,
@@ -117,6 +123,7 @@ function subagentProgress(state: AgentLoopState, { awaitingSlot, finished }: Run
     ...(state.model_name && { model_name: state.model_name }),
     last_seq: state.step_seq,
     ...withActiveSkills(state),
+    ...(held.length > 0 && { approvals: held }),
   };
 }
 
@@ -132,6 +139,7 @@ async function runSubagent(
   context: RunContext,
   state: AgentLoopState,
   admittedAt: string | undefined,
+  running: { approvals?: Approvals },
 ): Promise<ExecutionEnd<SubagentInput>> {
   const { agent } = input;
   // An agent that may delegate in turn runs the same delegation as the lead, one level deeper.
@@ -157,6 +165,7 @@ async function runSubagent(
     () => state,
     delegator,
   );
+  running.approvals = approvals;
   const end = await runSubagentAgent(input, {
     context,
     agent: {
@@ -220,6 +229,8 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
   failOnInvalidSubagentInput(input);
   const context = runContext(input, input.run_id);
   const state = startingState(input);
+  /** What the status query reads of the run once it runs: its held calls. */
+  const running: { approvals?: Approvals } = {};
   setHandler(subagentStepsQuery, (afterSeq = 0) => recordsAfter(state.steps, afterSeq));
   return runLifecycle({
     input,
@@ -236,8 +247,11 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
       // unless the subagent waited in the queue: then from the grant.
       clockFromStart: true,
     },
-    status: { query: subagentProgressQuery, answer: (standing) => subagentProgress(state, standing) },
-    run: (admittedAt) => runSubagent(input, context, state, admittedAt),
+    status: {
+      query: subagentProgressQuery,
+      answer: (standing) => subagentProgress(state, standing, running.approvals),
+    },
+    run: (admittedAt) => runSubagent(input, context, state, admittedAt, running),
     cancelled: CANCELLED,
     refused: refusedResult,
     ended: (outcome) => endedResult(outcome, input, state),

@@ -425,6 +425,18 @@ describe('after the run has ended, with no worker', () => {
           (await run.pending().catch(() => [])).some((held) => held.ref === ref),
         );
       await heldAs('call_1/a1');
+      // The subagent's own status says it waits for a person, with the commands that decide it.
+      const child = await suiteCli(['status', `${runId}/task/call_1`]);
+      expect(child.code).toBe(0);
+      expect(child.stdout).toContain(
+        `${runId}/task/call_1 waits for a person: 1 tool call held for approval\n`,
+      );
+      expect(child.stdout).toContain(`  approve: subagents approve ${runId} --call call_1/a1\n`);
+      // The lead's details in the Web UI say a subagent waits for a person.
+      await waitFor('the lead’s details name the held call', async () => {
+        const metadata = (await handle.query('__temporal_workflow_metadata')) as { currentDetails?: string };
+        return (metadata.currentDetails ?? '').includes('a subagent (general-purpose) waits for a person');
+      });
       const approved = await suiteCli(['approve', runId, '--call', 'call_1/a1', '--note', 'scratch only']);
       expect(approved.code).toBe(0);
       await heldAs('call_1/a2');
