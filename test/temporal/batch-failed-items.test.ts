@@ -10,6 +10,8 @@ import { FAILED_ITEMS, SUBAGENT_STATUS } from '../../contracts/search-attributes
 import { OUTCOME_MEMO } from '../../contracts/closing';
 import { cliEnv, ROOT, runCli } from '../support/cli-process';
 import { tempDir } from '../support/subagent-input';
+import { artifactsDir, itInBrowser } from '../support/outcomes';
+import { listRows, withBrowserPage } from '../support/web-ui';
 import {
   testAddress,
   testNamespace,
@@ -28,36 +30,43 @@ async function listed(query: string): Promise<string[]> {
   return ids;
 }
 
-it('a batch item that fails its criteria is Failed with SubagentStatus "failed", and its batch says so', async () => {
-  const taskQueue = uniqueTaskQueue('batch-failed');
-  const workspace = join(tempDir('batch-failed'), 'workspace');
-  await withProjectWorker(taskQueue, async () => {
-    const started = await runCli(
-      [
-        'batch',
-        'start',
-        '--items',
-        join(EXAMPLE, 'items.jsonl'),
-        '--type',
-        'general-purpose',
-        '--config',
-        join(EXAMPLE, 'config.yaml'),
-        '--workspace',
-        workspace,
-        '--max-attempts',
-        '1',
-        '--wait',
-        '--json',
-        '--address',
-        testAddress(),
-        '--namespace',
-        testNamespace(),
-        '--task-queue',
-        taskQueue,
-      ],
-      cliEnv(),
-    );
-    const end = JSON.parse(started.stdout) as { batch_id: string; counts: Record<string, number> };
+describe('the README batch with --max-attempts 1, req-005 failing its contains:', () => {
+  let end: { batch_id: string; counts: Record<string, number> };
+
+  beforeAll(async () => {
+    const taskQueue = uniqueTaskQueue('batch-failed');
+    const workspace = join(tempDir('batch-failed'), 'workspace');
+    await withProjectWorker(taskQueue, async () => {
+      const started = await runCli(
+        [
+          'batch',
+          'start',
+          '--items',
+          join(EXAMPLE, 'items.jsonl'),
+          '--type',
+          'general-purpose',
+          '--config',
+          join(EXAMPLE, 'config.yaml'),
+          '--workspace',
+          workspace,
+          '--max-attempts',
+          '1',
+          '--wait',
+          '--json',
+          '--address',
+          testAddress(),
+          '--namespace',
+          testNamespace(),
+          '--task-queue',
+          taskQueue,
+        ],
+        cliEnv(),
+      );
+      end = JSON.parse(started.stdout) as typeof end;
+    });
+  });
+
+  it('a batch item that fails its criteria is Failed with SubagentStatus "failed", and its batch says so', async () => {
     expect(end.counts).toMatchObject({ completed: 4, failed: 1 });
     const attemptId = `${end.batch_id}/item/req-005/1`;
 
@@ -91,4 +100,33 @@ it('a batch item that fails its criteria is Failed with SubagentStatus "failed",
     expect(await listed(`${scope} AND ExecutionStatus = "Failed"`)).toEqual([attemptId]);
     expect(await listed(`${scope} AND FailedItems > 0`)).toEqual([end.batch_id]);
   });
+
+  itInBrowser('batch-failed')(
+    "the Web UI's default list shows the failed attempt red and the batch's status as the search says",
+    async () => {
+      const scope = `WorkflowId STARTS_WITH "${end.batch_id}"`;
+      const attemptId = `${end.batch_id}/item/req-005/1`;
+      await waitFor(
+        'visibility to hold the batch and its five attempts',
+        async () =>
+          (await listed(scope)).length === 6 &&
+          (await listed(`${scope} AND SubagentStatus = "failed"`)).length === 2,
+      );
+      await withBrowserPage(async (page) => {
+        const rows = await listRows(page, testNamespace(), scope);
+        await page.screenshot({ path: join(artifactsDir(), 'web-ui-batch-failed-item.png') });
+        const byId = new Map(rows.map((row) => [row.workflowId, row]));
+        expect(byId.get(attemptId)?.status).toBe('Failed');
+        expect(byId.get(`${end.batch_id}/item/req-001/1`)?.status).toBe('Completed');
+        // The operator's filter: exactly the failed attempt and its batch.
+        const failed = await listRows(page, testNamespace(), `${scope} AND SubagentStatus = "failed"`);
+        await page.screenshot({ path: join(artifactsDir(), 'web-ui-batch-failed-filter.png') });
+        expect(failed.map((row) => row.workflowId).sort()).toEqual([end.batch_id, attemptId].sort());
+        // Red, as Temporal colours a failure: not the green of a completion.
+        expect(byId.get(attemptId)?.badgeColour).not.toBe(
+          byId.get(`${end.batch_id}/item/req-001/1`)?.badgeColour,
+        );
+      });
+    },
+  );
 });
