@@ -25,6 +25,7 @@ import { useMachineTurn } from '../harness/machine-turn';
 import { Host, hostsUnavailable } from '../support/hosts';
 import { MOTO_CREDENTIALS, motoMissing, startMoto, type MotoServer } from '../support/moto';
 import { available, itWhere } from '../support/required';
+import { artifactsDir } from '../support/outcomes';
 import { WORKSPACE_FAILURES } from '../../contracts/workspace';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
@@ -188,7 +189,14 @@ async function finishedSteps(client: Client, id: string): Promise<StepRecord[]> 
     }
   }
   const cause = (last as { cause?: { message?: string } }).cause?.message;
-  throw new Error(`the steps of ${id} cannot be read: ${String(last)}${cause ? `: ${cause}` : ''}`);
+  // The history that would not replay, kept for the one who reads the failure (replay it with the worker's
+  // Worker.runReplayHistory to see where it parts).
+  const kept = join(artifactsDir(), `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.history.json`);
+  const history = await client.workflow.getHandle(id).fetchHistory();
+  writeFileSync(kept, JSON.stringify(history));
+  throw new Error(
+    `the steps of ${id} cannot be read: ${String(last)}${cause ? `: ${cause}` : ''} (history: ${kept})`,
+  );
 }
 
 /** The runs whose subagents sit in their slow bash call now (asked, not answered), once per such subagent. */
