@@ -1,6 +1,7 @@
 /**
- * `subagents batch start|status|results|cancel`: durable batches from the command line, on a running server
- * (`--address`, or the one `subagents dev-server` runs) and the workers polling it.
+ * `subagents batch start|list|status|results|cancel`: durable batches from the command line, on a running
+ * server (`--address`, or the one `subagents dev-server` runs) and the workers polling it. `list` is in
+ * batch-list-command.ts.
  */
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { resolve } from 'node:path';
@@ -17,6 +18,7 @@ import { identify, kindText } from '../client/id-kinds';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { sayWhenNoWorkerPolls } from './worker-presence';
 import { batchCountsText } from './outcome-lines';
+import { batchListCommand } from './batch-list-command';
 import { existingSkillsRoot } from '../worker/config';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -35,6 +37,8 @@ export async function batchCommand(args: string[]): Promise<number> {
   switch (sub) {
     case 'start':
       return startBatch(rest);
+    case 'list':
+      return batchListCommand(rest);
     case 'status':
       return withBatch(
         'batch status',
@@ -49,7 +53,7 @@ export async function batchCommand(args: string[]): Promise<number> {
     default:
       throw new UsageError(
         `batch: ${sub === undefined ? 'give a subcommand' : `unknown subcommand ${JSON.stringify(sub)}`} ` +
-          '(start, status, results, cancel)',
+          '(start, list, status, results, cancel)',
       );
   }
 }

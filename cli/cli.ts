@@ -62,6 +62,10 @@ Commands:
                             a durable batch: one subagent per line of FILE (JSONL: {"key", "prompt",
                             "acceptance_criteria"?}); --max-running-items N, --max-live-items N,
                             --max-attempts N; --wait follows it to the end with a progress line
+  batch list [--status S] [--user U] [--limit N]
+                            recent batches, newest first: status, items done/failed/total (a closed
+                            batch's, from its result), user, the lead run that started it, age; --status
+                            one of running, completed, cancelled, failed (it ended with failed items)
   batch status <batch-id>   its counts and a page of items (--offset N, --limit N)
   batch results <batch-id>  one JSON line per item, in key order: key, status, stop_reason, result, error,
                             attempts, token_usage

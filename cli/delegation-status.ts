@@ -37,7 +37,8 @@ export interface DelegationStatus {
 }
 
 const isSubagentResult = (value: object) => 'status' in value && 'turns' in value;
-const isBatchResult = (value: object) => 'batch_id' in value && 'counts' in value;
+/** Whether a closed batch's result (or a failure's detail) is a BatchResult. */
+export const isBatchResult = (value: object) => 'batch_id' in value && 'counts' in value;
 
 function progressText(progress: SubagentProgress): string {
   const tokens = progress.token_usage ? `, ${progress.token_usage.total_tokens} tokens` : '';

@@ -5,60 +5,42 @@
  */
 import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS, USER_ID } from '../contracts/search-attributes';
-import { userIdProblem } from '../contracts/user';
 import { LEAD_RUN_STATUSES } from '../contracts/lead';
 import { RUN_STOP_REASONS } from '../contracts/status';
 import { loadCommandConfig, requireServer } from './command-setup';
 import { connectClient } from '../client/connection';
-import { listExecutions } from '../client/visibility';
-import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
+import { parseFlags, stringFlag, UsageError } from './flags';
+import {
+  ageText,
+  checkedUser,
+  LISTING_FLAGS,
+  listExecutions,
+  listingLimit,
+  oneOf,
+  tableLines,
+  visibilityQuery,
+  type VisibilityFilter,
+} from './visibility-listing';
 
 /** What `--status` accepts: the lead's `SubagentStatus` values. */
 export const LIST_STATUSES = ['queued', 'running', ...LEAD_RUN_STATUSES] as const;
-const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 1000;
-
-export interface ListFilter {
-  status?: string;
-  stopReason?: string;
-  /** Runs of this user only (`UserId`). */
-  user?: string;
-}
-
-/** The flag's value when it is one of `accepted`; else a UsageError naming them. */
-function oneOf(flag: string, value: string | undefined, accepted: readonly string[]): string | undefined {
-  if (value === undefined || accepted.includes(value)) return value;
-  throw new UsageError(`--${flag}: ${JSON.stringify(value)} is not one of ${accepted.join(', ')}`);
-}
 
 /** The filter the flags ask for, checked against the contract's lists (and a user id against its rule). */
 export function listFilter(
   status: string | undefined,
   stopReason: string | undefined,
   user?: string,
-): ListFilter {
+): VisibilityFilter {
   const checkedStatus = oneOf('status', status, LIST_STATUSES);
   const checkedStopReason = oneOf('stop-reason', stopReason, RUN_STOP_REASONS);
-  const userProblem = user === undefined ? undefined : userIdProblem(user);
-  if (userProblem !== undefined) throw new UsageError(`--user: ${JSON.stringify(user)} ${userProblem}`);
+  const checkedUserId = checkedUser(user);
   return {
+    workflowType: 'leadRunWorkflow',
     ...(checkedStatus && { status: checkedStatus }),
     ...(checkedStopReason && { stopReason: checkedStopReason }),
-    ...(user !== undefined && { user }),
+    ...(checkedUserId !== undefined && { user: checkedUserId }),
   };
-}
-
-/**
- * The visibility query for lead runs matching `filter` (values come from fixed lists, a user id from letters,
- * digits and `._@-`: nothing to escape).
- */
-export function listQuery(filter: ListFilter): string {
-  return [
-    `WorkflowType = 'leadRunWorkflow'`,
-    ...(filter.status ? [`SubagentStatus = '${filter.status}'`] : []),
-    ...(filter.stopReason ? [`StopReason = '${filter.stopReason}'`] : []),
-    ...(filter.user ? [`UserId = '${filter.user}'`] : []),
-  ].join(' AND ');
 }
 
 export interface ListedRun {
@@ -99,15 +81,6 @@ export function listedRun(info: WorkflowExecutionInfo, unreadable?: string): Lis
   };
 }
 
-/** 45s, 12m, 3h, 2d: how long ago, to the largest whole unit. */
-export function ageText(ms: number): string {
-  const seconds = Math.max(0, Math.floor(ms / 1000));
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
-  return `${Math.floor(seconds / 86_400)}d`;
-}
-
 /** The listing as a table; a status in parentheses is Temporal's, for a run without `SubagentStatus`. */
 export function renderRunList(runs: readonly ListedRun[], now: number): string[] {
   if (runs.length === 0) return ['(no lead runs)'];
@@ -122,42 +95,18 @@ export function renderRunList(runs: readonly ListedRun[], now: number): string[]
     ageText(now - Date.parse(run.started_at)),
     ...(noted ? [run.unreadable ?? ''] : []),
   ]);
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column].length)),
-  );
-  const render = (row: string[]) =>
-    row
-      .map((cell, column) =>
-        column === 3 || column === 4 ? cell.padStart(widths[column]) : cell.padEnd(widths[column]),
-      )
-      .join('  ')
-      .trimEnd();
-  const lines = [render(header), ...rows.map(render)];
+  const lines = tableLines(header, rows, [3, 4]);
   if (runs.some((run) => run.status_source === 'execution'))
     lines.push("(status): Temporal's execution status, for runs that carry no SubagentStatus");
   return lines;
 }
 
-/** The server refused the query: most often a search attribute it does not have registered. */
-function refusedQuery(err: unknown, query: string): Error {
-  const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
-  if (!/SubagentStatus|StopReason|TotalTokens|UserId|search attribute/i.test(message)) return err as Error;
-  return new UsageError(
-    `list: the server refused ${JSON.stringify(query)} (${message}); register the search attributes with ` +
-      '`temporal operator search-attribute create --name SubagentStatus --type Keyword --name StopReason ' +
-      '--type Keyword --name TotalTokens --type Int --name UserId --type Keyword` (the dev server registers them ' +
-      'itself)',
-  );
-}
-
 export async function listCommand(args: string[]): Promise<number> {
-  const spec: FlagSpec = {
-    status: { type: 'string' },
-    'stop-reason': { type: 'string' },
-    user: { type: 'string' },
-    limit: { type: 'string' },
-  };
-  const { values, positionals } = parseFlags(args, spec, 'list');
+  const { values, positionals } = parseFlags(
+    args,
+    { ...LISTING_FLAGS, 'stop-reason': { type: 'string' } },
+    'list',
+  );
   if (positionals.length > 0)
     throw new UsageError(`list: takes no arguments (${positionals.join(' ')}); filter with --status`);
   const filter = listFilter(
@@ -165,22 +114,13 @@ export async function listCommand(args: string[]): Promise<number> {
     stringFlag(values, 'stop-reason'),
     stringFlag(values, 'user'),
   );
-  const limit = integerFlag(values, 'limit', 1, MAX_LIMIT) ?? DEFAULT_LIMIT;
+  const limit = listingLimit(values, MAX_LIMIT);
   const settings = await requireServer('list', loadCommandConfig(values));
   const { client, connection } = await connectClient(settings);
-  const query = listQuery(filter);
   try {
-    const runs: ListedRun[] = [];
-    try {
-      // Visibility lists the newest first; the page size keeps one page for a small limit.
-      for await (const { info, unreadable } of listExecutions(client, query, Math.min(limit, 100))) {
-        runs.push(listedRun(info, unreadable));
-        if (runs.length >= limit) break;
-      }
-    } catch (err) {
-      throw refusedQuery(err, query);
-    }
-    runs.sort((a, b) => b.started_at.localeCompare(a.started_at));
+    const runs = (await listExecutions(client, 'list', visibilityQuery(filter), limit)).map(
+      ({ info, unreadable }) => listedRun(info, unreadable),
+    );
     if (values.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
     else process.stdout.write(`${renderRunList(runs, Date.now()).join('\n')}\n`);
     return 0;

@@ -1,16 +1,30 @@
 /**
  * `subagents batch …` as a user runs it, on the real dev server: the worked example of docs/batches.md (the items file
- * and scripted model in cli/demo/batch) started with --wait, then status and results; and the refusals of a
- * bad items file, each one clear line per problem, exit 2, nothing started and no workspace made.
+ * and scripted model in cli/demo/batch) started with --wait, then status and results; `batch list` of a user's
+ * batches (failed, completed, running, sealed with a key the listing lacks); and the refusals of a bad items
+ * file, each one clear line per problem, exit 2, nothing started and no workspace made.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliEnv, ROOT, runCli } from '../support/cli-process';
+import type { ListedBatch } from '../../cli/batch-list-command';
+import { keyIdOf } from '../../payloads/encryption-keys';
+import { cliEnv, ROOT, runCli, stop } from '../support/cli-process';
 import { tempDir } from '../support/subagent-input';
-import { testAddress, testNamespace, uniqueTaskQueue, waitFor, withProjectWorker } from '../harness/temporal';
+import {
+  startProjectWorkerProcess,
+  testAddress,
+  testNamespace,
+  uniqueTaskQueue,
+  useTestClient,
+  waitFor,
+  withProjectWorker,
+} from '../harness/temporal';
 
 const EXAMPLE = join(ROOT, 'cli', 'demo', 'batch');
 const server = () => ['--address', testAddress(), '--namespace', testNamespace()];
+const testClient = useTestClient();
 
 it('runs the worked example: --wait to the end, then status and results in key order', async () => {
   const taskQueue = uniqueTaskQueue('cli-batch');
@@ -75,6 +89,113 @@ it('runs the worked example: --wait to the end, then status and results in key o
       stderr: `subagents: batch status: no batch no-such-batch on ${testAddress()}\n`,
     });
   });
+});
+
+it("batch list: a user's batches newest first, with status and counts; a running one and a sealed one marked", async () => {
+  const taskQueue = uniqueTaskQueue('cli-batch-list');
+  const sealedQueue = uniqueTaskQueue('cli-batch-list-sealed');
+  // No worker polls it: its batch stays running.
+  const idleQueue = uniqueTaskQueue('cli-batch-list-idle');
+  const user = `lister-${taskQueue.slice(-8)}`;
+  const dir = tempDir('cli-batch-list');
+  // From the worked example: req-001 meets its criterion, req-005 fails `contains: Verdict: testable`.
+  const example = readFileSync(join(EXAMPLE, 'items.jsonl'), 'utf8').trim().split('\n');
+  const mixedItems = join(dir, 'mixed.jsonl');
+  writeFileSync(mixedItems, `${example[0]}\n${example[4]}\n`);
+  const oneItem = join(dir, 'one.jsonl');
+  writeFileSync(oneItem, `${example[0]}\n`);
+  const key = randomBytes(32).toString('base64');
+  const keyId = keyIdOf(Buffer.from(key, 'base64'));
+  const keyless = cliEnv();
+  delete keyless.SUBAGENTS_ENCRYPTION_KEY;
+  let started = 0;
+  const start = async (queue: string, items: string, env: NodeJS.ProcessEnv, wait = true) => {
+    started += 1;
+    const run = await runCli(
+      [
+        'batch',
+        'start',
+        '--items',
+        items,
+        '--type',
+        'general-purpose',
+        '--config',
+        join(EXAMPLE, 'config.yaml'),
+        '--workspace',
+        join(dir, `workspace-${started}`),
+        '--max-attempts',
+        '1',
+        '--user',
+        user,
+        ...(wait ? ['--wait'] : []),
+        '--json',
+        ...server(),
+        '--task-queue',
+        queue,
+      ],
+      env,
+    );
+    return JSON.parse(run.stdout) as { batch_id: string };
+  };
+
+  const { mixed, completed } = await withProjectWorker(taskQueue, async () => ({
+    mixed: (await start(taskQueue, mixedItems, keyless)).batch_id,
+    completed: (await start(taskQueue, oneItem, keyless)).batch_id,
+  }));
+  // A worker and a starter holding a key the listing does not: the batch's result is sealed with it.
+  let sealedWorker: ChildProcess | undefined;
+  let sealed: string;
+  try {
+    sealedWorker = await startProjectWorkerProcess(sealedQueue, { SUBAGENTS_ENCRYPTION_KEY: key });
+    sealed = (await start(sealedQueue, oneItem, cliEnv({ SUBAGENTS_ENCRYPTION_KEY: key }))).batch_id;
+  } finally {
+    if (sealedWorker) await stop(sealedWorker);
+  }
+  const running = (await start(idleQueue, oneItem, keyless, false)).batch_id;
+
+  const list = async (...args: string[]) => {
+    const listed = await runCli(['batch', 'list', '--user', user, ...args, ...server()], keyless);
+    expect({ code: listed.code, stderr: listed.stderr }).toEqual({ code: 0, stderr: '' });
+    return listed.stdout;
+  };
+  try {
+    let batches: ListedBatch[] = [];
+    await waitFor('the four batches listed as they ended', async () => {
+      batches = JSON.parse(await list('--json')) as ListedBatch[];
+      return batches.map((batch) => batch.status).join(' ') === 'running completed completed failed';
+    });
+    expect(batches.map((batch) => batch.batch_id)).toEqual([running, sealed, completed, mixed]);
+    expect(batches[3]).toMatchObject({
+      status: 'failed',
+      status_source: 'search_attribute',
+      execution_status: 'COMPLETED',
+      items: { completed: 1, failed: 1, cancelled: 0, total: 2 },
+      failed_items: 1,
+      user_id: user,
+    });
+    expect(batches[2].items).toEqual({ completed: 1, failed: 0, cancelled: 0, total: 1 });
+    expect(batches[1]).toMatchObject({ counts_unknown: `encrypted: key ${keyId} not held` });
+    expect(batches[1].items).toBeUndefined();
+    expect(batches[0]).toMatchObject({ execution_status: 'RUNNING' });
+    expect(batches[0].items).toBeUndefined();
+    expect(batches.every((batch) => batch.lead_run_id === undefined)).toBe(true);
+
+    const failed = JSON.parse(await list('--status', 'failed', '--json')) as ListedBatch[];
+    expect(failed.map((batch) => batch.batch_id)).toEqual([mixed]);
+
+    const text = (await list('--limit', '4')).split('\n');
+    const row = (id: string, rest: string) => new RegExp(`^${id} +${rest}$`);
+    expect(text[0]).toMatch(/^BATCH ID +STATUS +DONE\/FAILED\/TOTAL +USER +LEAD RUN +AGE +NOTE$/);
+    expect(text[1]).toMatch(row(running, `running +- +${user} +- +\\d+[smhd]`));
+    expect(text[2]).toMatch(
+      row(sealed, `completed +\\? +${user} +- +\\d+[smhd] +encrypted: key ${keyId} not held`),
+    );
+    expect(text[3]).toMatch(row(completed, `completed +1/0/1 +${user} +- +\\d+[smhd]`));
+    expect(text[4]).toMatch(row(mixed, `failed +1/1/2 +${user} +- +\\d+[smhd]`));
+    expect(text).toContain('-: still running; its counts: subagents batch status <batch-id>');
+  } finally {
+    await testClient().workflow.getHandle(running).terminate('test over');
+  }
 });
 
 describe('batch start refuses a bad items file, each problem on a line of its own, and starts nothing', () => {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
+import type { ListedBatch } from '../../cli/batch-list-command';
 import { BatchesClient } from '../../client/batches';
 import { SubagentsSchedules } from '../../client/schedules';
 import { admissionWorkflowId } from '../../contracts/admission';
@@ -285,4 +286,36 @@ it('list shows lead runs, a schedule’s among them, and no subagent or batch', 
   expectWords(list);
   for (const id of [ids.subagent, ids.leadBatch, ids.cliBatch, ids.item, ids.admission])
     expect(list.stdout).not.toContain(`${id} `);
+});
+
+it('batch list names the run that started a lead’s batch; a batch of batch start or a schedule has none', async () => {
+  const occurrence = `schedule-${ids.batchSchedule}-`;
+  let batches: ListedBatch[] = [];
+  await waitFor('the three batches in the list, ended', async () => {
+    const list = await cli(['batch', 'list', '--json', '--limit', '200']);
+    batches = (JSON.parse(list.stdout) as ListedBatch[]).filter(
+      (batch) =>
+        [ids.leadBatch, ids.cliBatch].includes(batch.batch_id) || batch.batch_id.startsWith(occurrence),
+    );
+    return batches.length === 3 && batches.every((batch) => batch.status !== 'running');
+  });
+  const byId = (id: string) => batches.find((batch) => batch.batch_id.startsWith(id));
+  expect(byId(ids.leadBatch)).toMatchObject({
+    status: 'completed',
+    lead_run_id: ids.lead,
+    items: { completed: 1, failed: 0, cancelled: 0, total: 1 },
+  });
+  for (const id of [ids.cliBatch, occurrence]) {
+    expect(byId(id)).toMatchObject({
+      status: 'failed',
+      failed_items: 1,
+      items: { completed: 1, failed: 1, cancelled: 0, total: 2 },
+    });
+    expect(byId(id)?.lead_run_id).toBeUndefined();
+  }
+  const text = await cli(['batch', 'list', '--limit', '200']);
+  expectWords(text);
+  expect(text.stdout).toMatch(
+    new RegExp(`^${ids.leadBatch} +completed +1/0/1 +default +${ids.lead} +\\d+[smhd]$`, 'm'),
+  );
 });

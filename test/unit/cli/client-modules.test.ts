@@ -59,6 +59,7 @@ const CLIENT_COMMANDS: string[][] = [
   ['approve', 'run-1'],
   ['deny', 'run-1', '--reason', 'no'],
   ['batch', 'status', 'batch-1'],
+  ['batch', 'list'],
   ['schedule', 'list'],
 ];
 

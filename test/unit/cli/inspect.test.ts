@@ -10,7 +10,8 @@ import {
   openStatusLines,
 } from '../../../cli/inspect-commands';
 import { workerCommandLine } from '../../../cli/worker-presence';
-import { ageText, listFilter, listQuery, renderRunList } from '../../../cli/list-command';
+import { listFilter, renderRunList } from '../../../cli/list-command';
+import { ageText, visibilityQuery } from '../../../cli/visibility-listing';
 import { stepLines, stepsFromHistory } from '../../../cli/steps-command';
 import { UsageError } from '../../../cli/flags';
 
@@ -158,12 +159,14 @@ describe('the worker hint of status, ledger and cancel', () => {
 
 describe('list', () => {
   it('checks the filters against the contract and builds the query', () => {
-    expect(listQuery(listFilter('failed', 'token_capped'))).toBe(
-      "WorkflowType = 'leadRunWorkflow' AND SubagentStatus = 'failed' AND StopReason = 'token_capped'",
+    // A run that continued as new leaves its earlier execution behind under the same id: listed once.
+    const latest = "WorkflowType = 'leadRunWorkflow' AND ExecutionStatus != 'ContinuedAsNew'";
+    expect(visibilityQuery(listFilter('failed', 'token_capped'))).toBe(
+      `${latest} AND SubagentStatus = 'failed' AND StopReason = 'token_capped'`,
     );
-    expect(listQuery(listFilter(undefined, undefined))).toBe("WorkflowType = 'leadRunWorkflow'");
-    expect(listQuery(listFilter('running', undefined, 'alice@example.org'))).toBe(
-      "WorkflowType = 'leadRunWorkflow' AND SubagentStatus = 'running' AND UserId = 'alice@example.org'",
+    expect(visibilityQuery(listFilter(undefined, undefined))).toBe(latest);
+    expect(visibilityQuery(listFilter('running', undefined, 'alice@example.org'))).toBe(
+      `${latest} AND SubagentStatus = 'running' AND UserId = 'alice@example.org'`,
     );
     expect(() => listFilter(undefined, undefined, "x' OR 1=1")).toThrow(
       `--user: "x' OR 1=1" is not a user id (letters, digits`,
