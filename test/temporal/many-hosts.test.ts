@@ -14,6 +14,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import type { LeadRunResult } from '../../contracts/lead';
 import { leadStatusQuery } from '../../contracts/lead';
@@ -195,8 +196,30 @@ async function finishedSteps(client: Client, id: string): Promise<StepRecord[]> 
   const history = await client.workflow.getHandle(id).fetchHistory();
   writeFileSync(kept, JSON.stringify(history));
   throw new Error(
-    `the steps of ${id} cannot be read: ${String(last)}${cause ? `: ${cause}` : ''} (history: ${kept})`,
+    `the steps of ${id} cannot be read: ${String(last)}${cause ? `: ${cause}` : ''} (history: ${kept})\n` +
+      historyOutline(history.events ?? []),
   );
+}
+
+/** One line an event (id, type, and what it names), for a failure's message: where a replay parted. */
+function historyOutline(events: readonly temporal.api.history.v1.IHistoryEvent[]): string {
+  return events
+    .map((event) => {
+      const type = String(event.eventType ?? '').replace(/^EVENT_TYPE_/, '');
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      const named =
+        (scheduled && `${scheduled.activityType?.name} @${scheduled.taskQueue?.name}`) ??
+        event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName ??
+        event.workflowExecutionSignaledEventAttributes?.signalName ??
+        event.timerStartedEventAttributes?.timerId ??
+        event.markerRecordedEventAttributes?.markerName ??
+        event.activityTaskTimedOutEventAttributes?.failure?.message ??
+        event.activityTaskFailedEventAttributes?.failure?.message ??
+        event.workflowTaskFailedEventAttributes?.failure?.message?.slice(0, 120) ??
+        '';
+      return `${String(event.eventId)} ${type} ${named}`.trimEnd();
+    })
+    .join('\n');
 }
 
 /** The runs whose subagents sit in their slow bash call now (asked, not answered), once per such subagent. */
