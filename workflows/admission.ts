@@ -185,17 +185,24 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     if (patched(DEFERRED_ANSWERS_PATCH)) outbox.defer();
     await condition(() => outbox.settled && allHandlersFinished());
   }
-  // Answers decided since the last delivery go out from the next execution, first thing.
-  const unsent = outbox.unsent();
   const continueAsNew = makeContinueAsNewFunc<typeof admissionWorkflow>({
     workflowTaskTimeout: ADMISSION_WORKFLOW_TASK_TIMEOUT,
   });
-  return await continueAsNew({
+  return await continueAsNew(nextExecution(input, slots, outbox));
+}
+
+/**
+ * What the next execution starts with: the settings in force, the semaphore's state and the answers decided
+ * since the last delivery, which it sends first thing.
+ */
+function nextExecution(input: AdmissionWorkflowInput, slots: Slots, outbox: Outbox): AdmissionWorkflowInput {
+  const unsent = outbox.unsent();
+  return {
     settings: slots.settings,
     ...(input.pool && { pool: input.pool }),
     carry: { ...slots.carry(), ...(unsent.length > 0 && { answers: unsent }) },
     ...(input.history_events !== undefined && { history_events: input.history_events }),
-  });
+  };
 }
 
 function wantsContinueAsNew(historyEvents = ADMISSION_HISTORY_EVENTS): boolean {
