@@ -72,8 +72,8 @@ const PLAIN_WORDS: readonly {
       'lost, the next query is answered)',
   },
   {
-    // The admission workflow (workflows/admission.ts) frees the slots of a worker that stopped renewing its
-    // lease: what it is for, after a worker was stopped or killed.
+    // The admission workflow (workflows/admission/leases.ts) frees the slots of a worker that stopped renewing
+    // its lease: what it is for, after a worker was stopped or killed.
     matches: (message, meta) =>
       message.startsWith('admission lease given up') && meta?.sdkComponent === 'workflow',
     line: (meta) => {

@@ -12,7 +12,7 @@ import type {
   SlotRequest,
 } from '../../../contracts/admission';
 import { leasable, PoolLease } from '../../../activities/admission-lease';
-import { Slots } from '../../../workflows/admission';
+import { Slots } from '../../../workflows/admission/slots';
 
 const SETTINGS: AdmissionSettings = {
   max_running: 32,

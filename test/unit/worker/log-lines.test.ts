@@ -19,7 +19,7 @@ const QUERY_NOT_FOUND: LogEntry = {
   },
 };
 
-/** What workflows/admission.ts logs when a worker's lease expires. */
+/** What workflows/admission/leases.ts logs when a worker's lease expires. */
 const LEASE_GIVEN_UP: LogEntry = {
   level: 'WARN',
   message: 'admission lease given up: its worker stopped reporting',

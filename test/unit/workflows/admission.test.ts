@@ -9,12 +9,10 @@ import {
   type SlotRequest,
   type WorkerDeclaration,
 } from '../../../contracts/admission';
-import {
-  ADMISSION_SWEEP_BATCH,
-  Slots,
-  validLeaseReport,
-  type AdmissionCarry,
-} from '../../../workflows/admission';
+import type { AdmissionCarry } from '../../../workflows/admission';
+import { validLeaseReport } from '../../../workflows/admission/leases';
+import { Slots } from '../../../workflows/admission/slots';
+import { ADMISSION_SWEEP_BATCH } from '../../../workflows/admission/sweep';
 
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
