@@ -27,12 +27,11 @@ import {
   type SnapshotSkill,
 } from '../contracts/run-skills';
 import { recordsAfter, subagentProgressQuery, subagentStepsQuery } from '../contracts/queries';
-import { approvalStep, type SubagentStep } from '../contracts/steps';
+import { approvalStep, buildStep, type SubagentStep } from '../contracts/steps';
 import type { SubagentResult } from '../contracts/subagent';
 import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallInput, ToolCallResult } from '../contracts/tools';
 import { payloadStore, type BlobStore } from '../payloads/store';
-import { buildStep } from '../workflows/steps';
 import { subagentResult } from '../client/api';
 import { askWorker, QUERY_DEADLINE_MS } from '../client/worker-liveness';
 import { loadCommandConfig, requireServer } from './command-setup';
