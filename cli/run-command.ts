@@ -6,7 +6,7 @@ import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../contracts/config';
 import type { LeadRunResult } from '../contracts/lead';
-import type { SandboxInUse } from '../activities/tools';
+import type { SandboxInUse } from '../worker/diagnostics';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { processSecretsKeyring, useEphemeralSecretsKey } from '../payloads/secrets';
 import { configurePayloads } from '../payloads/store';
