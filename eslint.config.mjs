@@ -38,6 +38,48 @@ const MORE = {
   ],
 };
 
+/**
+ * The command renders, the client knows: a `cli/` file reads and starts through client/ (and devserver/,
+ * payloads/, contracts/), never workflows/ or activities/. Of worker/ it takes the process's bootstrap
+ * (the config file, the SDK runtime, shutdown signals); the commands that run or check a worker
+ * (WORKER_COMMANDS) take the rest of worker/ too, which offers them what they need of activities/. cli/demo/
+ * builds a demo project's worker and stands outside the rule.
+ */
+const CLI_PATTERNS = [
+  {
+    regex: '^(\\.\\./)+(workflows|activities)(/|$)',
+    message:
+      'cli/ renders what client/ reads: it never imports workflows/ or activities/ (docs/architecture.md).',
+  },
+];
+const CLI_BOOTSTRAP_ONLY = {
+  regex: '^(\\.\\./)+worker/(?!(config|runtime|shutdown)$)',
+  message:
+    'Of worker/, a command takes the bootstrap only (config, runtime, shutdown); running or checking a worker is for the commands in WORKER_COMMANDS (eslint.config.mjs).',
+};
+/** The commands that run a worker (worker, run, start) or check what one needs (doctor, skills list, mcp list). */
+const WORKER_COMMANDS = [
+  'cli/doctor.ts',
+  'cli/doctor-models.ts',
+  'cli/server-commands.ts',
+  'cli/run-session.ts',
+  'cli/run-command.ts',
+  'cli/skills-command.ts',
+  'cli/mcp-command.ts',
+];
+
+const cliRules = [
+  {
+    files: ['cli/**/*.ts'],
+    ignores: ['cli/demo/**', ...WORKER_COMMANDS],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...CLI_PATTERNS, CLI_BOOTSTRAP_ONLY] }] },
+  },
+  {
+    files: WORKER_COMMANDS,
+    rules: { 'no-restricted-imports': ['error', { patterns: CLI_PATTERNS }] },
+  },
+];
+
 const floorRules = FLOORS.slice(1).map((floor) => ({
   files: [`${floor}/**/*.ts`],
   rules: {
@@ -62,6 +104,7 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },
   ...floorRules,
+  ...cliRules,
   {
     // The command's documented entry point (`node dist/client/cli.js`, the package's bin): it only runs cli/cli.ts.
     files: ['client/cli.ts'],

@@ -1,11 +1,15 @@
 /**
  * `subagents doctor`'s models: each model of the config with its provider, endpoint and key (resolved as the
- * worker resolves them: activities/model/chat-call.ts), what is missing with the fix; with `--check-models`,
+ * worker resolves them: worker/diagnostics.ts), what is missing with the fix; with `--check-models`,
  * each network model reached with one tiny call. And the packages the config's providers need.
  */
-import { LANGCHAIN_PROVIDERS } from '../activities/model/providers';
-import { apiKeyOf, type ProviderEndpoint } from '../activities/model/chat-call';
-import { ProviderError } from '../activities/model/errors';
+import {
+  apiKeyOf,
+  callModelOnce,
+  modelEndpoint,
+  ProviderError,
+  type ProviderEndpoint,
+} from '../worker/diagnostics';
 import type { ModelSettings, NetworkModelProvider } from '../contracts/model';
 import type { DoctorCheck, DoctorContext } from './doctor';
 
@@ -63,7 +67,7 @@ export function describeModel(model: ModelSettings, env: NodeJS.ProcessEnv): Mod
   const provider = model.provider;
   const head = `${model.name}: ${provider} ${model.model}`;
   try {
-    const endpoint = LANGCHAIN_PROVIDERS[provider].endpoint(model, env);
+    const endpoint = modelEndpoint(provider, model, env);
     return {
       line: `${head} at ${endpoint.baseUrl ?? DEFAULT_ENDPOINTS[provider]}; ${credentials(model, env, endpoint)}`,
     };
@@ -78,9 +82,6 @@ export function describeModel(model: ModelSettings, env: NodeJS.ProcessEnv): Mod
  * latency and the model that answered, or the provider's error.
  */
 async function reachModel(model: ModelSettings): Promise<ModelLine> {
-  // Loaded only for --check-models: the model activity's machinery, not needed to read a config.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy, as the providers are
-  const { ModelProviders } = require('../activities/model') as typeof import('../activities/model');
   const begun = performance.now();
   const probe: ModelSettings = {
     ...model,
@@ -93,7 +94,7 @@ async function reachModel(model: ModelSettings): Promise<ModelLine> {
     ),
   };
   try {
-    const result = await new ModelProviders().call({
+    const result = await callModelOnce({
       model: probe,
       agent_name: 'doctor',
       messages: [

@@ -7,7 +7,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { chooseSandbox, describeCgroupLimits, machineProbes, type MachineProbes } from '../activities/tools';
 import { ConfigError, defaultConfig, type Config } from '../contracts/config';
 import { sandboxLimits } from '../contracts/tools';
 import type { NetworkModelProvider } from '../contracts/model';
@@ -28,6 +27,12 @@ import { findRunningDevServer } from '../devserver/dev-server-state';
 import { configOverrides, parseFlags, RUN_FLAGS, stringFlag, UsageError, type FlagValues } from './flags';
 import { connectChecked } from '../client/server-probe';
 import { describePayloadEncryption } from '../worker/worker-main';
+import {
+  chooseSandbox,
+  describeCgroupLimits,
+  machineProbes,
+  type MachineProbes,
+} from '../worker/diagnostics';
 import { taskQueueLiveness } from '../client/worker-liveness';
 import { workerCommandLine } from './worker-presence';
 import { modelsCheck, PROVIDER_PACKAGES } from './doctor-models';

@@ -4,18 +4,9 @@
  * disconnects. Exit code 0 when every enabled server answered, 1 when one is down. A running worker lists its
  * servers' tools again on SIGHUP (`kill -HUP <pid>`).
  */
-import { McpCatalog } from '../activities/mcp';
+import { listMcpServers, type McpServerListing } from '../worker/mcp';
 import { loadCommandConfig } from './command-setup';
 import { parseFlags, UsageError } from './flags';
-
-interface ServerListing {
-  name: string;
-  type: string;
-  state: string;
-  reason?: string;
-  tools: { name: string; description: string; read_only: boolean }[];
-  skipped?: string[];
-}
 
 export async function mcpCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
@@ -24,25 +15,13 @@ export async function mcpCommand(args: string[]): Promise<number> {
   if (positionals.length > 0)
     throw new UsageError(`mcp list: unexpected argument ${JSON.stringify(positionals[0])}`);
   const config = loadCommandConfig(values);
-  const catalog = await McpCatalog.start(config.mcp_servers, { say: () => undefined });
-  try {
-    const listing: ServerListing[] = catalog.servers().map((server) => ({
-      name: server.name,
-      type: server.settings.type,
-      state: server.state,
-      ...(server.reason !== undefined && server.state !== 'connected' && { reason: server.reason }),
-      tools: server.tools.map(({ name, description, read_only }) => ({ name, description, read_only })),
-      ...(server.skipped.length > 0 && { skipped: server.skipped }),
-    }));
-    if (values.json === true) process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`);
-    else process.stdout.write(`${listingLines(listing).join('\n')}\n`);
-    return listing.some((server) => server.state === 'down') ? 1 : 0;
-  } finally {
-    await catalog.close();
-  }
+  const listing = await listMcpServers(config.mcp_servers);
+  if (values.json === true) process.stdout.write(`${JSON.stringify(listing, null, 2)}\n`);
+  else process.stdout.write(`${listingLines(listing).join('\n')}\n`);
+  return listing.some((server) => server.state === 'down') ? 1 : 0;
 }
 
-function listingLines(listing: ServerListing[]): string[] {
+function listingLines(listing: McpServerListing[]): string[] {
   if (listing.length === 0) return ['no MCP servers configured (mcp_servers:, or extensions_config:)'];
   return listing.flatMap((server) => {
     const head = `${server.name} (${server.type}): ${server.state}${server.reason ? ` (${server.reason})` : ''}`;

@@ -86,33 +86,23 @@ function sleepMs(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Follows the run until it ends; returns its result. */
-export async function watchRun(handle: RunHandle, options: WatchOptions): Promise<LeadRunResult> {
-  const { out } = options;
-  const startedAt = Date.now();
-  let seen = 0;
-  let progress: Record<string, TaskProgress> = {};
-  let drawnRows = 0;
-  const columns = 'columns' in out && typeof out.columns === 'number' ? out.columns : 100;
-  const result = handle.result();
-  let finished: LeadRunResult | undefined;
-  void result.then((r) => (finished = r)).catch(() => undefined);
+/** What of a run's status its tree shows. */
+type SnapshotStatus = Pick<
+  LeadStatus,
+  'state' | 'admission' | 'turns' | 'token_usage' | 'questions' | 'approvals'
+>;
 
-  let drawn: TreeSnapshot | undefined;
-  const draw = (snapshot: TreeSnapshot) => {
-    drawn = snapshot;
-    const lines = renderTree(snapshot, { now: Date.now(), color: options.color, width: columns });
-    // Move up over the previous frame and clear it, then draw the new one.
-    if (drawnRows > 0) out.write(`\x1b[${drawnRows}F\x1b[0J`);
-    out.write(`${lines.join('\n')}\n`);
-    drawnRows = terminalRows(lines, columns);
-  };
-
-  const treeSnapshot = (
-    status: Pick<LeadStatus, 'state' | 'admission' | 'turns' | 'token_usage' | 'questions' | 'approvals'>,
-    ledger: LedgerEntry[],
-  ): TreeSnapshot => ({
-    run_id: handle.runId,
+/** The tree of the watched run at this moment: its status, ledger and its tasks' progress. */
+function runTreeSnapshot(
+  runId: string,
+  status: SnapshotStatus,
+  ledger: LedgerEntry[],
+  watched: { startedAt: number; progress: Record<string, TaskProgress>; finished?: LeadRunResult },
+  options: WatchOptions,
+): TreeSnapshot {
+  const { startedAt, progress, finished } = watched;
+  return {
+    run_id: runId,
     lead: {
       state: status.state,
       ...(status.admission && { admission: status.admission }),
@@ -139,7 +129,39 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
         }),
       ),
     }),
-  });
+  };
+}
+
+/** Follows the run until it ends; returns its result. */
+export async function watchRun(handle: RunHandle, options: WatchOptions): Promise<LeadRunResult> {
+  const { out } = options;
+  const startedAt = Date.now();
+  let seen = 0;
+  let progress: Record<string, TaskProgress> = {};
+  let drawnRows = 0;
+  const columns = 'columns' in out && typeof out.columns === 'number' ? out.columns : 100;
+  const result = handle.result();
+  let finished: LeadRunResult | undefined;
+  void result.then((r) => (finished = r)).catch(() => undefined);
+
+  let drawn: TreeSnapshot | undefined;
+  const draw = (snapshot: TreeSnapshot) => {
+    drawn = snapshot;
+    const lines = renderTree(snapshot, { now: Date.now(), color: options.color, width: columns });
+    // Move up over the previous frame and clear it, then draw the new one.
+    if (drawnRows > 0) out.write(`\x1b[${drawnRows}F\x1b[0J`);
+    out.write(`${lines.join('\n')}\n`);
+    drawnRows = terminalRows(lines, columns);
+  };
+
+  const treeSnapshot = (status: SnapshotStatus, ledger: LedgerEntry[]): TreeSnapshot =>
+    runTreeSnapshot(
+      handle.runId,
+      status,
+      ledger,
+      { startedAt, progress, ...(finished && { finished }) },
+      options,
+    );
   /** The tree of a run whose result is in, when its queries can no longer be answered. */
   const finishedSnapshot = (result: LeadRunResult): TreeSnapshot =>
     treeSnapshot({ state: 'finished', turns: result.turns, token_usage: result.token_usage }, result.ledger);

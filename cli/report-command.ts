@@ -27,7 +27,7 @@ import { parseFlags, stringFlag, UsageError, type FlagSpec } from './flags';
 import { identify, notALeadRunMessage } from '../client/id-kinds';
 import { uiBaseUrl } from './inspect-commands';
 import { barTone, renderReport, type ReportBar, type ReportStepLog, type RunReport } from './report';
-import { closedSubagentSteps, executionHistories, runningGraphSteps } from './steps-command';
+import { closedSubagentSteps, executionHistories, runningGraphSteps } from '../client/subagent-steps';
 import { outcomeLine } from './outcome-lines';
 import { workerCommandLine } from './worker-presence';
 

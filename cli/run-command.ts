@@ -5,13 +5,14 @@
 import { cpSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../contracts/config';
-import type { LeadRunResult } from '../contracts/lead';
-import type { SandboxInUse } from '../activities/tools';
+import type { LeadRunInput, LeadRunResult } from '../contracts/lead';
+import type { SandboxInUse } from '../worker/diagnostics';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { processSecretsKeyring, useEphemeralSecretsKey } from '../payloads/secrets';
 import { configurePayloads } from '../payloads/store';
 import { signalExitCode } from '../worker/shutdown';
 import { newRunId, SubagentsClient, workflowUiUrl, type RunHandle } from '../client/api';
+import type { Client } from '@temporalio/client';
 import { connectClient, connectionSettings } from '../client/connection';
 import { loadCommandConfig, runWorkspace } from './command-setup';
 import {
@@ -114,7 +115,6 @@ type Followed = { result: LeadRunResult; cancelledBy?: NodeJS.Signals } | { deta
 export async function executeRun(request: RunRequest): Promise<number> {
   const { config, values } = request;
   const env = request.env ?? process.env;
-  const json = values.json === true;
   const settings = connectionSettings(config.temporal, env);
   let ownServer = values.embedded === true;
   if (ownServer && settings.address) {
@@ -165,70 +165,21 @@ export async function executeRun(request: RunRequest): Promise<number> {
         const uiUrl = workflowUiUrl(session.uiUrl, session.settings.namespace, runId);
         const tty = process.stdout.isTTY === true;
         const color = tty && !env.NO_COLOR;
-        return await session.withWorker(async () => {
-          if (interrupts.signal) return stoppedEarly(interrupts.signal);
-          const handle = await api.startRun(input, {
-            taskQueue: session.settings.taskQueue,
-            runId,
-            onRetry: (line) => process.stderr.write(`subagents: ${line}\n`),
-            ...(secrets && { secrets }),
-          });
-          // The live tree carries the link itself; logs and --json get it up front.
-          const sandbox = await session.sandbox();
-          const header = runHeaderLines(
-            { runId, workspace, uiUrl, ...(sandbox && { sandbox }) },
-            { withUiUrl: json || !tty },
-          );
-          if (json) say(header.join('\n'));
-          else process.stdout.write(`${header.join('\n')}\n\n`);
-
-          const followed = await followRun(handle, session, interrupts, () => {
-            const stopWatching = session.watchWorkers(client);
-            const following = json
-              ? handle.result()
-              : watchRun(handle, {
-                  out: process.stdout,
-                  live: tty,
-                  color,
-                  ...(uiUrl && { uiUrl }),
-                  ...(session.reachFlags && { answerFlags: session.reachFlags }),
-                  childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
-                });
-            return following.finally(stopWatching);
-          });
-          if ('detachedBy' in followed) {
-            const [where, ...hints] = session.leftBehind(runId, false);
-            say(`subagents: ${followed.detachedBy}: stopped following run ${runId}; ${where}`);
-            for (const line of hints) say(line);
-            return signalExitCode(followed.detachedBy);
-          }
-          const { result } = followed;
-          interrupts.during(() => undefined);
-          if (json) {
-            // The result, and the run's page in the Web UI as the header shows it (`status --json` has it too).
-            const output = { ...result, ...(uiUrl && { ui_url: uiUrl }) };
-            process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
-          } else {
-            process.stdout.write(
-              `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
-            );
-            process.stdout.write(`\nLedger:\n${renderLedgerTable(result.ledger, { color }).join('\n')}\n`);
-          }
-          if (followed.cancelledBy) {
-            say(cancelledRunLine(result));
-            return signalExitCode(followed.cancelledBy);
-          }
-          if (request.keepServerUp && session.uiUrl && !json) {
-            // The worker keeps polling meanwhile: the Web UI's queries of the run need one.
-            say(`\nThe server stays up for the Web UI: ${uiUrl ?? session.uiUrl} (Ctrl-C to stop).`);
-            await interrupts.first();
-          }
-          if (result.status !== 'completed') {
-            say(`subagents: run ${runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);
-            return 1;
-          }
-          return 0;
-        });
+        return await session.withWorker(() =>
+          startFollowAndPrint(
+            request,
+            { session, client, api, interrupts, stoppedEarly },
+            {
+              runId,
+              input,
+              workspace,
+              ...(secrets && { secrets }),
+              tty,
+              color,
+              ...(uiUrl && { uiUrl }),
+            },
+          ),
+        );
       } finally {
         await connection.close();
       }
@@ -238,6 +189,98 @@ export async function executeRun(request: RunRequest): Promise<number> {
   } finally {
     interrupts.dispose();
   }
+}
+
+/** What a run started in a session is followed with. */
+interface RunContext {
+  session: Session;
+  client: Client;
+  api: SubagentsClient;
+  interrupts: RunInterrupts;
+  stoppedEarly: (signal: NodeJS.Signals) => number;
+}
+
+/**
+ * Inside the session's worker: starts the run, prints its header, follows it to its end (or until a signal
+ * detaches this command) and prints its result; the command's exit code.
+ */
+async function startFollowAndPrint(
+  request: RunRequest,
+  { session, client, api, interrupts, stoppedEarly }: RunContext,
+  run: {
+    runId: string;
+    input: LeadRunInput;
+    workspace: string;
+    secrets?: Record<string, string>;
+    tty: boolean;
+    color: boolean;
+    uiUrl?: string;
+  },
+): Promise<number> {
+  const { runId, input, workspace, secrets, tty, color, uiUrl } = run;
+  const json = request.values.json === true;
+  if (interrupts.signal) return stoppedEarly(interrupts.signal);
+  const handle = await api.startRun(input, {
+    taskQueue: session.settings.taskQueue,
+    runId,
+    onRetry: (line) => process.stderr.write(`subagents: ${line}\n`),
+    ...(secrets && { secrets }),
+  });
+  // The live tree carries the link itself; logs and --json get it up front.
+  const sandbox = await session.sandbox();
+  const header = runHeaderLines(
+    { runId, workspace, uiUrl, ...(sandbox && { sandbox }) },
+    { withUiUrl: json || !tty },
+  );
+  if (json) say(header.join('\n'));
+  else process.stdout.write(`${header.join('\n')}\n\n`);
+
+  const followed = await followRun(handle, session, interrupts, () => {
+    const stopWatching = session.watchWorkers(client);
+    const following = json
+      ? handle.result()
+      : watchRun(handle, {
+          out: process.stdout,
+          live: tty,
+          color,
+          ...(uiUrl && { uiUrl }),
+          ...(session.reachFlags && { answerFlags: session.reachFlags }),
+          childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+        });
+    return following.finally(stopWatching);
+  });
+  if ('detachedBy' in followed) {
+    const [where, ...hints] = session.leftBehind(runId, false);
+    say(`subagents: ${followed.detachedBy}: stopped following run ${runId}; ${where}`);
+    for (const line of hints) say(line);
+    return signalExitCode(followed.detachedBy);
+  }
+  const { result } = followed;
+  interrupts.during(() => undefined);
+  if (json) {
+    // The result, and the run's page in the Web UI as the header shows it (`status --json` has it too).
+    const output = { ...result, ...(uiUrl && { ui_url: uiUrl }) };
+    process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
+  } else {
+    process.stdout.write(
+      `\n${renderSummary(result, { color, ...(uiUrl && { ui_url: uiUrl }) }).join('\n')}\n`,
+    );
+    process.stdout.write(`\nLedger:\n${renderLedgerTable(result.ledger, { color }).join('\n')}\n`);
+  }
+  if (followed.cancelledBy) {
+    say(cancelledRunLine(result));
+    return signalExitCode(followed.cancelledBy);
+  }
+  if (request.keepServerUp && session.uiUrl && !json) {
+    // The worker keeps polling meanwhile: the Web UI's queries of the run need one.
+    say(`\nThe server stays up for the Web UI: ${uiUrl ?? session.uiUrl} (Ctrl-C to stop).`);
+    await interrupts.first();
+  }
+  if (result.status !== 'completed') {
+    say(`subagents: run ${runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);
+    return 1;
+  }
+  return 0;
 }
 
 /**

@@ -10,8 +10,7 @@ import { temporal } from '@temporalio/proto';
 import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../contracts/config';
 import { DEFAULT_NAMESPACE } from '../contracts/config/temporal';
-import { ModelProviders } from '../activities/model';
-import { chooseSandbox, machineProbes, type MachineProbes, type SandboxInUse } from '../activities/tools';
+import { chooseSandbox, machineProbes, type MachineProbes, type SandboxInUse } from '../worker/diagnostics';
 import { startEmbeddedCodecServer, type RunningCodecServer } from '../payloads/codec-server';
 import { settleCoreLogs, WORKER_HEARTBEAT_INTERVAL_MS } from '../worker/runtime';
 import { processConfigDigest } from '../worker/config-digest';
@@ -22,6 +21,7 @@ import { startTracing } from '../worker/tracing';
 import {
   builtOrBundledWorkflows,
   createProjectWorker,
+  ModelProviders,
   runUntilWithRestarts,
   workerTuning,
 } from '../worker/worker';

@@ -7,8 +7,8 @@
  */
 import { existsSync } from 'node:fs';
 import { DEFAULT_USER_ID, userIdProblem, userSkills, type SkillEntry } from '../contracts/skills';
-import { loadSkillCatalog, readSkillStates, skillsRoot } from '../activities/skills/catalog';
 import { loadConfig } from '../worker/config';
+import { userSkillCatalog } from '../worker/skills';
 import { parseFlags, stringFlag, UsageError } from './flags';
 
 export const SKILLS_USAGE = `Usage: subagents skills list [--user USER] [--json] [--config FILE]
@@ -55,13 +55,7 @@ export async function skillsCommand(args: string[]): Promise<number> {
 
   const loaded = loadConfig(stringFlag(values, 'config'));
   for (const warning of loaded.warnings) say(`warning: ${warning}`);
-  const { config } = loaded;
-  const root = skillsRoot(config.skills, loaded.path);
-  const catalog = loadSkillCatalog(root, config.skills.container_path, {
-    users: [user],
-    states: readSkillStates(config.extensions_config),
-    ...(config.extensions_config !== undefined && { statesFile: config.extensions_config }),
-  });
+  const { root, catalog } = userSkillCatalog(loaded, user);
   const publicNames = new Set(catalog.public.map((entry) => entry.name));
   const skills = userSkills(catalog, user).map((entry) => listing(entry, publicNames));
 

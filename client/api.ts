@@ -41,11 +41,11 @@ import type { LedgerEntry } from '../contracts/ledger';
 import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
 import { explainStartFailure } from './search-attribute-errors';
-import type { SubagentResult } from '../contracts/subagent';
 import { decide } from './approvals';
 import { updateFailure } from './update-refusals';
 import { workflowResult } from './results';
 import { askWorker, type Asked } from './worker-liveness';
+import { subagentSteps, subagentWorkflowId, type SubagentSteps } from './subagent-steps';
 import { promptDetails, summaryLine } from '../contracts/text';
 import type { PayloadKeyring } from '../payloads/encryption-codec';
 import { processSecretsKeyring, sealSecrets } from '../payloads/secrets';
@@ -54,14 +54,6 @@ import type * as workflows from '../workflows';
 /** The lead run's workflow type, by name: the client imports the workflow's type only, never its code. */
 const LEAD_RUN_WORKFLOW = 'leadRunWorkflow' satisfies keyof typeof workflows;
 type LeadRunWorkflow = typeof workflows.leadRunWorkflow;
-
-/**
- * A subagent's result, from a client: a failed or timed-out subagent fails its workflow with its result in the
- * failure's details, a cancelled one records it in its memo (workflows/subagent.ts); other failures throw.
- */
-export function subagentResult(handle: WorkflowHandle): Promise<SubagentResult> {
-  return workflowResult(handle) as Promise<SubagentResult>;
-}
 
 /** A new run id: sortable by time, unique across machines. */
 export function newRunId(now = new Date()): string {
@@ -244,6 +236,7 @@ export interface AnswerOptions {
 }
 
 export { ApprovalRefusedError } from './approvals';
+export { subagentResult, subagentSteps, type SubagentSteps } from './subagent-steps';
 
 export interface DecisionOptions {
   /** Who decides, as recorded in history and the step log (default: this client's identity). */
@@ -314,6 +307,14 @@ export class RunHandle {
 
   status(): Promise<LeadStatus> {
     return this.handle.query(leadStatusQuery);
+  }
+
+  /**
+   * The steps (`seq > afterSeq`) of the subagent this run delegated task `taskId` to: from its queries while
+   * it runs (a worker needed), rebuilt from its history once it has closed, the run's or not.
+   */
+  steps(taskId: string, afterSeq = 0): Promise<SubagentSteps> {
+    return subagentSteps({ workflow: this.handle.client }, subagentWorkflowId(this.runId, taskId), afterSeq);
   }
 
   /** The questions (`ask_clarification`) the run and its subagents wait on; none once it has ended. */
@@ -660,5 +661,10 @@ export class SubagentsClient {
 
   getRun(runId: string): RunHandle {
     return new RunHandle(runId, this.client.workflow.getHandle<LeadRunWorkflow>(runId));
+  }
+
+  /** The steps of a subagent workflow by its id (a nested delegation's, a batch item's): RunHandle.steps. */
+  subagentSteps(workflowId: string, afterSeq = 0): Promise<SubagentSteps> {
+    return subagentSteps(this.client, workflowId, afterSeq);
   }
 }

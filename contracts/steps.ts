@@ -2,6 +2,8 @@
  * A subagent's step log: one record per assistant turn and per tool result, as DeerFlow's step capture
  * (`subagent.step`) shapes them. Read through a query with an `after_seq` cursor; snake_case on the wire.
  */
+import type { AssistantMessage, ToolMessage } from './messages';
+import { capText } from './text';
 
 /** Characters kept of a step's text and of each tool call's arguments; the cut is flagged, never silent. */
 export const SUBAGENT_STEP_MAX_CHARS = 8192;
@@ -82,5 +84,41 @@ export function approvalStep(held: {
     ...(by !== undefined && { by }),
     at: held.at,
     ...(note !== undefined && { note }),
+  };
+}
+
+/**
+ * The step record of one assistant turn or tool result, with text and arguments capped; a `tool_search`
+ * result names the deferred tools it promoted, a read of a SKILL.md the skill it made active.
+ */
+export function buildStep(
+  seq: number,
+  message: AssistantMessage | ToolMessage,
+  promoted?: readonly string[],
+  activatedSkill?: string,
+): SubagentStep {
+  const { text, truncated } = capText(message.content, SUBAGENT_STEP_MAX_CHARS);
+  if (message.role === 'tool') {
+    return {
+      seq,
+      kind: 'tool',
+      text,
+      truncated,
+      tool_call_id: message.tool_call_id,
+      name: message.name,
+      is_error: message.is_error ?? false,
+      ...(promoted && promoted.length > 0 && { promoted: [...promoted] }),
+      ...(activatedSkill !== undefined && { activated_skill: activatedSkill }),
+    };
+  }
+  return {
+    seq,
+    kind: 'ai',
+    text,
+    truncated,
+    tool_calls: (message.tool_calls ?? []).map((call) => {
+      const args = capText(call.args, SUBAGENT_STEP_MAX_CHARS);
+      return { id: call.id, name: call.name, args: args.text, args_truncated: args.truncated };
+    }),
   };
 }

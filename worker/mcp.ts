@@ -36,3 +36,30 @@ export async function startWorkerMcp(
     },
   };
 }
+
+/** One MCP server as a worker connecting now finds it: its state, and its tools as the model will see them. */
+export interface McpServerListing {
+  name: string;
+  type: string;
+  state: string;
+  reason?: string;
+  tools: { name: string; description: string; read_only: boolean }[];
+  skipped?: string[];
+}
+
+/** Connects to the enabled servers as a worker would, lists each one, and disconnects (`subagents mcp list`). */
+export async function listMcpServers(servers: McpServersConfig): Promise<McpServerListing[]> {
+  const catalog = await McpCatalog.start(servers, { say: () => undefined });
+  try {
+    return catalog.servers().map((server) => ({
+      name: server.name,
+      type: server.settings.type,
+      state: server.state,
+      ...(server.reason !== undefined && server.state !== 'connected' && { reason: server.reason }),
+      tools: server.tools.map(({ name, description, read_only }) => ({ name, description, read_only })),
+      ...(server.skipped.length > 0 && { skipped: server.skipped }),
+    }));
+  } finally {
+    await catalog.close();
+  }
+}

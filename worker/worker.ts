@@ -44,6 +44,9 @@ import { waitProgress, type WaitProgress } from './wait-progress';
 import { builtWorkflowBundle, type BuiltWorkflowBundle, type BundleWithSources } from './workflow-bundle';
 import type { WorkspaceHosting } from './workspace-hosting';
 
+/** The model providers a process may keep across its workers' restarts (`providers` below). */
+export { ModelProviders };
+
 export interface ProjectWorkerOptions {
   connection: NativeConnection;
   namespace?: string;

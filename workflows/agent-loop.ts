@@ -15,7 +15,7 @@ import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contr
 import { contextOverflowText } from '../contracts/model';
 import type { ModelCallInput, ModelCallResult, ModelErrorFallback, ModelSettings } from '../contracts/model';
 import type { SubagentStopReason } from '../contracts/status';
-import type { SubagentStep } from '../contracts/steps';
+import { buildStep, type SubagentStep } from '../contracts/steps';
 import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
 import { promote } from '../contracts/tool-search';
 import type { SandboxSettings } from '../contracts/tools';
@@ -29,7 +29,6 @@ import { modelActivity } from './model-activity';
 import { callLine, showLiveState } from './outcome';
 import type { AgentSkills } from './skills';
 import { activeSkillNames } from './skills';
-import { buildStep } from './steps';
 import { HEARTBEAT_TIMEOUT, ToolCalls } from './tool-calls';
 
 /**

@@ -20,7 +20,7 @@ import type { AgentLoopState } from './agent-loop';
 import { clockEnd, runAgent, type AgentRunEnd, type AgentRunOptions } from './agent-run';
 import { modelRetryPolicy } from './model-activity';
 import { runRemoteAgent } from './remote-subagent';
-import { buildStep } from './steps';
+import { buildStep } from '../contracts/steps';
 
 /** As the agent loop's activities: a dead worker is noticed within seconds and the attempt retried. */
 const HEARTBEAT_TIMEOUT = '3 seconds';

@@ -36,7 +36,7 @@ import { truncateHeadTail } from '../contracts/text';
 import type { AgentLoopState } from './agent-loop';
 import { clockEnd, type AgentRunEnd } from './agent-run';
 import type { Clarifications } from './clarification';
-import { buildStep } from './steps';
+import { buildStep } from '../contracts/steps';
 
 const EXPIRED = Symbol('wall clock expired');
 

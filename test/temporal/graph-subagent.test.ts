@@ -6,7 +6,7 @@
  * steps are the graph's messages, read back from its history with no worker and shown by the report.
  */
 import { subagentResult } from '../../client/api';
-import { runningGraphSteps } from '../../cli/steps-command';
+import { runningGraphSteps } from '../../client/subagent-steps';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

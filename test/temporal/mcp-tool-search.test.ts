@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { FakeChatMessage, FakeChatRequest, FakeReply } from '../support/fake-openai';
 import { FakeOpenAI } from '../support/fake-openai';
 import { leadInput, tempDir } from '../support/subagent-input';
-import { closedSubagentSteps } from '../../cli/steps-command';
+import { closedSubagentSteps } from '../../client/subagent-steps';
 import { parseConfig } from '../../contracts/config';
 import { notPromotedText } from '../../contracts/tool-search';
 import { startWorkerMcp, type WorkerMcp } from '../../worker/mcp';

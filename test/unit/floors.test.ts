@@ -22,6 +22,13 @@ const CASES: Record<string, string> = {
     "import type * as workflows from '../workflows';\nimport { x } from '../payloads/store';\n",
   'workflows/probe.ts': "import type * as activities from '../activities';\n",
   'bench/support/probe.ts': "import { tempDir } from '../../test/support/subagent-input';\n",
+  // cli/ renders what client/ reads: no workflows/ or activities/, of worker/ the bootstrap only.
+  'cli/inspect-probe.ts':
+    "import type { SubagentStep } from '../workflows/steps';\nimport { McpCatalog } from '../activities/mcp';\n" +
+    "import { userSkillCatalog } from '../worker/skills';\nimport { loadConfig } from '../worker/config';\n",
+  'cli/doctor.ts':
+    "import { machineProbes } from '../activities/tools';\nimport { x } from '../worker/diagnostics';\n",
+  'cli/demo/probe.ts': "import { createProjectActivities } from '../../activities';\n",
 };
 
 /** How many imports of each case the floor rule refuses. */
@@ -46,7 +53,7 @@ function refusals(): Record<string, number> {
   return JSON.parse(stdout) as Record<string, number>;
 }
 
-test('lint refuses an import up a floor, at any depth, and lets imports down a floor pass', () => {
+test('lint refuses an import up a floor, at any depth, and lets imports down a floor pass; cli/ reads through client/', () => {
   expect(refusals()).toEqual({
     'activities/probe.ts': 1,
     'payloads/deep/probe.ts': 1,
@@ -58,5 +65,8 @@ test('lint refuses an import up a floor, at any depth, and lets imports down a f
     'worker/probe.ts': 0,
     'workflows/probe.ts': 0,
     'bench/support/probe.ts': 0,
+    'cli/inspect-probe.ts': 3,
+    'cli/doctor.ts': 1,
+    'cli/demo/probe.ts': 0,
   });
 });

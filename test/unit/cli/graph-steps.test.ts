@@ -1,7 +1,8 @@
 /** A graph agent's steps rebuilt from history: its run's messages, one step each, as the workflow made them. */
-import { stepLines, stepsFromHistory } from '../../../cli/steps-command';
+import { stepsFromHistory } from '../../../client/subagent-steps';
+import { stepLines } from '../../../cli/steps-command';
 import type { AssistantMessage, ToolMessage } from '../../../contracts/messages';
-import { buildStep } from '../../../workflows/steps';
+import { buildStep } from '../../../contracts/steps';
 
 const messages: (AssistantMessage | ToolMessage)[] = [
   {

@@ -12,7 +12,8 @@ import {
 import { workerCommandLine } from '../../../cli/worker-presence';
 import { listFilter, renderRunList } from '../../../cli/list-command';
 import { ageText, visibilityQuery } from '../../../cli/visibility-listing';
-import { stepLines, stepsFromHistory } from '../../../cli/steps-command';
+import { stepsFromHistory } from '../../../client/subagent-steps';
+import { stepLines } from '../../../cli/steps-command';
 import { UsageError } from '../../../cli/flags';
 
 const usage = (total: number) => ({ input_tokens: total - 10, output_tokens: 10, total_tokens: total });

@@ -1,5 +1,5 @@
 import { recordsAfter } from '../../../contracts/queries';
-import { buildStep } from '../../../workflows/steps';
+import { buildStep } from '../../../contracts/steps';
 
 describe('recordsAfter (the after_seq cursor of the steps and events queries)', () => {
   const steps = [1, 2, 3, 4, 5].map((seq) => buildStep(seq, { role: 'assistant', content: `step ${seq}` }));

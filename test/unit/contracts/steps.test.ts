@@ -1,5 +1,4 @@
-import { SUBAGENT_STEP_MAX_CHARS } from '../../../contracts/steps';
-import { buildStep } from '../../../workflows/steps';
+import { buildStep, SUBAGENT_STEP_MAX_CHARS } from '../../../contracts/steps';
 
 describe('buildStep', () => {
   it('records an assistant turn with its tool calls', () => {
