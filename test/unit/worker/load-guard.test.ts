@@ -49,8 +49,8 @@ describe('GuardedSlotSupplier', () => {
     let third = false;
     const waiting = slots.reserveSlot(ctx, signal()).then(() => (third = true));
     // Not a wait of so many ms: the waiting reservation has looked at the busy loop twice more (on its own
-    // timer) and still holds back, however slowly this host runs its timers.
-    await readings(asked() + 2);
+    // timer) and still holds back, however slowly this host runs its timers (a slot handed out ends the wait).
+    await Promise.race([readings(asked() + 2), waiting]);
     // Whatever that last look decided has then run its course (a slot handed out would have set `third`).
     await new Promise((resolve) => setImmediate(resolve));
     expect(third).toBe(false);
