@@ -144,21 +144,28 @@ describe('outcomes in the Web UI', () => {
       });
       try {
         const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-        const list = async (query: string): Promise<string[]> => {
+        // The rows once the page shows as many workflows as `expected` (their status badges drawn), not after a
+        // pause guessed long enough for it; past 30 s, whatever it shows, for the assertions to judge.
+        const list = async (query: string, expected: number): Promise<string[]> => {
           await page.goto(`${ui}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
           const rows = page.locator('table tbody tr');
-          await rows.first().waitFor({ timeout: 30_000 });
-          await page.waitForTimeout(500);
+          const badges = rows.locator('[data-testid="execution-status"] > span');
+          await badges.first().waitFor({ timeout: 30_000 });
+          await waitFor(
+            `${expected} rows for ${query}`,
+            async () => (await badges.count()) >= expected,
+            30_000,
+          ).catch(() => undefined);
           return (await rows.allInnerTexts()).map((text) => text.replace(/\s+/g, ' ').trim());
         };
-        const all = await list(`LeadRunId="${run.runId}"`);
+        const all = await list(`LeadRunId="${run.runId}"`, 4);
         await page.screenshot({ path: join(artifactsDir(), 'web-ui-outcomes.png') });
         console.log(`web-ui rows:\n${all.join('\n')}`);
         const rowOf = (id: string) => all.find((row) => row.includes(id)) ?? '';
         expect(all).toHaveLength(4);
         expect(rowOf(`${run.runId}/task/broken`)).toMatch(/failed/i);
         expect(rowOf(`${run.runId}/task/ok`)).toMatch(/completed/i);
-        const capped = await list(`LeadRunId="${run.runId}" AND StopReason="token_capped"`);
+        const capped = await list(`LeadRunId="${run.runId}" AND StopReason="token_capped"`, 1);
         expect(capped).toHaveLength(1);
         expect(capped[0]).toContain(`${run.runId}/task/capped`);
       } finally {

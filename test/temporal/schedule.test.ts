@@ -142,6 +142,9 @@ it('runs a lead every 2s from `schedule create`; pause stops it, trigger runs it
     // One that was due as the pause landed may still be closing: count from when all have closed.
     await waitFor('no run in progress', async () => (await schedules().describe(name)).running.length === 0);
     const taken = (await schedules().describe(name)).actions_taken;
+    // Nothing fires while paused. A wait, as a check that something does not happen needs one; a busy host can
+    // only lengthen it. 3 s holds a tick of the 2 s interval, and a tick the server takes late is still caught:
+    // after the trigger below, exactly one action more must have been taken.
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect((await schedules().describe(name)).actions_taken).toBe(taken);
 

@@ -25,8 +25,9 @@ function req(slot: string): SlotRequest {
   return { slot, owner: `owner-${slot}`, fairness_key: 'run-1' };
 }
 
+/** Waits for `predicate`, looking every few ms; the deadline only bounds a test that has gone wrong. */
 async function until(what: string, predicate: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 30_000;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -43,13 +44,17 @@ function leased(
     answers.push(answer),
   );
   const reports: LeaseReport[] = [];
-  const state = { down: false };
+  /** `failed`: reports that reached the stand-in while it was down. */
+  const state = { down: false, failed: 0 };
   const client = {
     workflow: {
       getHandle: () => ({
         executeUpdate: async (_update: unknown, { args: [report] }: { args: [LeaseReport] }) => {
           await new Promise((resolve) => setImmediate(resolve));
-          if (state.down) throw new Error('server unreachable');
+          if (state.down) {
+            state.failed += 1;
+            throw new Error('server unreachable');
+          }
           reports.push(report);
           return slots.report(report, Date.now());
         },
@@ -98,12 +103,14 @@ describe('PoolLease', () => {
     lease.prefetch();
     await until('spare slots', () => lease.spareSlots > 0);
     const before = lease.spareSlots;
+    const sent = reports.length;
     const token = lease.take(req('a'));
     expect(token).toBeDefined();
     // Within the same turn of the event loop: not reported yet.
     expect(lease.release('a')).toBe(true);
     expect(lease.spareSlots).toBe(before);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The report the grant asked for has gone out since (not a number of ms: the report itself), without it.
+    await until('the report after the grant', () => reports.length > sent);
     expect(reports.flatMap((report) => report.assigned)).toEqual([]);
     expect(held(slots)).toEqual([]);
     lease.stop();
@@ -170,7 +177,8 @@ describe('PoolLease', () => {
     await until('spare slots', () => lease.spareSlots > 0);
     state.down = true;
     expect(lease.take(req('a'))).toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The report of that grant has failed (not a number of ms: the failure itself).
+    await until('the report of the grant to fail', () => state.failed > 0);
     expect(held(slots)).toEqual([]);
     // While its reports fail it grants nothing: the request goes by signal.
     expect(lease.take(req('b'))).toBeUndefined();

@@ -1,10 +1,24 @@
 import type { SlotPermit } from '@temporalio/worker';
 import { GuardedSlotSupplier } from '../../../worker/load-guard';
 
-/** A loop whose busy state the test sets. */
+/** A loop whose busy state the test sets; `readings(n)` resolves once the supplier has asked `n` times in all. */
 function loop(initiallyBusy = false) {
   const state = { busy: initiallyBusy };
-  return { state, reading: { busy: () => state.busy } };
+  let asked = 0;
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const reading = {
+    busy: () => {
+      asked += 1;
+      for (const waiter of waiters.filter((w) => asked >= w.n)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+      return state.busy;
+    },
+  };
+  const readings = (n: number) =>
+    asked >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }));
+  return { state, reading, asked: () => asked, readings };
 }
 
 const ctx = {} as never;
@@ -27,14 +41,18 @@ describe('GuardedSlotSupplier', () => {
   });
 
   it('past the minimum of tasks at work, holds new slots back while the loop is busy, and hands them out once it is not', async () => {
-    const { state, reading } = loop(true);
+    const { state, reading, asked, readings } = loop(true);
     const slots = new GuardedSlotSupplier<never>(reading, { minimum: 2, maximum: 10 });
     await take(slots);
     await take(slots);
     expect(slots.tryReserveSlot()).toBeNull();
     let third = false;
     const waiting = slots.reserveSlot(ctx, signal()).then(() => (third = true));
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    // Not a wait of so many ms: the waiting reservation has looked at the busy loop twice more (on its own
+    // timer) and still holds back, however slowly this host runs its timers (a slot handed out ends the wait).
+    await Promise.race([readings(asked() + 2), waiting]);
+    // Whatever that last look decided has then run its course (a slot handed out would have set `third`).
+    await new Promise((resolve) => setImmediate(resolve));
     expect(third).toBe(false);
     state.busy = false;
     await waiting;

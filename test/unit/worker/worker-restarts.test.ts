@@ -22,14 +22,20 @@ describe('runUntilWithRestarts', () => {
     const { create, made } = workers(2);
     const said: string[] = [];
     let started = 0;
+    // The body ends once both failures have been told: it outlives them whatever the host's speed.
+    let bothFailed: () => void = () => undefined;
+    const failuresTold = new Promise<void>((resolve) => (bothFailed = resolve));
     const result = await runUntilWithRestarts(
       create,
       async () => {
         started += 1;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await failuresTold;
         return 'done';
       },
-      (line) => said.push(line),
+      (line) => {
+        said.push(line);
+        if (said.length === 2) bothFailed();
+      },
     );
     expect(result).toBe('done');
     expect(started).toBe(1);

@@ -10,7 +10,15 @@ import type { SandboxProbe } from '../../../../activities/tools/sandbox';
 import type { ToolContext } from '../../../../activities/tools/tool-context';
 import { DEFAULT_SANDBOX, type SandboxSettings } from '../../../../contracts/tools';
 import { describeEachSandbox, SHIPPED_SANDBOXES } from '../../../support/sandboxes';
-import { callTool, makeFixture, removeFixture, type Fixture } from './workspace-fixture';
+import {
+  appears,
+  callTool,
+  lateJob,
+  lateJobWrote,
+  makeFixture,
+  removeFixture,
+  type Fixture,
+} from './workspace-fixture';
 
 let fx: Fixture;
 
@@ -21,8 +29,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await removeFixture(fx);
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 const realProbes = machineProbes();
 
@@ -162,14 +168,15 @@ describeEachSandbox('bash, escape attempts included', (sandbox) => {
 
   it('kills a command past its time limit, with whatever it started', async () => {
     const started = Date.now();
-    const result = await bash('(sleep 2; echo late > late.txt) & echo started; sleep 30', {
+    const result = await bash(`${lateJob(2)} echo started; sleep 30`, {
       bash_timeout_seconds: 1,
     });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(result.is_error).toBe(true);
     expect(result.content).toMatch(/\n\[timed out after 1 s: the command was killed\]$/);
-    await sleep(2500);
-    expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
+    // It had started its job, which was killed with it.
+    expect(existsSync(path.join(fx.workspace, 'started'))).toBe(true);
+    expect(await lateJobWrote(fx.workspace, 2)).toBe(false);
   });
 
   it('caps the output', async () => {
@@ -199,12 +206,12 @@ describe('bash on the host', () => {
 
   it('kills the whole process group on timeout', async () => {
     const result = await runBash(
-      { command: '(sleep 2; echo late > late.txt) & sleep 30', timeout_seconds: 1 },
+      { command: `${lateJob(2)} sleep 30`, timeout_seconds: 1 },
       ...context(NO_BUBBLEWRAP, HOST),
     );
     expect(result.content).toContain('timed out after 1 s');
-    await sleep(2500);
-    expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
+    expect(existsSync(path.join(fx.workspace, 'started'))).toBe(true);
+    expect(await lateJobWrote(fx.workspace, 2)).toBe(false);
   });
 });
 
@@ -259,12 +266,13 @@ describe('bash as an activity', () => {
       async () => {
         const controller = new AbortController();
         const ctx = context('real', sandbox, { signal: controller.signal });
-        const running = runBash({ command: '(sleep 3; echo late > late.txt) & sleep 30' }, ...ctx);
-        await sleep(2200);
+        const running = runBash({ command: `${lateJob(3)} sleep 30` }, ...ctx);
+        running.catch(() => undefined);
+        // Cancelled once the command has started its job (not after a guess at how long starting takes).
+        await appears(fx.workspace, 'started');
         controller.abort(new Error('activity cancelled'));
         await expect(running).rejects.toThrow('activity cancelled');
-        await sleep(1500);
-        expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
+        expect(await lateJobWrote(fx.workspace, 3)).toBe(false);
       },
     );
   }

@@ -2,13 +2,19 @@
  * A tool call run as the activity: it heartbeats for as long as the tool runs (a long command would otherwise
  * outlive the heartbeat timeout and be retried as lost), and cancelling the activity stops the command.
  */
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { BUILTIN_TOOL_NAMES, DEFAULT_SANDBOX, type ToolCallInput } from '../../../../contracts/tools';
-import { executeToolCall, makeFixture, removeFixture, type Fixture } from './workspace-fixture';
+import {
+  appears,
+  executeToolCall,
+  lateJob,
+  lateJobWrote,
+  makeFixture,
+  removeFixture,
+  type Fixture,
+} from './workspace-fixture';
 
 let fx: Fixture;
 beforeEach(async () => {
@@ -17,8 +23,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await removeFixture(fx);
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function bashCall(command: string): ToolCallInput {
   return {
@@ -36,16 +40,20 @@ it('heartbeats while a command runs, and cancelling the activity stops the comma
     { logger: new DefaultLogger('ERROR') },
   );
   let beats = 0;
-  env.on('heartbeat', () => (beats += 1));
-  const running = env.run(executeToolCall, bashCall('(sleep 2; echo late > late.txt) & sleep 30'));
+  let twoBeats: () => void = () => undefined;
+  const beaten = new Promise<void>((resolve) => (twoBeats = resolve));
+  env.on('heartbeat', () => {
+    beats += 1;
+    if (beats === 2) twoBeats();
+  });
+  const running = env.run(executeToolCall, bashCall(`${lateJob(2)} sleep 30`));
   running.catch(() => undefined);
-  await sleep(1100);
-  expect(beats).toBeGreaterThanOrEqual(2);
+  // Events, not a guess at how long they take on this host: two beats, and the command has started its job.
+  await Promise.all([beaten, appears(fx.workspace, 'started')]);
 
   env.cancel();
   await expect(running).rejects.toBeInstanceOf(CancelledFailure);
   const beatsAtCancel = beats;
-  await sleep(1500);
-  expect(existsSync(path.join(fx.workspace, 'late.txt'))).toBe(false);
+  expect(await lateJobWrote(fx.workspace, 2)).toBe(false);
   expect(beats).toBe(beatsAtCancel);
 });

@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createToolActivities, machineProbes } from '../../../../activities/tools';
@@ -59,4 +60,39 @@ export function callTool(
     ...(options.skill_mounts && { skill_mounts: options.skill_mounts }),
     ...(options.secrets && { secrets: options.secrets }),
   });
+}
+
+/**
+ * A job a command leaves running in the background, for the tests that kill a command "with whatever it
+ * started": it marks its start (the file `started`), then writes `late.txt` after `seconds` unless killed.
+ */
+export function lateJob(seconds: number): string {
+  return `(touch started; sleep ${seconds}; echo late > late.txt) &`;
+}
+
+/** Resolves once the workspace holds `name` (a command's own sign that it got that far). */
+export async function appears(workspace: string, name: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path.join(workspace, name))) {
+    if (Date.now() > deadline) throw new Error(`${name} did not appear in the workspace`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Margin past the moment a killed `lateJob` would have written `late.txt`. Generous for a saturated host: what
+ * would come late is one `sleep` waking and one small write, which a busy scheduler still serves within tens of
+ * ms, not seconds.
+ */
+const LATE_MARGIN_MS = 1500;
+
+/**
+ * Whether the `lateJob(seconds)` a killed command started never wrote: waits until it would have, counted from
+ * its own `started` mark (not from a guess at when it began), plus LATE_MARGIN_MS, then looks.
+ */
+export async function lateJobWrote(workspace: string, seconds: number): Promise<boolean> {
+  const started = (await stat(path.join(workspace, 'started'))).mtimeMs;
+  const due = started + seconds * 1000 + LATE_MARGIN_MS;
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
+  return existsSync(path.join(workspace, 'late.txt'));
 }
