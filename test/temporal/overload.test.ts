@@ -4,7 +4,7 @@
  * while six CPU busy loops compete for the cores. Every run completes, no worker crashes, no bash call is
  * reported interrupted, the model is asked at most 5 % more often than the runs need; the subagents running at
  * once (from their histories) never pass `max_running`, the admission workflow's own count reaches it, and
- * every slot granted is given back. The admission workflow's work per delegation is bounded. The figures at
+ * every slot it granted is given back. The admission workflow's work per delegation is bounded. The figures at
  * sixteen busy loops are in BENCHMARKS.md ("Overload").
  */
 import { runOverload } from '../../bench/overload';
@@ -56,7 +56,12 @@ describe('on a busy host', () => {
     expect(intervals).toHaveLength(150);
     expect(peakOverlap(intervals)).toBeLessThanOrEqual(MAX_RUNNING);
     expect(figures.peak_slots_held).toBe(MAX_RUNNING);
-    expect(figures.slots_at_end).toEqual({ running: 0, granted: 150, released: 150 });
+    // Every slot the admission workflow granted was given back. Grants a worker made from its lease and undid
+    // before its next report (the subagent ended first) never reach the workflow's counts.
+    expect(figures.slots_at_end.running).toBe(0);
+    expect(figures.slots_at_end.released).toBe(figures.slots_at_end.granted);
+    expect(figures.slots_at_end.granted).toBeGreaterThan(0);
+    expect(figures.slots_at_end.granted).toBeLessThanOrEqual(150);
     // No outbound command per request: the answers went out many at a time, by activity (no local activity),
     // or none was needed (granted from a worker's lease, reported many at a time).
     expect(figures.admission.signals_sent).toBe(0);
