@@ -92,3 +92,11 @@ export async function whileHeartbeating<T>(
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }
+
+/** The workflow the current activity runs for, with its attempt; undefined outside an activity. */
+export function currentWorkflowCall(): { workflowId: string; attempt: number } | undefined {
+  const activity = currentActivity();
+  const workflowId = activity?.info.workflowExecution?.workflowId;
+  if (activity === undefined || workflowId === undefined) return undefined;
+  return { workflowId, attempt: activity.info.attempt };
+}

@@ -10,20 +10,26 @@ import { createAcceptanceActivities } from './acceptance';
 import { createAdmissionActivities, type PoolSettings } from './admission';
 import type { SlotLeases } from './admission-lease';
 import { createBatchToolActivities } from './batch-tools';
+import { createDailyBudgetActivities } from './budget/daily';
 import { readCancelledResult } from './cancelled-results';
+import { createForkActivities } from './fork/fork-point';
 import { createGraphActivities } from './graph';
 import { createGuardrailActivities } from './guardrails';
 import { createLeadInputActivities } from './lead-input';
 import { createMcpActivities } from './mcp';
+import { createMemoryActivities } from './memory';
 import type { McpCatalog } from './mcp/catalog';
 import { createModelActivities, ModelProviders } from './model';
 import { createRemoteActivities, type RemoteActivityDeps } from './remote';
 import { createSkillActivities } from './skills/run-skills';
 import { createSummaryActivities } from './summarize';
 import { createToolActivities, machineProbes, type MachineProbes } from './tools';
+import type { WebToolDeps } from './tools/web';
 import { Transcripts } from './transcripts';
 import { createWorkspaceActivities } from './workspace';
 import { oneProcessWorkspaces, type WorkspaceHost } from './workspace/host';
+import { StreamPublishing, type StreamSink } from './stream/agent-stream';
+import { streamingToolResults } from './stream/tool-results';
 
 export interface ProjectActivityDeps {
   /** Where transcripts, tool specs and graph checkpoints are kept (encrypted at rest when keys are held). */
@@ -52,6 +58,10 @@ export interface ProjectActivityDeps {
   workspaces?: WorkspaceHost;
   /** A lead run's full input from the worker's config, for a run started with its prompt alone; none: refused. */
   leadInputs?: LeadInputFiller;
+  /** The web tools' `tools:` entries and what they read (default: no web tool configured). */
+  web?: WebToolDeps;
+  /** Where the agents' deltas and tool results go (the tree's live stream, docs/live.md); absent: nowhere. */
+  stream?: StreamSink;
 }
 
 /** The activities of one worker: the object it registers. */
@@ -59,16 +69,22 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
   const transcripts = deps.transcripts ?? new Transcripts(deps.store);
   const providers = deps.providers ?? new ModelProviders();
   const workspaces = deps.workspaces ?? oneProcessWorkspaces();
+  const stream = deps.stream && new StreamPublishing(deps.stream);
+  const tools = createToolActivities({
+    probes: deps.probes ?? machineProbes(),
+    ...(deps.secretsKeyring && { keyring: deps.secretsKeyring }),
+    workspaces,
+    ...(deps.web && { web: deps.web }),
+  });
+  const mcp = createMcpActivities({ mcpCatalog: deps.mcpCatalog });
   return {
-    ...createModelActivities({ transcripts, providers, mcpCatalog: deps.mcpCatalog }),
+    ...createModelActivities({ transcripts, providers, mcpCatalog: deps.mcpCatalog, stream }),
     ...createSummaryActivities({ transcripts, providers }),
-    ...createToolActivities({
-      probes: deps.probes ?? machineProbes(),
-      ...(deps.secretsKeyring && { keyring: deps.secretsKeyring }),
-      workspaces,
-    }),
+    ...tools,
+    executeToolCall: streamingToolResults(tools.executeToolCall, stream),
     ...createWorkspaceActivities(workspaces),
-    ...createMcpActivities({ mcpCatalog: deps.mcpCatalog }),
+    ...mcp,
+    executeMcpToolCall: streamingToolResults(mcp.executeMcpToolCall, stream),
     ...createGraphActivities({ store: deps.store, providers }, workspaces),
     readCancelledResult,
     ...createAdmissionActivities(deps.admission.settings, deps.admission.identity, deps.admission.leases),
@@ -78,6 +94,9 @@ export function createProjectActivities(deps: ProjectActivityDeps) {
     ...createGuardrailActivities(),
     ...createRemoteActivities(deps.remote, workspaces),
     ...createLeadInputActivities(deps.leadInputs),
+    ...createMemoryActivities(providers),
+    ...createDailyBudgetActivities(),
+    ...createForkActivities(workspaces),
   };
 }
 

@@ -73,9 +73,9 @@ async function inProcessTurns(input: SubagentInput): Promise<number[]> {
     for (const call of response.tool_calls) {
       const result = await executeToolCall({
         call,
-        workspace: input.workspace,
+        workspace: input.scope.workspace,
         allowed_tools: input.agent.tools,
-        sandbox: input.sandbox,
+        sandbox: input.scope.sandbox,
       });
       messages.push({ role: 'tool', tool_call_id: call.id, name: call.name, content: result.content });
     }

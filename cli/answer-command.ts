@@ -6,6 +6,7 @@
  */
 import { ANSWER_REFUSALS } from '../contracts/clarification';
 import { AnswerRefusedError } from '../client/api';
+import { cliApprover } from './approval-commands';
 import { stringFlag } from './flags';
 import { withRun } from './inspect-commands';
 
@@ -26,12 +27,13 @@ export function answerCommand(args: string[]): Promise<number> {
           );
         }
         const recorded = await query(inspected.task_queue, (r) =>
-          r.answer(answer, { ...(question !== undefined && { question }) }),
+          r.answer(answer, { ...(question !== undefined && { question }), by: cliApprover() }),
         );
         if (values.json) process.stdout.write(`${JSON.stringify(recorded, null, 2)}\n`);
         else
           process.stdout.write(
-            `${run.runId}: answer to ${recorded.ref} (${recorded.asked_by}) recorded at ${recorded.answered_at}; ` +
+            `${run.runId}: answer to ${recorded.ref} (${recorded.asked_by}) recorded at ${recorded.answered_at}` +
+              `${recorded.by !== undefined ? ` by ${recorded.by}` : ''}; ` +
               'the run goes on\n',
           );
         return 0;

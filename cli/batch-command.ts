@@ -10,6 +10,7 @@ import { parseBatchItemsJsonl } from '../contracts/batch-items';
 import type { BatchInput } from '../contracts/batch';
 import { configBatchLimits } from '../contracts/config/lead-input';
 import type { Config } from '../contracts/config';
+import { MAX_COST_FLAG, withMaxCostUsd } from './batch-cost-flag';
 import { resolveAgent } from '../contracts/config/agents';
 import { BatchesClient, buildBatchInput, newBatchId, type BatchHandle } from '../client/batches';
 import { loadCommandConfig, requireServer, runWorkspace } from './command-setup';
@@ -19,7 +20,7 @@ import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type Fl
 import { sayWhenNoWorkerPolls } from './worker-presence';
 import { batchCountsText } from './outcome-lines';
 import { batchListCommand } from './batch-list-command';
-import { existingSkillsRoot } from '../worker/config';
+import { existingSkillsRoot } from '../client/config';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -130,6 +131,7 @@ export const BATCH_FLAGS: FlagSpec = {
   'max-running-items': { type: 'string' },
   'max-live-items': { type: 'string' },
   'max-attempts': { type: 'string' },
+  ...MAX_COST_FLAG,
 };
 
 /**
@@ -139,8 +141,10 @@ export const BATCH_FLAGS: FlagSpec = {
 export function batchFromFlags(
   command: string,
   values: FlagValues,
-  config: Config,
+  configured: Config,
 ): { items: number; build: (workspace: string) => BatchInput } {
+  // The whole batch shares one budget: its items lease from the batch, the root of their tree.
+  const config = withMaxCostUsd(command, values, configured);
   const itemsPath = stringFlag(values, 'items');
   const type = stringFlag(values, 'type');
   if (itemsPath === undefined) throw new UsageError(`${command}: --items FILE is required (JSONL items)`);

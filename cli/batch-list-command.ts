@@ -11,7 +11,7 @@ import { BATCH_STATUSES } from '../contracts/status';
 import { closedOutcome, kindOf } from '../client/id-kinds';
 import { connectClient } from '../client/connection';
 import { loadCommandConfig, requireServer } from './command-setup';
-import { isBatchResult } from './delegation-status';
+import { isBatchResult } from '../client/delegation-status';
 import { parseFlags, stringFlag, UsageError } from './flags';
 import {
   ageText,

@@ -17,16 +17,32 @@ Commands:
   run "<prompt>"            run a lead agent on the prompt: with --address, on that server by the workers
                             polling it; else by the workers of the server \`subagents dev-server\` runs
                             (a worker of this process there when none polls); else embedded (a dev server
-                            and a worker in this process; --embedded: always)
+                            and a worker in this process; --embedded: always); --stream: every agent's
+                            text as it is written (a subagent's lines behind [its path]), then the usual end
   run --prompt-file FILE    the same, the prompt read from a UTF-8 file (at most 10 MB)
   run -                     the same, the prompt read from stdin (also when no prompt is given and stdin
                             is not a terminal: \`cat task.md | subagents run\`)
+  fork <run-id> --turn N [--message TEXT] [--workspace DIR]
+                            a new run that keeps the run's first N lead turns (model answers, tool and
+                            delegation results read from its history, not asked or billed again) and goes
+                            on from turn N + 1, --message added first; its files the run's snapshot at
+                            that turn, or DIR (docs/fork.md); printed as run prints a run
+  fork <subagent-id> --turn N [--message TEXT] [--workspace DIR]
+                            the same for one delegation (<run-id>/task/<task-id>): a subagent run of its
+                            own, same agent, tools and scope, from the subagent's turn N + 1
+  resume <run-id> [--message TEXT] [--workspace DIR]
+                            a failed or timed-out run goes on from its last completed lead turn (a fork
+                            there); the original keeps its outcome
   start [--once]            the offline demo (npm start): three subagents in parallel on a sample workspace;
                             keeps the server up for the Web UI until Ctrl-C (--once: exit when done)
   worker [--metrics-port N] a long-running worker (--address, or the running dev server); --metrics-port:
                             its Prometheus endpoint (metrics.port)
   dev-server [--port N] [--ui-port N] [--db-filename F]
                             the Temporal dev server with the Web UI, in the foreground
+  serve [--port N] [--host H] [--user-header NAME]
+                            the runs' live streams (GET /runs/<run-id>/stream, Server-Sent Events) and a page
+                            to watch a run and approve, deny and answer (default port 8090, loopback only;
+                            $SUBAGENTS_SERVE_TOKENS: name:token,… who may decide)
   codec-server [--port N]   the Web UI's codec endpoint, which shows payloads kept in the payload store
                             (default port 8081; dev-server and embedded runs serve one themselves)
   status <run-id>           the run's state, turns, tokens and delegations by status; once it ended, how
@@ -40,6 +56,9 @@ Commands:
                             the live tree on a terminal, else one line per event; then its summary and
                             ledger (--json: its result alone); exit 0 when it completed. Ctrl-C stops the
                             watching, not the run
+  watch <run-id> --tokens [--agent PATH]
+                            one agent's text as it is written (the lead's, or PATH: a delegation path such
+                            as part0/call_7, or a subagent's id), then a line saying how it ended
   list [--status S] [--stop-reason R] [--user U] [--limit N]
                             recent lead runs, newest first: status, stop reason, tokens, age (--user: that
                             user's only)
@@ -61,7 +80,8 @@ Commands:
   batch start --items FILE --type AGENT [--description TEXT] [--wait]
                             a durable batch: one subagent per line of FILE (JSONL: {"key", "prompt",
                             "acceptance_criteria"?}); --max-running-items N, --max-live-items N,
-                            --max-attempts N; --wait follows it to the end with a progress line
+                            --max-attempts N; --max-cost-usd N: one USD budget its items share (needs
+                            models[].pricing); --wait follows it to the end with a progress line
   batch list [--status S] [--user U] [--limit N]
                             recent batches, newest first: status, items done/failed/total (a closed
                             batch's, from its result), user, the lead run that started it, age; --status
@@ -75,7 +95,8 @@ Commands:
                             run id); run's flags apply (--config, --provider, --model, --workspace: default
                             workspace.root/<name>, shared by every run); --every under 60s is refused
                             (SUBAGENTS_SCHEDULE_MIN_SECONDS sets another minimum); --overlap: skip (default),
-                            buffer_one, buffer_all, cancel_other, terminate_other, allow_all
+                            buffer_one, buffer_all, cancel_other, terminate_other, allow_all;
+                            --max-cost-usd N: each run's own USD budget (token_budget.max_cost_usd)
   schedule create <name> (--every 6h | --cron "…") --items FILE --type AGENT
                             a batch of those items on that schedule instead (batch start's flags apply)
   schedule list             this project's schedules
@@ -92,6 +113,11 @@ Commands:
                             the skill packages in skills.path (public, and user U's custom ones, which
                             shadow public ones of the same name): name, category, enabled, allowed tools,
                             and the packages left out with why (skills list --help)
+  memory show|forget <fact-id>|clear [--user U] [--json]
+                            a user's memory (memory:): the facts their lead runs stored (id, category,
+                            confidence, source run), forget one, or forget them all
+  budget [--user U] [--json] the user's spend today (UTC) under budgets.per_user: limits, what is left,
+                            when it resets, the runs that spent (default user: lead.user_id, else default)
   ensure-temporal           find or fetch the Temporal CLI (cached) and print its path
   schema lead-input         the JSON Schema of leadRunWorkflow's input, for clients in other languages (a
                             {"prompt"} alone is filled from the worker's config)
@@ -136,6 +162,8 @@ Options:
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   run: (args) => (require('./run-command') as typeof import('./run-command')).runCommand(args),
   start: (args) => (require('./run-command') as typeof import('./run-command')).startCommand(args),
+  fork: (args) => (require('./fork-command') as typeof import('./fork-command')).forkCommand(args),
+  resume: (args) => (require('./resume-command') as typeof import('./resume-command')).resumeCommand(args),
   worker: (args) => (require('./server-commands') as typeof import('./server-commands')).workerCommand(args),
   'dev-server': (args) =>
     (require('./server-commands') as typeof import('./server-commands')).devServerCommand(args),
@@ -148,6 +176,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   events: (args) =>
     (require('./inspect-commands') as typeof import('./inspect-commands')).eventsCommand(args),
   watch: (args) => (require('./watch-command') as typeof import('./watch-command')).watchCommand(args),
+  serve: (args) => (require('./serve-command') as typeof import('./serve-command')).serveCommand(args),
   list: (args) => (require('./list-command') as typeof import('./list-command')).listCommand(args),
   steps: (args) => (require('./steps-command') as typeof import('./steps-command')).stepsCommand(args),
   report: (args) => (require('./report-command') as typeof import('./report-command')).reportCommand(args),
@@ -166,6 +195,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   schema: (args) => (require('./schema-command') as typeof import('./schema-command')).schemaCommand(args),
   mcp: (args) => (require('./mcp-command') as typeof import('./mcp-command')).mcpCommand(args),
   skills: (args) => (require('./skills-command') as typeof import('./skills-command')).skillsCommand(args),
+  memory: (args) => (require('./memory-command') as typeof import('./memory-command')).memoryCommand(args),
+  budget: (args) => (require('./budget-command') as typeof import('./budget-command')).budgetCommand(args),
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

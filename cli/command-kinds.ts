@@ -5,7 +5,7 @@
  */
 
 /** Commands that install the SDK's runtime after reading their config (workerCommand). */
-export const RUNTIME_FROM_CONFIG: ReadonlySet<string> = new Set(['worker', 'run', 'start']);
+export const RUNTIME_FROM_CONFIG: ReadonlySet<string> = new Set(['worker', 'run', 'start', 'fork', 'resume']);
 
 /**
  * Commands that reach the server through @temporalio/client alone: no worker, no native connection, so no
@@ -25,6 +25,8 @@ export const CLIENT_COMMANDS: ReadonlySet<string> = new Set([
   'deny',
   'batch',
   'schedule',
+  'memory',
+  'budget',
 ]);
 
 /** Commands that read files only (neither a server nor the SDK's runtime) and print their own --help. */

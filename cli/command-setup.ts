@@ -4,8 +4,9 @@
  */
 import { join, resolve } from 'node:path';
 import type { Config } from '../contracts/config';
-import { loadConfig } from '../worker/config';
+import { loadConfig } from '../client/config';
 import { configurePayloads } from '../payloads/store';
+import { configureStreamBridge } from '../payloads/stream/bridge';
 import { workspaceFolderProblem } from '../client/api';
 import { connectionSettings, type ConnectionSettings } from '../client/connection';
 import { findRunningDevServer } from '../devserver/dev-server-state';
@@ -18,6 +19,7 @@ export function loadCommandConfig(values: FlagValues, env: NodeJS.ProcessEnv = p
   const { config, warnings } = loadConfig(stringFlag(values, 'config'), env, configOverrides(values, env));
   for (const warning of warnings) say(`warning: ${warning}`);
   configurePayloads(config.payloads);
+  configureStreamBridge(config.stream_bridge);
   return config;
 }
 

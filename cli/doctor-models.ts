@@ -123,12 +123,8 @@ async function reachModel(model: ModelSettings): Promise<ModelLine> {
 export async function modelsCheck({ env, values, config }: DoctorContext): Promise<DoctorCheck> {
   const name = 'Models';
   if ('error' in config) {
-    return {
-      name,
-      status: 'missing',
-      lines: config.error.split('\n'),
-      fix: 'fix the config file, or run without --config',
-    };
+    // The Config check shows why.
+    return { name, status: 'missing', lines: ['unknown: the config file cannot be read (see Config)'] };
   }
   const models = config.config.models;
   const described = models.map((model) => describeModel(model, env));
@@ -146,10 +142,7 @@ export async function modelsCheck({ env, values, config }: DoctorContext): Promi
     name,
     status: problems.length > 0 ? 'missing' : 'ok',
     lines: [
-      `config: ${config.path ?? 'none (the defaults; --config FILE reads one)'}` +
-        (config.warnings.length > 0
-          ? `; ${config.warnings.length} warning(s): ${config.warnings.join('; ')}`
-          : ''),
+      `config: ${config.path ?? 'none (the defaults; --config FILE reads one)'}`,
       ...described.map((d) => d.line),
       onModel
         ? `npm start: on ${env.OPENAI_MODEL ?? 'gpt-4o-mini'} at ${env.OPENAI_BASE_URL} (OPENAI_BASE_URL and OPENAI_API_KEY are set)`

@@ -7,10 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { ConfigError, defaultConfig, type Config } from '../contracts/config';
+import { ConfigError, defaultConfig, type Config, type ConfigSections } from '../contracts/config';
 import { sandboxLimits } from '../contracts/tools';
 import type { NetworkModelProvider } from '../contracts/model';
-import { loadConfig } from '../worker/config';
+import { loadConfig } from '../client/config';
 import { EncryptionKeyError, loadEncryptionKeys } from '../payloads/encryption-keys';
 import { INSTALL_OPTIONAL, isInstalled, OPTIONAL_PACKAGES } from '../payloads/optional-packages';
 import { GO_BUILD, readCliVersion, runTool, WHEEL_BUILD } from '../devserver/temporal-cli-builds';
@@ -56,7 +56,8 @@ export interface DoctorContext {
   env: NodeJS.ProcessEnv;
   values: FlagValues;
   /** The config `run` would run with (--config or the defaults, run's flags applied), or why it cannot be read. */
-  config: { config: Config; path?: string; warnings: string[] } | { error: string };
+  config:
+    { config: Config; path?: string; warnings: string[]; sections?: ConfigSections } | { error: string };
 }
 
 /** How long the server may take to answer: a doctor that hangs on a dead address helps nobody. */
@@ -461,9 +462,42 @@ export function packagesCheck(
 const DOCTOR_FLAGS = { ...RUN_FLAGS, 'check-models': { type: 'boolean' } } as const;
 
 /** The checks, in the order they print; each is independent of the others. */
+/**
+ * The config file in one screen: the sections read, what was warned about (DeerFlow keys dropped, values
+ * adjusted), the sections ignored; or why it cannot be read.
+ */
+export function configCheck({ config }: Pick<DoctorContext, 'config'>): DoctorCheck {
+  const name = 'Config';
+  if ('error' in config) {
+    return {
+      name,
+      status: 'missing',
+      lines: config.error.split('\n'),
+      fix: 'fix the config file, or run without --config',
+    };
+  }
+  if (config.path === undefined) {
+    return { name, status: 'ok', lines: ['none: the defaults (--config FILE reads one)'] };
+  }
+  const { read, ignored } = config.sections ?? { read: [], ignored: [] };
+  const count = (n: number) => (n === 1 ? '1 section' : `${n} sections`);
+  const ignoring = /^ignoring sections this project does not read: /;
+  return {
+    name,
+    status: 'ok',
+    lines: [
+      config.path,
+      `reads ${count(read.length)}: ${read.join(', ') || 'none'}`,
+      ...config.warnings.filter((line) => !ignoring.test(line)).map((line) => `warns: ${line}`),
+      ...(ignored.length > 0 ? [`ignores ${count(ignored.length)}: ${ignored.join(', ')}`] : []),
+    ],
+  };
+}
+
 export const DOCTOR_CHECKS: ((context: DoctorContext) => Promise<DoctorCheck>)[] = [
   async () => nodeCheck(),
   temporalCliCheck,
+  async (context) => configCheck(context),
   sandboxCheck,
   modelsCheck,
   async (context) => payloadsCheck(context),

@@ -3,9 +3,13 @@
  * from its result, which the server keeps: no worker needed. An open run answers through its queries, which
  * need a worker; when none polls its task queue the command says so at once, with the command that starts one.
  */
+import type { ForkLink } from '../client/fork';
+import type { ForkOrigin } from '../contracts/run-fork';
+import { forkedFromLines, forkListLines } from './fork-lines';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { TaskEvent } from '../contracts/events';
-import type { LeadStatus, LeadTokenUsage } from '../contracts/lead';
+import type { LeadCostUsd, LeadStatus, LeadTokenUsage } from '../contracts/lead';
+import { formatUsd } from '../contracts/text';
 import type { LedgerEntry } from '../contracts/ledger';
 import {
   eventsFromLedger,
@@ -24,6 +28,8 @@ import { identify, notALeadRunMessage, type Identified } from '../client/id-kind
 import { scheduleNamedBy } from '../client/schedules';
 import { integerFlag, parseFlags, stringFlag, UsageError, type FlagSpec, type FlagValues } from './flags';
 import { eventLine } from './progress';
+import { openCircuitBreakerLine, openCircuitBreakers } from '../client/circuit-breakers';
+import type { OpenCircuitBreaker } from '../contracts/circuit-breaker';
 import { pendingApprovalLines } from './approvals';
 import { pendingQuestionLines } from './questions';
 import { queuePlace, renderLedgerTable } from './tree';
@@ -109,6 +115,8 @@ interface Inspected {
   query<T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T>;
   /** What an open run waits on in the payload store: an activity's retried failure naming a blob, if any. */
   storeFault(): Promise<string | undefined>;
+  /** The circuit breakers open now that the run's model calls (its own, its open children's) wait on. */
+  openBreakers(): Promise<OpenCircuitBreaker[]>;
   /** When no live worker polls `taskQueue`: `no worker polls …; start one with: …`. */
   workerMissing(taskQueue: string): Promise<string | undefined>;
 }
@@ -249,12 +257,22 @@ export async function withRun(
       const query = <T>(taskQueue: string, read: (run: RunHandle) => Promise<T>): Promise<T> =>
         ask(`run ${runId}`, taskQueue, () => read(run));
       const storeFault = () => pendingStoreFault(client, runId);
+      const openBreakers = () => openCircuitBreakers(client, runId).catch(() => []);
       const workerMissing = async (taskQueue: string) =>
         (await taskQueueHasWorker(client, settings.namespace, taskQueue).catch(() => true))
           ? undefined
           : `no worker polls task queue "${taskQueue}" at ${settings.address}. Start one with: ` +
             workerCommandLine({ ...place, taskQueue });
-      return await body({ run, values, rest, ...(uiUrl && { uiUrl }), query, storeFault, workerMissing });
+      return await body({
+        run,
+        values,
+        rest,
+        ...(uiUrl && { uiUrl }),
+        query,
+        storeFault,
+        openBreakers,
+        workerMissing,
+      });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         throw new UsageError(`${command}: no run ${runId} on ${settings.address}`);
@@ -290,8 +308,11 @@ export interface ClosedRunStatus {
   /** Absent when the execution returned no result (failed, terminated, hard timeout): unknown then. */
   turns?: number;
   token_usage?: LeadTokenUsage;
+  cost_usd?: LeadCostUsd;
   counts?: LeadStatus['counts'];
   ui_url?: string;
+  /** A fork's origin (docs/fork.md). */
+  forked_from?: ForkOrigin;
 }
 
 /** A closed run's status, from what `RunHandle.inspect()` read. */
@@ -307,9 +328,11 @@ export function closedRunStatus(closed: ClosedRun, uiUrl?: string): ClosedRunSta
     ...(result && {
       turns: result.turns,
       token_usage: result.token_usage,
+      ...(result.cost_usd && { cost_usd: result.cost_usd }),
       counts: ledgerCounts(result.ledger),
     }),
     ...(uiUrl && { ui_url: uiUrl }),
+    ...(result?.forked_from && { forked_from: result.forked_from }),
   };
 }
 
@@ -326,28 +349,37 @@ function turnsText(turns: number): string {
   return `${turns} lead ${turns === 1 ? 'turn' : 'turns'}`;
 }
 
-function tokensText(usage: LeadTokenUsage | undefined): string {
-  return usage?.total ? `, ${usage.total.total_tokens} tokens` : '';
+/** `, 3000 tokens`, with what they cost when any call was priced: `, 3000 tokens ($3.0000)`. */
+function tokensText(usage: LeadTokenUsage | undefined, cost?: LeadCostUsd): string {
+  const priced = cost ? ` (${formatUsd(cost.total)})` : '';
+  return usage?.total
+    ? `, ${usage.total.total_tokens} tokens${priced}`
+    : cost
+      ? `, ${formatUsd(cost.total)}`
+      : '';
 }
 
 /**
  * `status`'s lines for an open run (its `lead_status` query); `storeFault`: what it waits on in the payload
- * store (a model call retried on an altered transcript segment).
+ * store (a model call retried on an altered transcript segment); `breakers`: the circuit breakers open that its
+ * model calls wait on, one line each.
  */
 export function openStatusLines(
   runId: string,
   status: LeadStatus,
   uiUrl?: string,
   storeFault?: string,
+  breakers: readonly OpenCircuitBreaker[] = [],
 ): string[] {
   // A run waiting for a slot (lead_runtime) says where it stands and since when.
   const state = status.admission
     ? `queued for a run slot (${queuePlace(status.admission)} when it joined, since ${status.admission.since})`
     : status.state;
   return [
-    `${runId}: ${state}, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
+    `${runId}: ${state}, ${turnsText(status.turns)}${tokensText(status.token_usage, status.cost_usd)}; ` +
       `delegations: ${countsText(status.counts)}`,
     ...(storeFault !== undefined ? [`waiting on the payload store: ${storeFault}`] : []),
+    ...breakers.map(openCircuitBreakerLine),
     // Its tools are limited to what they allow (their allowed-tools), from the read that activated them on.
     ...(status.active_skills ? [`active skills: ${status.active_skills.join(', ')}`] : []),
     ...workspaceLines(status.workspace),
@@ -378,7 +410,7 @@ export function closedStatusLines(runId: string, status: ClosedRunStatus): strin
     status.turns === undefined
       ? `; the execution ${status.execution_status.toLowerCase().replace('_', ' ')} without a result ` +
         '(turns and delegations unknown)'
-      : `, ${turnsText(status.turns)}${tokensText(status.token_usage)}; ` +
+      : `, ${turnsText(status.turns)}${tokensText(status.token_usage, status.cost_usd)}; ` +
         `delegations: ${status.counts ? countsText(status.counts) : 'none'}`;
   return [
     `${runId}: ${how}${facts}`,
@@ -388,6 +420,11 @@ export function closedStatusLines(runId: string, status: ClosedRunStatus): strin
   ];
 }
 
+const forkLines = (origin: ForkOrigin | undefined, forks: readonly ForkLink[]) => [
+  ...forkedFromLines(origin),
+  ...forkListLines(forks),
+];
+
 const print = (lines: readonly string[]) => process.stdout.write(`${lines.join('\n')}\n`);
 
 export function statusCommand(args: string[]): Promise<number> {
@@ -395,23 +432,31 @@ export function statusCommand(args: string[]): Promise<number> {
     'status',
     args,
     {},
-    async ({ run, values, uiUrl, query, storeFault }) => {
+    async ({ run, values, uiUrl, query, storeFault, openBreakers }) => {
       const inspected = await run.inspect();
+      // Linked both ways: a fork names its origin (its status), a run its forks (their search attributes).
+      const forks = await run.forks().catch(() => []);
       if (!inspected.open) {
         const status = closedRunStatus(inspected, uiUrl);
-        if (values.json) json(status);
-        else print(closedStatusLines(run.runId, status));
+        if (values.json) json({ ...status, ...(forks.length > 0 && { forks }) });
+        else print([...closedStatusLines(run.runId, status), ...forkLines(status.forked_from, forks)]);
         return 0;
       }
       const status = await query(inspected.task_queue, (r) => r.status());
-      const fault = await storeFault();
+      const [fault, breakers] = await Promise.all([storeFault(), openBreakers()]);
       if (values.json)
         json({
           ...status,
           ...(fault !== undefined && { payload_store_fault: fault }),
+          ...(breakers.length > 0 && { circuit_breakers: breakers }),
           ...(uiUrl && { ui_url: uiUrl }),
+          ...(forks.length > 0 && { forks }),
         });
-      else print(openStatusLines(run.runId, status, uiUrl, fault));
+      else
+        print([
+          ...openStatusLines(run.runId, status, uiUrl, fault, breakers),
+          ...forkLines(status.forked_from, forks),
+        ]);
       return 0;
     },
     { other: delegationStatus },

@@ -7,6 +7,8 @@ import type { TaskEvent } from '../contracts/events';
 import type { LeadRunResult, LeadStatus } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { RunHandle } from '../client/api';
+import { StreamTexts } from '../client/stream-text';
+import type { StreamEntry } from '../contracts/stream';
 import { answerHint, clarificationEventLine } from './questions';
 import { foldTaskProgress, renderTree, terminalRows, type TaskProgress, type TreeSnapshot } from './tree';
 
@@ -23,6 +25,11 @@ export interface WatchOptions {
   pollMs?: number;
   /** How often the live tree is drawn again for its elapsed times, whether or not a poll answered. */
   tickMs?: number;
+  /**
+   * The run's live stream (`RunHandle.stream`): the live tree draws each running agent's newest line of text
+   * under its row. Absent: turns and tokens only.
+   */
+  stream?: (signal: AbortSignal) => AsyncIterable<StreamEntry>;
 }
 
 /**
@@ -97,10 +104,21 @@ function runTreeSnapshot(
   runId: string,
   status: SnapshotStatus,
   ledger: LedgerEntry[],
-  watched: { startedAt: number; progress: Record<string, TaskProgress>; finished?: LeadRunResult },
+  watched: {
+    startedAt: number;
+    progress: Record<string, TaskProgress>;
+    finished?: LeadRunResult;
+    texts?: StreamTexts;
+  },
   options: WatchOptions,
 ): TreeSnapshot {
-  const { startedAt, progress, finished } = watched;
+  const { startedAt, progress, finished, texts } = watched;
+  const newest =
+    texts &&
+    ['', ...ledger.map((entry) => entry.id)].flatMap((path) => {
+      const text = texts.newestLine(path);
+      return text === undefined ? [] : [[path, text] as const];
+    });
   return {
     run_id: runId,
     lead: {
@@ -129,6 +147,7 @@ function runTreeSnapshot(
         }),
       ),
     }),
+    ...(newest && newest.length > 0 && { newest_text: Object.fromEntries(newest) }),
   };
 }
 
@@ -143,6 +162,17 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
   const result = handle.result();
   let finished: LeadRunResult | undefined;
   void result.then((r) => (finished = r)).catch(() => undefined);
+
+  // The agents' text as it streams, read beside the polls while the tree is drawn; a stream that fails leaves
+  // the tree as it is without it.
+  const texts = options.live && options.stream ? new StreamTexts() : undefined;
+  const stopStream = new AbortController();
+  if (texts && options.stream) {
+    const entries = options.stream(stopStream.signal);
+    void (async () => {
+      for await (const { event } of entries) texts.add(event);
+    })().catch(() => undefined);
+  }
 
   let drawn: TreeSnapshot | undefined;
   const draw = (snapshot: TreeSnapshot) => {
@@ -159,7 +189,7 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
       handle.runId,
       status,
       ledger,
-      { startedAt, progress, ...(finished && { finished }) },
+      { startedAt, progress, ...(finished && { finished }), ...(texts && { texts }) },
       options,
     );
   /** The tree of a run whose result is in, when its queries can no longer be answered. */
@@ -236,5 +266,6 @@ export async function watchRun(handle: RunHandle, options: WatchOptions): Promis
     return await follow();
   } finally {
     clearInterval(ticker);
+    stopStream.abort();
   }
 }

@@ -59,7 +59,7 @@ export function clarificationEventLine(event: ClarificationEvent, at: string): s
     case 'clarification_requested':
       return `${at} ${questionText({ ...event, ref: event.task_id, id: event.question_id, asked_at: event.at, expires_at: '' })} waits for an answer (${event.timeout_seconds} s)`;
     case 'clarification_answered':
-      return `${at} ${event.task_id} answered: "${oneLine(event.answer)}"`;
+      return `${at} ${event.task_id} answered${event.by !== undefined ? ` by ${oneLine(event.by)}` : ''}: "${oneLine(event.answer)}"`;
     case 'clarification_timed_out':
       return `${at} ${event.task_id} timed out: no answer within ${event.timeout_seconds} s`;
   }

@@ -319,11 +319,16 @@ export async function readRunReport(
   const prompt = (await startPrompt(description)) ?? '';
   const ui = workflowUiUrl(context.uiBase, context.namespace, runId);
   let ledger: LedgerEntry[] | undefined;
-  let lead: Pick<RunReport, 'status' | 'stop_reason' | 'error' | 'final_output' | 'turns' | 'token_usage'>;
+  let lead: Pick<RunReport, LeadFacts>;
   if (inspected.open) {
     const state = await openRunState(context, run, inspected.task_queue);
     ledger = state.ledger;
-    lead = { status: state.status.state, turns: state.status.turns, token_usage: state.status.token_usage };
+    lead = {
+      status: state.status.state,
+      turns: state.status.turns,
+      token_usage: state.status.token_usage,
+      ...(state.status.cost_usd && { cost_usd: state.status.cost_usd }),
+    };
   } else {
     ledger = inspected.result?.ledger;
     lead = closedLead(inspected);
@@ -369,9 +374,10 @@ export async function readRunReport(
   };
 }
 
-function closedLead(
-  closed: ClosedRun,
-): Pick<RunReport, 'status' | 'stop_reason' | 'error' | 'final_output' | 'turns' | 'token_usage'> {
+/** What the report says of the lead itself. */
+type LeadFacts = 'status' | 'stop_reason' | 'error' | 'final_output' | 'turns' | 'token_usage' | 'cost_usd';
+
+function closedLead(closed: ClosedRun): Pick<RunReport, LeadFacts> {
   const { result } = closed;
   return {
     status: closed.status,
@@ -381,6 +387,7 @@ function closedLead(
       final_output: result.final_output,
       turns: result.turns,
       token_usage: result.token_usage,
+      ...(result.cost_usd && { cost_usd: result.cost_usd }),
     }),
   };
 }

@@ -5,12 +5,13 @@
  * errors, model output): it is escaped here, and the page's policy lets only its own script run.
  */
 import { createHash } from 'node:crypto';
-import type { LeadTokenUsage } from '../contracts/lead';
+import type { LeadCostUsd, LeadTokenUsage } from '../contracts/lead';
 import type { TokenUsage } from '../contracts/messages';
 import type { LedgerBatchCounts, LedgerEntry } from '../contracts/ledger';
 import type { SubagentStep } from '../contracts/steps';
 import { stepLines } from './steps-command';
-import { batchCountsText, cacheNote, formatDuration } from './tree';
+import { formatUsd } from '../contracts/text';
+import { batchCountsText, cacheNote, costLine, formatDuration } from './tree';
 
 /** How a bar is coloured: completed green, completed with a stop reason amber, failed red, … */
 export type BarTone = 'completed' | 'capped' | 'failed' | 'cancelled' | 'timed-out' | 'running';
@@ -93,6 +94,8 @@ export interface RunReport {
   final_output?: string;
   turns?: number;
   token_usage?: LeadTokenUsage;
+  /** What those tokens cost, when any call was priced. */
+  cost_usd?: LeadCostUsd;
   ui_url?: string;
   /** The lead first, each delegation followed by its own. */
   bars: ReportBar[];
@@ -246,6 +249,10 @@ function timeline(report: RunReport): string {
 function ledgerTable(ledger: readonly LedgerEntry[] | undefined): string {
   if (ledger === undefined) return '<p>The run ended without a result: its ledger was not kept.</p>';
   if (ledger.length === 0) return '<p>(no delegations)</p>';
+  // The cost column appears when some entry was priced (no pricing: no cost, not 0).
+  const priced = ledger.some((entry) => entry.cost_usd !== undefined);
+  const costCell = (entry: LedgerEntry) =>
+    priced ? `<td class="num">${entry.cost_usd === undefined ? '-' : formatUsd(entry.cost_usd)}</td>` : '';
   const rows = ledger.map((entry) => {
     const tone = barTone(entry.status, entry.stop_reason);
     const result =
@@ -260,12 +267,14 @@ function ledgerTable(ledger: readonly LedgerEntry[] | undefined): string {
       `<tr><td>${escapeHtml(entry.id)}</td><td>${escapeHtml(entry.subagent_type)}</td>` +
       `<td><span class="tone tone--${tone}">${escapeHtml(entry.status)}</span></td>` +
       `<td>${escapeHtml(entry.stop_reason ?? '-')}</td>` +
-      `<td class="num">${entry.token_usage ? number(entry.token_usage.total_tokens) : '-'}</td><td>${result}</td></tr>`
+      `<td class="num">${entry.token_usage ? number(entry.token_usage.total_tokens) : '-'}</td>` +
+      `${costCell(entry)}<td>${result}</td></tr>`
     );
   });
   return (
     '<table class="ledger"><thead><tr><th>ID</th><th>TYPE</th><th>STATUS</th><th>STOP REASON</th>' +
-    `<th class="num">TOKENS</th><th>RESULT</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+    `<th class="num">TOKENS</th>${priced ? '<th class="num">COST</th>' : ''}<th>RESULT</th></tr></thead>` +
+    `<tbody>${rows.join('')}</tbody></table>`
   );
 }
 
@@ -320,6 +329,7 @@ export function renderReport(report: RunReport): string {
       ? ''
       : `<span>${report.turns} lead ${report.turns === 1 ? 'turn' : 'turns'}</span>`,
     tokens ? `<span>tokens: ${escapeHtml(tokens)}</span>` : '',
+    report.cost_usd ? `<span>cost: ${escapeHtml(costLine(report.cost_usd))}</span>` : '',
     `<span>report made ${escapeHtml(report.generated_at)}${report.open ? ', while the run was still going' : ''}</span>`,
     link(report.ui_url, 'Web UI ↗') && `<span>${link(report.ui_url, 'Web UI ↗')}</span>`,
   ].filter(Boolean);

@@ -10,8 +10,18 @@ import type { SandboxInUse } from '../worker/diagnostics';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { processSecretsKeyring, useEphemeralSecretsKey } from '../payloads/secrets';
 import { configurePayloads } from '../payloads/store';
+import { configureStreamBridge } from '../payloads/stream/bridge';
 import { signalExitCode } from '../worker/shutdown';
-import { newRunId, SubagentsClient, workflowUiUrl, type RunHandle } from '../client/api';
+import {
+  ForkRefusedError,
+  newRunId,
+  SubagentsClient,
+  workflowUiUrl,
+  type RunHandle,
+  type SubagentForkHandle,
+} from '../client/api';
+import { forkableKind } from '../client/fork';
+import { forkedSubagentLines } from './fork-lines';
 import type { Client } from '@temporalio/client';
 import { connectClient, connectionSettings } from '../client/connection';
 import { loadCommandConfig, runWorkspace } from './command-setup';
@@ -25,12 +35,13 @@ import {
   type FlagValues,
 } from './flags';
 import { watchRun } from './progress';
+import { TreeTextPrinter } from './stream-printing';
 import { resolvePrompt } from './prompt-input';
 import { cancelledRunLine, RunInterrupts } from './run-interrupts';
 import { openSession, type Session } from './run-session';
 import { renderLedgerTable, renderSummary } from './tree';
 import { installRuntime } from '../worker/runtime';
-import { existingSkillsRoot } from '../worker/config';
+import { existingSkillsRoot } from '../client/config';
 
 /** Shipped beside the code: dist/cli/run-command.js → <package>/cli/demo. */
 export const DEMO_DIR = resolve(__dirname, '..', '..', 'cli', 'demo');
@@ -58,6 +69,16 @@ export interface RunRequest {
    * (`run`; `--embedded` in `values` asks for a server and a worker of this command's own instead).
    */
   useServerWorkers?: boolean;
+  /** `fork` / `resume`: a fork of this run instead of a run of `prompt` (docs/fork.md). */
+  fork?: RunFork;
+}
+
+/** What `fork` and `resume` ask for: the run, the lead turn kept (absent: a resume), a message, a folder. */
+export interface RunFork {
+  fromRunId: string;
+  turn?: number;
+  message?: string;
+  workspace?: string;
 }
 
 /** What the run header says: the run, its workspace, its page in the Web UI. */
@@ -105,7 +126,8 @@ export function ownServerForSecrets(address: string | undefined, keyEnv: string)
 }
 
 /** How the followed run ended: with its result, or this command stopped following it (a server elsewhere). */
-type Followed = { result: LeadRunResult; cancelledBy?: NodeJS.Signals } | { detachedBy: NodeJS.Signals };
+type Followed<R = LeadRunResult> =
+  { result: R; cancelledBy?: NodeJS.Signals } | { detachedBy: NodeJS.Signals };
 
 /**
  * Runs one lead run to its end and prints it; the exit code: 0 when it completed, 1 when it did not. The
@@ -129,15 +151,21 @@ export async function executeRun(request: RunRequest): Promise<number> {
     ownServer = ownServerForSecrets(settings.address, config.payloads.encryption.key_env);
   }
   const runId = newRunId();
-  const workspace = runWorkspace(config, values, runId);
+  const { fork } = request;
+  const workspace = fork
+    ? (fork.workspace ?? `the snapshot of ${fork.fromRunId}, restored beside its folder`)
+    : runWorkspace(config, values, runId);
   if (request.sampleDir) cpSync(request.sampleDir, workspace, { recursive: true });
-  const input = buildLeadRunInput(config, {
-    prompt: request.prompt,
-    workspace,
-    run_id: runId,
-    skills_root: existingSkillsRoot(config),
-  });
+  const input = fork
+    ? undefined
+    : buildLeadRunInput(config, {
+        prompt: request.prompt,
+        workspace,
+        run_id: runId,
+        skills_root: existingSkillsRoot(config),
+      });
   configurePayloads(config.payloads);
+  configureStreamBridge(config.stream_bridge);
   // Before any native connection: the SDK's logs to stderr, and the config's `metrics:` endpoint (the embedded
   // worker's, as a `subagents worker`'s).
   installRuntime(undefined, { metrics: config.metrics });
@@ -209,7 +237,8 @@ async function startFollowAndPrint(
   { session, client, api, interrupts, stoppedEarly }: RunContext,
   run: {
     runId: string;
-    input: LeadRunInput;
+    /** Absent: a fork (`request.fork`). */
+    input?: LeadRunInput;
     workspace: string;
     secrets?: Record<string, string>;
     tty: boolean;
@@ -220,12 +249,18 @@ async function startFollowAndPrint(
   const { runId, input, workspace, secrets, tty, color, uiUrl } = run;
   const json = request.values.json === true;
   if (interrupts.signal) return stoppedEarly(interrupts.signal);
-  const handle = await api.startRun(input, {
-    taskQueue: session.settings.taskQueue,
-    runId,
-    onRetry: (line) => process.stderr.write(`subagents: ${line}\n`),
-    ...(secrets && { secrets }),
-  });
+  const taskQueue = session.settings.taskQueue;
+  const started: Started = input
+    ? {
+        kind: 'lead',
+        handle: await api.startRun(input, {
+          taskQueue,
+          runId,
+          onRetry: (line) => process.stderr.write(`subagents: ${line}\n`),
+          ...(secrets && { secrets }),
+        }),
+      }
+    : await startFork(api, request, runId, taskQueue);
   // The live tree carries the link itself; logs and --json get it up front.
   const sandbox = await session.sandbox();
   const header = runHeaderLines(
@@ -235,26 +270,37 @@ async function startFollowAndPrint(
   if (json) say(header.join('\n'));
   else process.stdout.write(`${header.join('\n')}\n\n`);
 
+  if (started.kind === 'subagent')
+    return followAndPrintSubagentFork(
+      started.handle,
+      { session, client, api, interrupts, stoppedEarly },
+      json,
+    );
+  const { handle } = started;
   const followed = await followRun(handle, session, interrupts, () => {
     const stopWatching = session.watchWorkers(client);
-    const following = json
-      ? handle.result()
-      : watchRun(handle, {
-          out: process.stdout,
-          live: tty,
-          color,
-          ...(uiUrl && { uiUrl }),
-          ...(session.reachFlags && { answerFlags: session.reachFlags }),
-          childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
-        });
+    let following: Promise<LeadRunResult>;
+    if (request.values.stream === true) {
+      // The agents' text as it comes; with --json on stderr, so stdout carries the result alone.
+      const out = json ? process.stderr : process.stdout;
+      following = printStream(
+        handle,
+        new TreeTextPrinter((text) => out.write(text), runId, session.reachFlags),
+      );
+    } else if (json) following = handle.result();
+    else
+      following = watchRun(handle, {
+        out: process.stdout,
+        live: tty,
+        color,
+        ...(uiUrl && { uiUrl }),
+        ...(session.reachFlags && { answerFlags: session.reachFlags }),
+        childUiUrl: (id) => workflowUiUrl(session.uiUrl, session.settings.namespace, id),
+        stream: (signal) => handle.stream({ signal }),
+      });
     return following.finally(stopWatching);
   });
-  if ('detachedBy' in followed) {
-    const [where, ...hints] = session.leftBehind(runId, false);
-    say(`subagents: ${followed.detachedBy}: stopped following run ${runId}; ${where}`);
-    for (const line of hints) say(line);
-    return signalExitCode(followed.detachedBy);
-  }
+  if ('detachedBy' in followed) return detachedExit(session, runId, followed.detachedBy);
   const { result } = followed;
   interrupts.during(() => undefined);
   if (json) {
@@ -284,18 +330,109 @@ async function startFollowAndPrint(
 }
 
 /**
+ * `run --stream`: prints the run's live stream until it ends, then its result. A stream that fails (its
+ * bridge unreachable) is said once; the run is followed to its end without it.
+ */
+async function printStream(handle: RunHandle, printer: TreeTextPrinter): Promise<LeadRunResult> {
+  try {
+    for await (const { event } of handle.stream()) printer.add(event);
+  } catch (err) {
+    say(
+      `subagents: the live stream failed (${err instanceof Error ? err.message : String(err)}); following the run without it`,
+    );
+  }
+  printer.finish();
+  return handle.result();
+}
+
+/** The exit of a command that stopped following its run (a server elsewhere runs it on), saying where it is. */
+function detachedExit(session: Session, runId: string, signal: NodeJS.Signals): number {
+  const [where, ...hints] = session.leftBehind(runId, false);
+  say(`subagents: ${signal}: stopped following run ${runId}; ${where}`);
+  for (const line of hints) say(line);
+  return signalExitCode(signal);
+}
+
+/** A started run: a lead run (a lead run's fork too), or a subagent's fork, a run of its own. */
+type Started = { kind: 'lead'; handle: RunHandle } | { kind: 'subagent'; handle: SubagentForkHandle };
+
+/**
+ * A fork's start (`fork`, `resume`), on the session's task queue: its worker runs it. The id names a lead run or
+ * a subagent (told by its workflow's type); any other is refused, saying what it names.
+ */
+async function startFork(
+  api: SubagentsClient,
+  request: RunRequest,
+  runId: string,
+  taskQueue: string,
+): Promise<Started> {
+  const fork = request.fork;
+  if (!fork) throw new Error('startFork: no fork asked for');
+  const command = fork.turn === undefined ? 'resume' : 'fork';
+  const options = {
+    runId,
+    taskQueue,
+    ...(fork.message !== undefined && { message: fork.message }),
+    ...(fork.workspace !== undefined && { workspace: fork.workspace }),
+  };
+  try {
+    const { kind } = await forkableKind(api.client.workflow, fork.fromRunId);
+    if (kind === 'lead') {
+      const turn = fork.turn !== undefined ? { turn: fork.turn } : {};
+      return { kind, handle: await api.getRun(fork.fromRunId).fork({ ...options, ...turn }) };
+    }
+    if (fork.turn === undefined)
+      throw new UsageError(
+        `resume: ${fork.fromRunId} is a subagent: fork it from a turn (subagents fork ${fork.fromRunId} --turn N)`,
+      );
+    return { kind, handle: await api.forkSubagent(fork.fromRunId, { ...options, turn: fork.turn }) };
+  } catch (err) {
+    if (err instanceof ForkRefusedError) throw new UsageError(`${command}: ${err.message}`);
+    throw err;
+  }
+}
+
+/**
+ * A subagent's fork, followed to its end (no live tree: one agent) and printed: with `--json` its result with its
+ * own `run_id` (as `run --json` prints a run's), else its outcome and answer. 0 when it completed.
+ */
+async function followAndPrintSubagentFork(
+  handle: SubagentForkHandle,
+  { session, client, interrupts }: RunContext,
+  json: boolean,
+): Promise<number> {
+  const followed = await followRun(handle, session, interrupts, () => {
+    const stopWatching = session.watchWorkers(client);
+    return handle.result().finally(stopWatching);
+  });
+  if ('detachedBy' in followed) return detachedExit(session, handle.runId, followed.detachedBy);
+  const { result } = followed;
+  interrupts.during(() => undefined);
+  if (json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else process.stdout.write(`${forkedSubagentLines(result).join('\n')}\n`);
+  if (followed.cancelledBy) return signalExitCode(followed.cancelledBy);
+  if (result.status !== 'completed') {
+    say(`subagents: run ${handle.runId} ended ${result.status}${result.error ? `: ${result.error}` : ''}`);
+    return 1;
+  }
+  return 0;
+}
+
+/**
  * Follows the run with `follow` until it ends. Meanwhile the first signal cancels it (this command's worker
  * runs it and sees it end) or, when other workers run it, stops following it; a second one exits at once,
  * saying where the run stays.
  */
-async function followRun(
-  handle: RunHandle,
+async function followRun<R>(
+  handle: Pick<RunHandle, 'runId' | 'cancel'>,
   session: Session,
   interrupts: RunInterrupts,
-  follow: () => Promise<LeadRunResult>,
-): Promise<Followed> {
+  follow: () => Promise<R>,
+): Promise<Followed<R>> {
   let detach: (signal: NodeJS.Signals) => void = () => undefined;
-  const detached = new Promise<Followed>((resolve) => (detach = (signal) => resolve({ detachedBy: signal })));
+  const detached = new Promise<Followed<R>>(
+    (resolve) => (detach = (signal) => resolve({ detachedBy: signal })),
+  );
   let cancelRequested = false;
   let cancelledBy: NodeJS.Signals | undefined;
   const onFirst = (signal: NodeJS.Signals) => {
@@ -329,6 +466,7 @@ export async function runCommand(args: string[]): Promise<number> {
     ...RUN_FLAGS,
     ...PROMPT_FLAGS,
     embedded: { type: 'boolean' },
+    stream: { type: 'boolean' },
   });
   const config = loadCommandConfig(values);
   const prompt = await resolvePrompt({

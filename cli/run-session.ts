@@ -22,6 +22,7 @@ import {
   builtOrBundledWorkflows,
   createProjectWorker,
   ModelProviders,
+  ONE_RUN_WORKER_OPTIONS,
   runUntilWithRestarts,
   workerTuning,
 } from '../worker/worker';
@@ -484,9 +485,12 @@ async function withOwnWorker<T>(
   const tracing = startTracing(config.tracing);
   // After the bundle's progress line has ended: the MCP servers' lines follow it.
   const workflowBundleCode = await bundle;
-  const mcp = await startWorkerMcp(config.mcp_servers, say);
+  const mcp = await startWorkerMcp(config.mcp_servers, say, process.env, config.mcp_tasks);
   // Kept across restarts, as the probes are: the warm-up and what the providers learnt are the process's.
-  const providers = new ModelProviders();
+  const providers = new ModelProviders({
+    ...(config.circuit_breaker && { circuitBreaker: config.circuit_breaker }),
+    say,
+  });
   // One host for the process's workers, restarted ones included: the workspaces it holds are its own.
   const workspaces = workspaceHosting(
     {
@@ -504,11 +508,13 @@ async function withOwnWorker<T>(
       workflowBundleCode,
       admission: config.subagent_runtime,
       runAdmission: config.lead_runtime,
-      tuning: workerTuning(config.worker),
+      // It serves this command's run alone: its workflows in this thread (worker/worker.ts says why).
+      tuning: { ...ONE_RUN_WORKER_OPTIONS, ...workerTuning(config.worker) },
       say,
       probes,
       providers,
       models: config.models,
+      ...(config.tools && { tools: config.tools }),
       leadInputs: configLeadInputs(config),
       configDigest,
       ...(mcp && { mcpCatalog: mcp.catalog }),

@@ -3,6 +3,7 @@
  * started by the server (see schedules.ts). Every check of `create` runs before the server is asked.
  */
 import type { Config } from '../contracts/config';
+import { withMaxCostUsd } from './batch-cost-flag';
 import type { LeadRunInput } from '../contracts/lead';
 import { buildLeadRunInput } from '../contracts/config/lead-input';
 import { loadCommandConfig, requireServer, runWorkspace } from './command-setup';
@@ -36,7 +37,7 @@ import {
   type ScheduleTiming,
   type ScheduleView,
 } from '../client/schedules';
-import { existingSkillsRoot } from '../worker/config';
+import { existingSkillsRoot } from '../client/config';
 
 /** The shortest `--every` the CLI takes unless SUBAGENTS_SCHEDULE_MIN_SECONDS sets another. */
 export const DEFAULT_MIN_INTERVAL_SECONDS = 60;
@@ -211,9 +212,10 @@ function leadInput(config: Config, values: FlagValues, name: string, positionals
   });
   // Nobody follows a scheduled run: a guardrail's `ask` is settled at once by `guardrails.unattended`, for the
   // run and everything it delegates, rather than held for an hour nobody watches.
-  return input.guardrails === undefined
+  const { guardrails } = input.scope;
+  return guardrails === undefined
     ? input
-    : { ...input, guardrails: { ...input.guardrails, no_approver: true as const } };
+    : { ...input, scope: { ...input.scope, guardrails: { ...guardrails, no_approver: true as const } } };
 }
 
 const CREATE_FLAGS: FlagSpec = {
@@ -298,7 +300,12 @@ async function createCommand(args: string[], env: NodeJS.ProcessEnv): Promise<nu
   } else {
     action = {
       kind: 'lead',
-      input: scheduledSecrets(leadInput(config, values, name, prompt), secrets, config),
+      // Each occurrence is a run of its own, with a budget of its own.
+      input: scheduledSecrets(
+        leadInput(withMaxCostUsd(command, values, config), values, name, prompt),
+        secrets,
+        config,
+      ),
     };
   }
   // The same minimum holds for a cron (a seconds field, `@every 1s`), as the server matches it.

@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { DEFAULT_USER_ID, userIdProblem, userSkills, type SkillEntry } from '../contracts/skills';
-import { loadConfig } from '../worker/config';
+import { loadConfig } from '../client/config';
 import { userSkillCatalog } from '../worker/skills';
 import { parseFlags, stringFlag, UsageError } from './flags';
 

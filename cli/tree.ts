@@ -7,12 +7,12 @@ import stringWidth from 'string-width';
 import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
 import type { TaskEvent } from '../contracts/events';
-import type { LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/lead';
+import type { LeadCostUsd, LeadRunResult, LeadRunStatus, LeadTokenUsage } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { TokenUsage } from '../contracts/messages';
 import { STOP_REASON_LABELS, type LedgerStatus, type RunStopReason } from '../contracts/status';
 import { ownEntry } from '../contracts/records';
-import { groupThousands } from '../contracts/text';
+import { formatUsd, groupThousands } from '../contracts/text';
 import { pendingApprovalLines } from './approvals';
 import { oneLine, pendingQuestionLines } from './questions';
 
@@ -51,6 +51,11 @@ export interface TreeSnapshot {
   answer_flags?: string;
   /** Per task id: the child workflow's page, linked under a child that did not complete. */
   children_ui_urls?: Record<string, string>;
+  /**
+   * Per delegation path ('' for the lead): the newest line of text the agent streamed (docs/live.md), drawn
+   * under its row while it runs.
+   */
+  newest_text?: Record<string, string>;
 }
 
 export interface TreeOptions {
@@ -104,7 +109,9 @@ const STATUS_EXPLANATIONS: Record<LeadRunStatus, string> = {
 };
 
 const STOP_EXPLANATIONS: Record<RunStopReason, string> = {
-  token_capped: 'the lead spent its whole token budget; the answer may be partial',
+  token_capped:
+    'the lead (or the run as a whole: token_budget) spent its token budget; the answer may be partial',
+  cost_capped: 'the run spent its cost budget (token_budget.max_cost_usd); the answer may be partial',
   turn_capped: 'the lead used all its turns; the answer may be partial',
   loop_capped: 'the lead kept repeating the same tool calls and was stopped (loop_detection)',
   subagent_limit_capped: 'the run used all its delegations (subagents.max_total_per_run)',
@@ -333,6 +340,7 @@ function childRow(entry: LedgerEntry, progress: TaskProgress | undefined, now: n
       : [
           progress === undefined ? undefined : plural(progress.turns, 'turn'),
           tokens(usage),
+          entry.cost_usd === undefined ? undefined : formatUsd(entry.cost_usd),
           duration,
           waited >= WAIT_SHOWN_MS ? `waited ${formatDuration(waited)}` : undefined,
         ]
@@ -403,6 +411,12 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
     `run ${oneLine(snapshot.run_id)}${snapshot.ui_url === undefined ? '' : `  ${snapshot.ui_url}`}`,
     line(leadLine(snapshot.lead, options.now), width, options.color),
   ];
+  const newest = (path: string, indent: string) => {
+    const text = ownEntry(snapshot.newest_text, path);
+    if (text !== undefined)
+      lines.push(line([{ text: `${indent}› ${oneLine(text)}`, tone: 'grey' }], width, options.color));
+  };
+  if (snapshot.lead.state === 'running') newest('', rows.length > 0 ? '│  ' : '   ');
   rows.forEach((row, index) => {
     const last = index === rows.length - 1;
     const segments: Segment[] = [
@@ -413,6 +427,7 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
       ...row.details,
     ];
     lines.push(line(segments, width, options.color));
+    if (row.entry.status === 'in_progress') newest(row.entry.id, `${last ? '   ' : '│  '}  `);
     const link = ownEntry(snapshot.children_ui_urls, row.entry.id);
     const quiet = ['queued', 'in_progress', 'completed'].includes(row.entry.status);
     // A refusal at admission started no child: there is no page to open.
@@ -429,17 +444,22 @@ export function renderTree(snapshot: TreeSnapshot, options: TreeOptions): string
 // ---------------------------------------------------------------------------------------------------------
 // After the run
 
-/** The delegation ledger as a table: id, type, status, stop reason, tokens and the result's first line. */
+/**
+ * The delegation ledger as a table: id, type, status, stop reason, tokens, their cost (when any entry was
+ * priced) and the result's first line.
+ */
 export function renderLedgerTable(ledger: readonly LedgerEntry[], options: TableOptions): string[] {
   if (ledger.length === 0) return ['(no delegations)'];
   const width = options.width ?? DEFAULT_WIDTH;
-  const header = ['ID', 'TYPE', 'STATUS', 'STOP REASON', 'TOKENS'];
+  const priced = ledger.some((entry) => entry.cost_usd !== undefined);
+  const header = ['ID', 'TYPE', 'STATUS', 'STOP REASON', 'TOKENS', ...(priced ? ['COST'] : [])];
   const cells = ledger.map((entry) => [
     oneLine(entry.id),
     truncate(oneLine(entry.subagent_type), TYPE_MAX_WIDTH),
     entry.status,
     entry.stop_reason ?? '-',
     entry.token_usage === undefined ? '-' : groupThousands(entry.token_usage.total_tokens),
+    ...(priced ? [entry.cost_usd === undefined ? '-' : formatUsd(entry.cost_usd)] : []),
   ]);
   const widths = header.map((title, column) =>
     Math.max(displayWidth(title), ...cells.map((row) => displayWidth(row[column]))),
@@ -448,12 +468,12 @@ export function renderLedgerTable(ledger: readonly LedgerEntry[], options: Table
   const resultWidth = Math.max(DESCRIPTION_MIN_WIDTH, width - fixed);
   const columns = (row: string[]) =>
     row.map((cell, column) =>
-      column === 4 ? `${padStart(cell, widths[column])}  ` : `${padEnd(cell, widths[column])}  `,
+      column >= 4 ? `${padStart(cell, widths[column])}  ` : `${padEnd(cell, widths[column])}  `,
     );
 
   const lines = [line([...columns(header).map((text) => ({ text })), { text: 'RESULT' }], width, false)];
   ledger.forEach((entry, index) => {
-    const [id, type, status, stopReason, tokenCell] = columns(cells[index]);
+    const [id, type, status, stopReason, ...numberCells] = columns(cells[index]);
     const brief = entry.kind === 'batch' ? `batch: ${batchCountsText(entry)}` : firstLine(entry.result_brief);
     const error = firstLine(entry.error);
     const result = brief ?? (error === undefined ? '' : `error: ${error}`);
@@ -461,7 +481,7 @@ export function renderLedgerTable(ledger: readonly LedgerEntry[], options: Table
     const segments: Segment[] = [
       { text: id + type },
       { text: entry.status, tone },
-      { text: status.slice(entry.status.length) + stopReason + tokenCell },
+      { text: status.slice(entry.status.length) + stopReason + numberCells.join('') },
       { text: truncate(result, resultWidth) },
     ];
     lines.push(line(segments, width, options.color));
@@ -476,6 +496,15 @@ function usageLine(usage: LeadTokenUsage): string {
     return 'not reported by the provider';
   }
   return [part('lead', usage.lead), part('subagents', usage.subagents), part('total', usage.total)].join(
+    SEPARATOR,
+  );
+}
+
+/** `lead $0.5000 · subagents $2.0000 · total $2.5000`: a part none of whose calls was priced is not priced. */
+export function costLine(cost: LeadCostUsd): string {
+  const part = (name: string, usd: number | undefined) =>
+    `${name} ${usd === undefined ? 'not priced' : formatUsd(usd)}`;
+  return [part('lead', cost.lead), part('subagents', cost.subagents), part('total', cost.total)].join(
     SEPARATOR,
   );
 }
@@ -519,6 +548,7 @@ export function renderSummary(result: LeadRunResult, options: SummaryOptions): s
   if (error !== undefined && error !== '') rows.push(['error', [{ text: error, tone: 'red' }]]);
   rows.push(['work', [{ text: delegationsLine(result) }]]);
   rows.push(['tokens', [{ text: usageLine(result.token_usage) }]]);
+  if (result.cost_usd) rows.push(['cost', [{ text: costLine(result.cost_usd) }]]);
   if (options.ui_url !== undefined) rows.push(['Web UI', [{ text: options.ui_url }]]);
 
   const labelWidth = rows.reduce((max, [label]) => Math.max(max, label.length), 0);

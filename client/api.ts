@@ -3,6 +3,8 @@
  * cancel it; inspect a run without a worker once it has closed. For services that start runs themselves; the
  * CLI is built on it.
  */
+import { runStream, type RunStreamOptions } from './stream';
+import type { StreamEntry } from '../contracts/stream';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -10,6 +12,7 @@ import { isAbsolute } from 'node:path';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
+  WorkflowNotFoundError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
   type Client,
@@ -26,7 +29,7 @@ import {
   type RecordedAnswer,
 } from '../contracts/clarification';
 import type { PendingApproval, RecordedDecision } from '../contracts/approvals';
-import type { NewTaskEvent, TaskEvent, ToolDecisionEvent } from '../contracts/events';
+import type { TaskEvent } from '../contracts/events';
 import { assertLeadRunInput, InvalidInputError, systemFolderProblem } from '../contracts/inputs';
 import {
   leadEventsQuery,
@@ -40,12 +43,24 @@ import {
 import type { LedgerEntry } from '../contracts/ledger';
 import { LEDGER_STATUSES, type RunStopReason } from '../contracts/status';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { scoped } from '../contracts/run-scope';
 import { explainStartFailure } from './search-attribute-errors';
 import { decide } from './approvals';
 import { updateFailure } from './update-refusals';
 import { workflowResult } from './results';
 import { askWorker, type Asked } from './worker-liveness';
 import { subagentSteps, subagentWorkflowId, type SubagentSteps } from './subagent-steps';
+import { isDelegationKind, readDelegationStatus, type DelegationStatus } from './delegation-status';
+import { heldCalls, waitingQuestions } from './held-calls';
+import {
+  forksOf,
+  startFork,
+  startSubagentFork,
+  type ForkLink,
+  type ForkOptions,
+  type SubagentForkHandle,
+} from './fork';
+import { identify, kindText } from './id-kinds';
 import { promptDetails, summaryLine } from '../contracts/text';
 import type { PayloadKeyring } from '../payloads/encryption-codec';
 import { processSecretsKeyring, sealSecrets } from '../payloads/secrets';
@@ -112,91 +127,6 @@ function failureText(err: unknown): string {
   return parts.join(': ') || String(err);
 }
 
-/**
- * The run's events as its result shows them once it has closed: per delegation `task_started` (a batch:
- * `batch_started`) and the terminal event it ended with, and the decisions on its tool calls (`tool_approved`,
- * `tool_denied`: the result's `decisions`), in time order and numbered from 1. Progress (`task_queued`,
- * `task_running`) lives only in the workflow's state, which a closed run keeps on no worker.
- */
-export function eventsFromLedger(
-  ledger: readonly LedgerEntry[],
-  decisions: readonly ToolDecisionEvent[] = [],
-): TaskEvent[] {
-  const timed: { at: string; order: number; event: NewTaskEvent }[] = [];
-  decisions.forEach(({ seq: _seq, ...event }, i) =>
-    timed.push({ at: event.at, order: ledger.length * 2 + i, event }),
-  );
-  ledger.forEach((entry, i) => {
-    const startedAt = entry.started_at ?? entry.created_at;
-    if (entry.kind === 'batch') {
-      timed.push({
-        at: startedAt,
-        order: i * 2,
-        event: {
-          type: 'batch_started',
-          task_id: entry.id,
-          at: startedAt,
-          description: entry.description,
-          subagent_type: entry.subagent_type,
-          workflow_id: entry.workflow_id,
-          items: entry.batch?.total ?? 0,
-        },
-      });
-      if (entry.status !== 'in_progress' && entry.status !== 'queued') {
-        timed.push({
-          at: entry.updated_at,
-          order: i * 2 + 1,
-          event: {
-            type: 'batch_finished',
-            task_id: entry.id,
-            at: entry.updated_at,
-            status: entry.status === 'completed' || entry.status === 'cancelled' ? entry.status : 'failed',
-            counts: entry.batch ?? { total: 0 },
-            ...(entry.error && { error: entry.error }),
-          },
-        });
-      }
-      return;
-    }
-    if (!entry.admission_failure) {
-      timed.push({
-        at: startedAt,
-        order: i * 2,
-        event: {
-          type: 'task_started',
-          task_id: entry.id,
-          at: startedAt,
-          description: entry.description,
-          subagent_type: entry.subagent_type,
-          model_name: entry.model_name ?? '',
-          workflow_id: entry.workflow_id,
-        },
-      });
-    }
-    if (entry.status === 'queued' || entry.status === 'in_progress') return;
-    const type = entry.status === 'polling_timed_out' ? 'task_timed_out' : (`task_${entry.status}` as const);
-    timed.push({
-      at: entry.updated_at,
-      order: i * 2 + 1,
-      event: {
-        type,
-        task_id: entry.id,
-        at: entry.updated_at,
-        status: entry.status,
-        turns: 0,
-        ...(entry.stop_reason && { stop_reason: entry.stop_reason }),
-        ...(entry.admission_failure && { admission_failure: true }),
-        ...(entry.error && { error: entry.error }),
-        ...(entry.result_brief && { result_brief: entry.result_brief }),
-        ...(entry.model_name && { model_name: entry.model_name }),
-        ...(entry.token_usage && { token_usage: entry.token_usage }),
-      },
-    });
-  });
-  timed.sort((a, b) => a.at.localeCompare(b.at) || a.order - b.order);
-  return timed.map(({ event }, i) => ({ ...event, seq: i + 1 }) as TaskEvent);
-}
-
 /** The delegations of a ledger by status, every status present. */
 export function ledgerCounts(ledger: readonly LedgerEntry[]): LeadStatus['counts'] {
   const counts = Object.fromEntries(LEDGER_STATUSES.map((s) => [s, 0])) as LeadStatus['counts'];
@@ -233,10 +163,17 @@ const REFUSAL_KINDS: readonly string[] = Object.values(ANSWER_REFUSALS);
 export interface AnswerOptions {
   /** The question (`q1`, or `<delegation id>/q1` for a subagent's); absent: the one the run waits on. */
   question?: string;
+  /** Who answers, recorded with the answer (the CLI sends `$USER@host`). */
+  by?: string;
 }
 
 export { ApprovalRefusedError } from './approvals';
 export { subagentResult, subagentSteps, type SubagentSteps } from './subagent-steps';
+export { type DelegationStatus } from './delegation-status';
+export { heldCalls, waitingQuestions } from './held-calls';
+export { ForkRefusedError, SubagentForkHandle, type ForkLink, type ForkOptions } from './fork';
+export { runStream, type RunStreamOptions } from './stream';
+export { eventsFromLedger } from './ledger-events';
 
 export interface DecisionOptions {
   /** Who decides, as recorded in history and the step log (default: this client's identity). */
@@ -284,6 +221,23 @@ export class RunHandle {
   /** The run's result, however it ended (a failed, timed-out or cancelled run's too). */
   result(): Promise<LeadRunResult> {
     return workflowResult(this.handle);
+  }
+
+  /** The runs forked or resumed from this one (`ForkedFrom`), newest first. */
+  forks(): Promise<ForkLink[]> {
+    return forksOf(this.handle.client, this.runId);
+  }
+
+  /**
+   * A new run that keeps this run's first `turn` lead turns (read from its history, not asked again) and goes on
+   * from there, `message` added before its first live turn; without `turn`, a resume at the last completed one
+   * (docs/fork.md). Its files: this run's workspace snapshot at that turn, or `workspace`. A subagent forks with
+   * `SubagentsClient.forkSubagent`.
+   */
+  async fork(options: Partial<ForkOptions> = {}): Promise<RunHandle> {
+    if (options.workspace !== undefined) checkWorkspaceFolder(options.workspace);
+    const runId = options.runId ?? newRunId();
+    return new RunHandle(runId, await startFork(this.handle.client, this.runId, { ...options, runId }));
   }
 
   /**
@@ -335,7 +289,8 @@ export class RunHandle {
     let target: { workflowId: string; id?: string } = { workflowId: leadId };
     if (options.question !== undefined) {
       const ref = options.question.trim();
-      if (!/^([A-Za-z0-9_.:-]+\/)*[A-Za-z0-9_.:-]+$/.test(ref)) {
+      // `@` names an MCP task's workflow (`mcp@<turn>.<index>/q1`), which no delegation id has.
+      if (!/^([A-Za-z0-9_.:@-]+\/)*[A-Za-z0-9_.:-]+$/.test(ref)) {
         throw new AnswerRefusedError(
           `--question ${JSON.stringify(options.question)} is not a question of a run (e.g. q1, or call_1/q1 ` +
             "for a subagent's)",
@@ -358,7 +313,13 @@ export class RunHandle {
     const handle = this.handle.client.getHandle(target.workflowId);
     try {
       return await handle.executeUpdate(answerClarificationUpdate, {
-        args: [{ ...(target.id !== undefined && { question_id: target.id }), answer }],
+        args: [
+          {
+            ...(target.id !== undefined && { question_id: target.id }),
+            answer,
+            ...(options.by !== undefined && options.by.trim() !== '' && { by: options.by }),
+          },
+        ],
       });
     } catch (err) {
       throw await this.answerFailure(err, target.workflowId, options.question);
@@ -428,6 +389,15 @@ export class RunHandle {
     await this.handle.cancel();
   }
 
+  /**
+   * The run's live stream (docs/live.md): every agent's deltas, tool results and turn edges as its workers
+   * publish them (the backlog first), with the run's task events, what it waits on, and its end (`run_ended`,
+   * the final output); ends once the run has closed.
+   */
+  stream(options: RunStreamOptions = {}): AsyncGenerator<StreamEntry> {
+    return runStream(this, options);
+  }
+
   /** Yields events as they are appended, until the run has finished and every event was read. */
   async *followEvents(pollMs = 500, afterSeq = 0): AsyncGenerator<TaskEvent> {
     let seen = afterSeq;
@@ -495,11 +465,9 @@ export function withSecrets(
 ): LeadRunInput {
   if (secrets === undefined || Object.keys(secrets).length === 0) return input;
   const sealed = sealSecrets(keyring, secrets);
-  const kept = (input.secrets ?? []).filter((secret) => !Object.hasOwn(secrets, secret.name));
-  return {
-    ...input,
-    secrets: [...kept, ...sealed].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-  };
+  const kept = (input.scope.secrets ?? []).filter((secret) => !Object.hasOwn(secrets, secret.name));
+  const all = [...kept, ...sealed].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { ...input, scope: { ...input.scope, secrets: all } };
 }
 
 /** sha256 of the input as started: the same request retried has the same digest. */
@@ -543,6 +511,11 @@ export const START_RETRY_MS = 30_000;
 /** The server could not be reached for the whole retry budget: nothing may have started. */
 export class ServerUnavailableError extends Error {
   override name = 'ServerUnavailableError';
+}
+
+/** An id that does not name the kind of workflow a call reads. */
+export class InvalidIdError extends Error {
+  override name = 'InvalidIdError';
 }
 
 /** gRPC's UNAVAILABLE: the server is down, restarting or unreachable; a request may be sent again. */
@@ -600,6 +573,26 @@ export class SubagentsClient {
   ) {}
 
   /**
+   * A subagent run of its own that keeps subagent `subagentId`'s first `turn` turns (read from its history, not
+   * asked again) and goes on from there with the same agent, tools and scope, `message` added before its first
+   * live turn (docs/fork.md). Its files: the run's workspace snapshot at that turn, or `workspace`. An id that
+   * names no subagent is refused (ForkRefusedError), saying what it names.
+   */
+  async forkSubagent(
+    subagentId: string,
+    options: Partial<ForkOptions> & { turn: number },
+  ): Promise<SubagentForkHandle> {
+    if (options.workspace !== undefined) checkWorkspaceFolder(options.workspace);
+    const runId = options.runId ?? newRunId();
+    return startSubagentFork(this.client.workflow, subagentId, { ...options, runId });
+  }
+
+  /** The runs forked from run or subagent `id` (`ForkedFrom`), newest first. */
+  forksOf(id: string): Promise<ForkLink[]> {
+    return forksOf(this.client.workflow, id);
+  }
+
+  /**
    * Starts a lead run: workflow id = run id, findable by its search attributes in the Web UI. The input is
    * checked first (InvalidInputError names every problem; nothing is started). Idempotent: the same input
    * started again under the same run id returns that run, running or finished; another input under a
@@ -607,7 +600,9 @@ export class SubagentsClient {
    * server cannot be reached (a restart) the start is retried for `options.retryForMs`, each retry told to
    * `options.onRetry`; then a ServerUnavailableError. `options.secrets` are sealed into the input (withSecrets).
    */
-  async startRun(input: LeadRunInput, options: StartRunOptions): Promise<RunHandle> {
+  async startRun(given: LeadRunInput, options: StartRunOptions): Promise<RunHandle> {
+    // An input written before the run scope (its settings at the top level) is read into it.
+    const input = scoped<LeadRunInput>(given);
     const runId = options.runId ?? input.run_id ?? newRunId();
     const sealed =
       options.secrets === undefined
@@ -615,7 +610,7 @@ export class SubagentsClient {
         : withSecrets(input, options.secrets, options.keyring ?? processSecretsKeyring());
     const args: LeadRunInput = { ...sealed, run_id: runId };
     assertLeadRunInput(args);
-    checkWorkspaceFolder(args.workspace);
+    checkWorkspaceFolder(args.scope.workspace);
     const digest = inputDigest(args);
     const { prompt } = input;
     try {
@@ -629,7 +624,7 @@ export class SubagentsClient {
           memo: { [INPUT_DIGEST_MEMO]: digest },
           staticSummary: summaryLine(`lead: ${prompt}`),
           staticDetails: promptDetails(prompt),
-          typedSearchAttributes: runSearchAttributes(runId, 'lead', input.depth, input.user_id),
+          typedSearchAttributes: runSearchAttributes(runId, 'lead', input.depth, input.scope.user_id),
         });
       const handle = await retryWhileUnavailable(
         `start run ${runId}`,
@@ -666,5 +661,37 @@ export class SubagentsClient {
   /** The steps of a subagent workflow by its id (a nested delegation's, a batch item's): RunHandle.steps. */
   subagentSteps(workflowId: string, afterSeq = 0): Promise<SubagentSteps> {
     return subagentSteps(this.client, workflowId, afterSeq);
+  }
+
+  /**
+   * The status of a subagent, a batch item or a batch by its workflow id: an open one's progress or counts (a
+   * worker needed), a closed one's result. Refused for an id of another kind (InvalidIdError) or of no
+   * workflow (WorkflowNotFoundError).
+   */
+  async delegationStatus(workflowId: string): Promise<DelegationStatus> {
+    const { kind, description } = await identify(this.client, workflowId);
+    if (description === undefined)
+      throw new WorkflowNotFoundError(`no workflow ${workflowId}`, workflowId, undefined);
+    if (!isDelegationKind(kind))
+      throw new InvalidIdError(
+        `${workflowId} is not a subagent, a batch item or a batch (it is ${kindText(kind)})`,
+      );
+    return readDelegationStatus(this.client, kind, description);
+  }
+
+  /**
+   * The tool calls held for a person's decision by a lead run, a subagent or a batch item (by its workflow id)
+   * and the subagents under it, each named as `approve` / `deny` on its lead run take it. None once it closed.
+   */
+  approvals(workflowId: string): Promise<PendingApproval[]> {
+    return heldCalls(this.client, workflowId);
+  }
+
+  /**
+   * The questions a lead run or a subagent (by its workflow id) and the subagents under it wait on, each
+   * named as `answer` on its lead run takes it (`RunHandle.questions` for a whole run). None once it closed.
+   */
+  questions(workflowId: string): Promise<PendingQuestion[]> {
+    return waitingQuestions(this.client, workflowId);
   }
 }

@@ -21,8 +21,7 @@ import {
 import { runSearchAttributes } from '../contracts/search-attributes';
 import { explainStartFailure } from './search-attribute-errors';
 import type * as workflows from '../workflows';
-import { batchItemsProblems } from '../contracts/batch-items';
-import { InvalidInputError } from '../contracts/inputs';
+import { batchInputProblems, InvalidInputError } from '../contracts/inputs';
 import { checkWorkspaceFolder } from './api';
 import { readBatchItemResult, type BatchItemResult } from '../contracts/batch-reader';
 import { workflowResult } from './results';
@@ -101,15 +100,9 @@ export class BatchesClient {
    */
   async start(input: BatchInput, options: { taskQueue: string; batchId?: string }): Promise<BatchHandle> {
     const batchId = options.batchId ?? newBatchId();
-    const problems = batchItemsProblems(input.items);
-    if (input.limits.max_running_items > input.limits.max_live_items) {
-      problems.push(
-        `limits.max_running_items: ${input.limits.max_running_items} is above max_live_items ` +
-          `(${input.limits.max_live_items}): running items are live items`,
-      );
-    }
+    const problems = batchInputProblems(input);
     if (problems.length > 0) throw new InvalidInputError(problems, 'The batch input is refused:');
-    checkWorkspaceFolder(input.workspace);
+    checkWorkspaceFolder(input.scope.workspace);
     try {
       await this.client.workflow.start<BatchWorkflow>(BATCH_WORKFLOW, {
         taskQueue: options.taskQueue,
@@ -123,7 +116,7 @@ export class BatchesClient {
           input.run_id ?? batchId,
           'batch',
           input.depth - 1,
-          input.user_id,
+          input.scope.user_id,
         ),
       });
     } catch (err) {

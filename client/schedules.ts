@@ -27,6 +27,7 @@ import type { BatchInput, BatchResult } from '../contracts/batch';
 import { assertLeadRunInput } from '../contracts/inputs';
 import type { LeadRunInput, LeadRunStatus } from '../contracts/lead';
 import { runSearchAttributes } from '../contracts/search-attributes';
+import { scoped } from '../contracts/run-scope';
 import { explainStartFailure } from './search-attribute-errors';
 import { promptDetails } from '../contracts/text';
 import type * as workflows from '../workflows';
@@ -318,9 +319,12 @@ function leadAction(name: string, action: LeadScheduleAction, taskQueue: string)
     // LeadRunId is the occurrence's workflow id, which the server makes when it starts it: it cannot be
     // set here. Each occurrence carries TemporalScheduledById (this schedule's id) instead; its
     // delegations carry LeadRunId as usual.
-    typedSearchAttributes: runSearchAttributes('', 'lead', action.input.depth, action.input.user_id).filter(
-      (pair) => pair.key.name !== 'LeadRunId',
-    ),
+    typedSearchAttributes: runSearchAttributes(
+      '',
+      'lead',
+      action.input.depth,
+      action.input.scope.user_id,
+    ).filter((pair) => pair.key.name !== 'LeadRunId'),
   };
 }
 
@@ -334,7 +338,7 @@ function batchAction(name: string, action: BatchScheduleAction, taskQueue: strin
     taskQueue,
     args: [input] satisfies Parameters<BatchWorkflow>,
     staticSummary: `batch (schedule ${name}): ${input.subagent_type}: ${shortened(input.description, PROMPT_SUMMARY_CHARS)} (${input.items.length} items)`,
-    typedSearchAttributes: runSearchAttributes('', 'batch', input.depth - 1, input.user_id).filter(
+    typedSearchAttributes: runSearchAttributes('', 'batch', input.depth - 1, input.scope.user_id).filter(
       (pair) => pair.key.name !== 'LeadRunId',
     ),
   };
@@ -360,7 +364,7 @@ export class SubagentsSchedules {
         `a scheduled ${action.kind} input has no run_id: each occurrence gets its own (its workflow id)`,
       );
     if (action.kind === 'lead') assertLeadRunInput(action.input);
-    checkWorkspaceFolder(action.input.workspace);
+    checkWorkspaceFolder(action.input.scope.workspace);
     const memo: ScheduleMemo = { name, action: action.kind, timing };
     const serverAction: ScheduleOptionsAction =
       action.kind === 'lead'
@@ -457,16 +461,17 @@ export class SubagentsSchedules {
     const recent = await Promise.all(info.recentActions.map((result) => this.runView(result)));
     let actionView: ScheduleView['action'];
     if (isLeadAction(action)) {
-      const [input] = action.args as Parameters<LeadRunWorkflow>;
-      actionView = { kind: 'lead', prompt: input.prompt, workspace: input.workspace };
+      // A schedule made before the run scope starts its occurrences with the settings at the top level.
+      const input = scoped<LeadRunInput>((action.args as Parameters<LeadRunWorkflow>)[0]);
+      actionView = { kind: 'lead', prompt: input.prompt, workspace: input.scope.workspace };
     } else if (actionKind(action) === 'batch') {
-      const [input] = action.args as Parameters<BatchWorkflow>;
+      const input = scoped<BatchInput>((action.args as Parameters<BatchWorkflow>)[0]);
       actionView = {
         kind: 'batch',
         description: input.description,
         subagent_type: input.subagent_type,
         items: input.items.length,
-        workspace: input.workspace,
+        workspace: input.scope.workspace,
       };
     } else {
       actionView = { kind: 'other', workflow_type: String(action.workflowType) };

@@ -115,7 +115,8 @@ export function stepsFromHistory(
       const outcome = outcomes.get(call.id)?.shift();
       const policy = screened.get(call.id);
       const decision = decided.get(call.id);
-      if (policy?.refusal) {
+      // A call the history shows running was not refused (tool_search under a skill runs since issue 46).
+      if (policy?.refusal && outcome?.kind !== 'tool') {
         push(policy.refusal);
       } else if (decision?.decision === 'denied' && decision.policy_id !== undefined) {
         push({

@@ -7,18 +7,13 @@
  * The batch's own state is counters and one compact record per item; results stay in the items' histories.
  * Pure: the workflow bundle imports this file.
  */
-import type { WorkspacePlacement, WorkspaceRequest } from './workspace';
+import type { WorkspaceRequest } from './workspace';
 import { defineQuery } from '@temporalio/workflow';
-import type { LoopDetectionSettings, ResolvedAgent } from './subagent';
 import { BATCH_ITEM_STATES, BATCH_STATUSES, type SubagentStopReason } from './status';
-import type { RunSkillsSettings } from './input-schemas';
-import type { RunGuardrailsSettings } from './guardrail-rules';
-import type { SealedSecret } from './secrets';
-import type { SummarizationRuntime } from './summarization';
-import type { SandboxSettings } from './tools';
 
 /** One item: its key (unique in the batch, part of its children's ids) and what its subagent is asked. */
 export type { BatchItem } from './batch-items';
+import type { TreeBudgetReport, TreeLedgerState } from './budget';
 import type { BatchItem } from './batch-items';
 import type { BatchLimits } from './input-schemas';
 
@@ -31,45 +26,11 @@ export const DEFAULT_BATCH_LIMITS: BatchLimits = {
   retry_backoff_seconds: 5,
 };
 
-export interface BatchInput {
-  /** The lead run it belongs to (absent: the batch's own id, for a batch a client started). */
-  run_id?: string;
-  description: string;
-  subagent_type: string;
-  agent: ResolvedAgent;
-  items: BatchItem[];
-  limits: BatchLimits;
-  loop_detection: LoopDetectionSettings;
-  workspace: string;
-  /** Where the workspace lives (contracts/workspace.ts), as the run knew it; absent: placed by its first call. */
-  workspace_placement?: WorkspacePlacement;
-  /** Whose workspace records its items' calls use: its run's (workflows/workspace-route.ts). Absent: its own. */
-  workspace_key?: string;
-  sandbox: SandboxSettings;
-  summarization?: SummarizationRuntime;
-  /** Depth of its items' subagents (the lead's children: 1). */
-  depth: number;
-  /** The items' turn at admission (default: the run id). */
-  fairness_key?: string;
-  /** Whose batch it is (contracts/user.ts): each item's subagent carries it. Absent: `default`. */
-  user_id?: string;
-  /** Request-scoped secrets, sealed (contracts/secrets.ts): each item's subagent carries them. Absent: none. */
-  secrets?: SealedSecret[];
-  /** The skills settings (contracts/run-skills.ts): each item's subagent carries them. Absent: none. */
-  skills?: RunSkillsSettings;
-  /** The run's guardrails (contracts/guardrail-rules.ts): each item applies them with no approver. Absent: none. */
-  guardrails?: RunGuardrailsSettings;
-  /** Continue as new past this many events (default BATCH_HISTORY_EVENTS; lower in tests). */
-  history_events?: number;
-  /** Set by the batch itself when it continues as new. */
-  carry?: BatchCarry;
-  /**
-   * Set by every starter of this project: the workflow's Temporal status says how it ended (contracts/closing.ts).
-   * Absent (an input from before it existed), its own history says whether it does (the `honest-close` patch,
-   * which costs a marker in every workflow that checks it).
-   */
-  honest_close?: true;
-}
+/**
+ * A batch's input, defined by its schema (contracts/input-schemas.ts): its agent, its items, how it runs them,
+ * and the run's scope each item carries. Checked by the client before it starts (contracts/inputs.ts).
+ */
+export type { BatchInput } from './input-schemas';
 
 /** Where an item stands. `waiting`: its slot was asked for (queued at admission, or granted and not started). */
 export type BatchItemState = (typeof BATCH_ITEM_STATES)[number];
@@ -106,6 +67,8 @@ export interface BatchCarry {
   counters: BatchCounters;
   continued: number;
   started_at: string;
+  /** A batch that is its tree's root (no lead run above it): its tree budget's ledger. */
+  tree_budget?: TreeLedgerState;
 }
 
 export type BatchStatusName = (typeof BATCH_STATUSES)[number];
@@ -141,6 +104,8 @@ export interface BatchResult {
   total: number;
   counts: Record<BatchItemState, number>;
   counters: BatchCounters;
+  /** A batch that is its tree's root, with a tree budget: its items' spend, and whether the budget stopped it. */
+  tree_budget?: TreeBudgetReport;
 }
 
 /** Items a status page holds at most. */

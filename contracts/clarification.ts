@@ -31,8 +31,6 @@ export const MAX_OPTIONS = 20;
 export const OPTION_MAX_CHARS = 500;
 export const ANSWER_MAX_CHARS = 10_000;
 
-export type { ClarificationSettings } from './input-schemas';
-
 function missingOr(what: string, issue: { input?: unknown }): string {
   return issue.input === undefined ? `is missing (${what})` : `is not a string (${what})`;
 }
@@ -184,6 +182,8 @@ export type QuestionEnd = 'answered' | 'timed_out' | 'cancelled';
 export interface QuestionRecord extends PendingQuestion {
   state: 'pending' | QuestionEnd;
   answer?: string;
+  /** Who answered, when the answer named them (`subagents answer`, the live page). */
+  by?: string;
   closed_at?: string;
 }
 
@@ -192,6 +192,8 @@ export interface AnswerRequest {
   /** The asking workflow's id for it (`q1`); absent: the one question it is waiting on. */
   question_id?: string;
   answer: string;
+  /** Who answers (`$USER@host` from the CLI, the signed-in person from the live page); absent from older clients. */
+  by?: string;
 }
 
 /** What the Update returns: what was recorded. */
@@ -203,6 +205,7 @@ export interface RecordedAnswer {
   workflow_id: string;
   answer: string;
   answered_at: string;
+  by?: string;
 }
 
 /** Why an answer is refused: the Update's failure type, so a client can tell a user's mistake from a state. */
@@ -237,7 +240,7 @@ export const answerClarificationUpdate = defineUpdate<RecordedAnswer, [AnswerReq
 /** A child's question opened or closed: sent to its parent, which passes it up to the lead. */
 export type ClarificationNotice =
   | { state: 'asked'; question: Omit<PendingQuestion, 'ref'> }
-  | { state: 'closed'; workflow_id: string; id: string; end: QuestionEnd; answer?: string };
+  | { state: 'closed'; workflow_id: string; id: string; end: QuestionEnd; answer?: string; by?: string };
 
 export const clarificationNoticeSignal = defineSignal<[ClarificationNotice]>('clarification_notice');
 

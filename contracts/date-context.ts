@@ -1,8 +1,8 @@
 /**
  * The date an agent is told (DeerFlow #4781): one hidden framework reminder, merged into the agent's single
  * leading system message before its first model call. It is the date of the execution's start in workflow
- * time (UTC), carried across continue-as-new, so a replay or a continued run sends the same text; there is no
- * midnight update.
+ * time (UTC), carried across continue-as-new, so a replay or a continued run sends the same text. The lead's
+ * moves on at its first turn past midnight (workflows/lead-date.ts); a subagent keeps its first.
  */
 
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;

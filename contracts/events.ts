@@ -141,6 +141,8 @@ export interface ClarificationRequestedEvent extends TaskEventBase {
 export interface ClarificationAnsweredEvent extends TaskEventBase {
   type: 'clarification_answered';
   question_id: string;
+  /** Who answered, when the answer named them. */
+  by?: string;
   /** Head and tail, at most 2,000 characters. */
   answer: string;
 }
@@ -277,3 +279,8 @@ export type NewTaskEvent =
   | Omit<SubagentToolUnavailableEvent, 'seq'>
   | Omit<WorkspaceMovedEvent, 'seq'>
   | Omit<WorkspaceNotSavedEvent, 'seq'>;
+
+/** A delegation's end: `task_completed`, `task_failed`, `task_cancelled`, `task_timed_out`. */
+export function isTaskTerminalEvent(event: TaskEvent): event is TaskTerminalEvent {
+  return (TERMINAL_TASK_EVENT_TYPES as readonly string[]).includes(event.type);
+}

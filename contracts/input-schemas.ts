@@ -10,7 +10,9 @@
  */
 import { z } from 'zod';
 import { listOf, mappingOf, oneOf, valueTypes, wholeNumber } from './config/value-types';
-import type { LeadCarry } from './lead';
+import type { BatchCarry } from './batch';
+import type { BatchItem } from './batch-items';
+import type { LeadCarry, LeadFork } from './lead';
 import { MAX_CONCURRENT_CEILING, MAX_TOTAL_PER_RUN_CEILING, SUBAGENT_PROVIDERS } from './lead';
 import type { LedgerEntry } from './ledger';
 import type { LoopCarry } from './loop-carry';
@@ -29,6 +31,11 @@ import { SANDBOX_KINDS } from './tools';
 import { loadToolNameProblem, type ProviderProbe } from './subagent-providers';
 import { systemFolderProblem } from './workspace-folders';
 import { workspacePlacementSchema } from './workspace';
+import { scopedInput, TOP_LEVEL_SCOPE_KEYS } from './scoped-input';
+import { modelPricingSchema, treeBudgetSchema } from './budget';
+import { runMemorySchema } from './memory-settings';
+import { dailyBudgetSchema } from './daily-budget';
+import { toolOutputSchema } from './tool-output';
 
 type ValueTypes = ReturnType<typeof valueTypes>;
 
@@ -92,6 +99,8 @@ function runSkillsSchema({ bool, text }: Pick<ValueTypes, 'bool' | 'text'>) {
     extensions_config: absolute.optional(),
     /** The lead's `skills:` list: absent = every enabled skill, `[]` = none. */
     lead: names.optional(),
+    /** `summarization.skill_file_read_tool_names`; absent: DeerFlow's default (contracts/run-skills.ts). */
+    skill_file_read_tool_names: listOf(z.string(), 'tool names').optional(),
     /** Each agent's `skills:` list, by agent name; an agent not named gets every enabled skill. */
     agents: mappingOf(names, 'skill lists by agent').optional(),
   });
@@ -236,6 +245,8 @@ function modelSchemas(types: ValueTypes) {
     ...modelCallFields(types),
     /** How transient provider errors are retried; absent → DEFAULT_MODEL_RETRY. */
     retry: retry.optional(),
+    /** USD per million tokens (contracts/budget.ts): what its calls cost the tree budget; absent → nothing. */
+    pricing: modelPricingSchema().optional(),
     /**
      * Finish reasons that mean the provider stopped the answer for safety (config `safety_finish_reason`): its
      * tool calls never run. Absent → DEFAULT_SAFETY_FINISH_REASONS; `[]`: the check is off.
@@ -307,6 +318,8 @@ function toolSchemas({ bool, seconds, toolName }: ValueTypes) {
      * (contracts/tool-search.ts). Absent on runs started before it existed, which replay as they ran.
      */
     deferred: z.literal(true).optional(),
+    /** `tool_search.auto_promote_top_k` (1..5): matching routed schemas promoted before a model call. */
+    auto_promote_top_k: z.number().int().min(1).max(5).optional(),
   });
   return { sandbox, mcpFilter };
 }
@@ -468,7 +481,7 @@ function runSchemas({ seconds, text }: ValueTypes, model: ReturnType<typeof mode
 }
 
 /** How much a run may delegate: its limits, its batches, and its ledger so far. */
-function delegationSchemas({ seconds, text }: ValueTypes) {
+function delegationSchemas({ seconds }: ValueTypes) {
   // The config's ranges, with its messages: an API caller is held to what a config file is. A workflow
   // takes a larger per-response limit from a run started before the ceiling (it continues as new with it).
   const limitsUpTo = (maxConcurrent: number | undefined) =>
@@ -483,11 +496,6 @@ function delegationSchemas({ seconds, text }: ValueTypes) {
       /** Deepest delegation allowed: a child's depth is its parent's plus one; 0 allows none. */
       max_depth: wholeNumber(0),
       provider: oneOf(SUBAGENT_PROVIDERS),
-      /**
-       * Admission slots rotate between fairness keys: runs that share one (a tenant) share one turn. Absent:
-       * the lead run's id, so each run has its own. Nested delegations use their lead's.
-       */
-      fairness_key: text.optional(),
       /**
        * The run's `subagent_runtime.queue_timeout_seconds`: a child's hard backstop covers a wait that long
        * for a slot on top of its own timeout (absent: the default, 300).
@@ -525,6 +533,79 @@ type RunSchemas = ReturnType<typeof runSchemas>;
 type DelegationSchemas = ReturnType<typeof delegationSchemas>;
 type ProviderSchemas = ReturnType<typeof providerSchemas>;
 
+/**
+ * What a whole run shares, on the wire as one object (`scope`), carried unchanged from the lead to each child
+ * and batch item (contracts/run-scope.ts `childScope` says what changes with depth). A run-wide setting is one
+ * line here and the code that reads it: nothing between the lead and its deepest child copies it.
+ */
+function runScopeSchema(types: ValueTypes, agents: AgentSchemas, run: RunSchemas) {
+  const { text } = types;
+  return object(
+    {
+      /** Whose run it is (contracts/user.ts). Absent: `default`. */
+      user_id: types.userId.optional(),
+      /** The caller's request-scoped secrets, sealed (contracts/secrets.ts). Absent: none. */
+      secrets: sealedSecrets(types).optional(),
+      /** The run's skills (contracts/run-skills.ts); each agent's own list is in it. Absent: none. */
+      skills: runSkillsSchema(types).optional(),
+      /** The run's guardrails (contracts/guardrail-rules.ts); each agent applies its own policy. Absent: none. */
+      guardrails: runGuardrailsSchema(types).optional(),
+      workspace: workspacePath(types),
+      /** Where the workspace lives (contracts/workspace.ts), as the agent that started this one knew it. */
+      workspace_placement: workspacePlacementSchema().optional(),
+      /** Whose workspace records the run's calls use (workflows/workspace-route.ts); absent: its own. */
+      workspace_key: text.optional(),
+      sandbox: agents.tools.sandbox,
+      loop_detection: agents.guards.loopDetection,
+      /** Compaction for every agent of the run; absent → off. */
+      summarization: run.summarization.optional(),
+      /**
+       * `ask_clarification`, when the config enables it: the lead is offered it, and each subagent whose tools
+       * allow it. Absent (off, or a run from before it existed): no new tool.
+       */
+      clarification: run.clarification.optional(),
+      /**
+       * Admission slots rotate between fairness keys: runs that share one (a tenant) share one turn. Absent: the
+       * lead run's id, which its children are given.
+       */
+      fairness_key: text.optional(),
+      /**
+       * The run's tree budget (contracts/budget.ts), over the lead and everything it starts: the lead keeps the
+       * ledger, every other agent leases its share from it. Absent → none.
+       */
+      tree_budget: treeBudgetSchema().optional(),
+      /** The user's memory, for the lead (contracts/memory.ts); absent → none. */
+      memory: runMemorySchema().optional(),
+      /** Its user's daily budget (contracts/daily-budget.ts): the lead asks the user's ledger. Absent → none. */
+      daily_budget: dailyBudgetSchema().optional(),
+      /** Large tool results saved in the workspace, the model given a synopsis (contracts/tool-output.ts). */
+      tool_output: toolOutputSchema().optional(),
+      /** `write_file` / `str_replace` refused on an existing file this agent has not read (contracts/tool-output.ts). */
+      read_before_write: z.literal(true).optional(),
+    },
+    'a run scope',
+  );
+}
+
+/**
+ * A run-wide setting beside a `scope` would be ignored: it is refused, naming where it goes. (An input from
+ * before the scope has no `scope`, and its settings are read into one: it never meets this.)
+ */
+function misplacedScopeKeys() {
+  const misplaced = (key: string) =>
+    z.undefined({ error: `is a run-wide setting: it goes in scope (scope.${key})` }).optional();
+  return Object.fromEntries(TOP_LEVEL_SCOPE_KEYS.map((key) => [key, misplaced(key)])) as Record<
+    (typeof TOP_LEVEL_SCOPE_KEYS)[number],
+    ReturnType<typeof misplaced>
+  >;
+}
+
+/**
+ * The wire shape from before the scope, converted where a schema meets an input (contracts/scoped-input.ts), so
+ * a recorded input and a new one are checked, and read, as one shape.
+ */
+const scoped = <S extends z.ZodType>(schema: S) => z.preprocess(scopedInput, schema);
+
 /** A lead run's fields: what the client API accepts, its per-response limit aside. */
 function leadRunFields(
   types: ValueTypes,
@@ -534,19 +615,14 @@ function leadRunFields(
   providers: ProviderSchemas,
 ) {
   const { seconds, text, toolName } = types;
+  const scope = runScopeSchema(types, agents, run);
   return {
     /** The user's request. */
     prompt: text,
     /** Defaults to the workflow id (DESIGN §1: one execution per run, workflow id = run id). */
     run_id: text.optional(),
-    /** Whose run it is (contracts/user.ts); every delegation carries it. Absent: `default`. */
-    user_id: types.userId.optional(),
-    /** The caller's request-scoped secrets, sealed; every delegation carries them. Absent: none. */
-    secrets: sealedSecrets(types).optional(),
-    /** The run's skills; every delegation carries them. Absent (no skills folder, or a run from before): none. */
-    skills: runSkillsSchema(types).optional(),
-    /** The run's guardrails; every delegation carries them. Absent (none in force, or a run from before): none. */
-    guardrails: runGuardrailsSchema(types).optional(),
+    /** What the whole run shares: every delegation carries it. */
+    scope,
     model: agents.model.settings,
     /** Built-in tools the lead runs itself; `task` is added when delegation is possible. */
     tools: listOf(toolName, 'tool names'),
@@ -554,21 +630,12 @@ function leadRunFields(
     mcp: agents.tools.mcpFilter.optional(),
     /** The agents `task` may start, every override applied, in the order the tool lists them. */
     agents: listOf(agents.agent, 'agents'),
-    workspace: workspacePath(types),
-    /** Where the workspace lives (contracts/workspace.ts): set by the run as it continues as new. */
-    workspace_placement: workspacePlacementSchema().optional(),
-    /** Whose workspace records the run's calls use (workflows/workspace-route.ts); absent: its own. */
-    workspace_key: text.optional(),
-    sandbox: agents.tools.sandbox,
-    loop_detection: agents.guards.loopDetection,
     /** The lead's own token budget; each child carries its agent's. */
     token_budget: agents.guards.tokenBudget,
     /** The lead's own turn budget. */
     max_turns: wholeNumber(1),
     /** The lead's own wall clock (graceful: the run ends `timed_out` with its partial answer); absent → none. */
     timeout_seconds: seconds.optional(),
-    /** Compaction settings for the lead and every subagent; absent → off. */
-    summarization: run.summarization.optional(),
     limits: delegation.limits,
     /**
      * The tools besides `task` that delegate, one per load (`subagent_tools:`), each bound to a provider.
@@ -580,12 +647,6 @@ function leadRunFields(
      * offered `batch_task` and the tools that follow a batch. The limits are the ceiling for its batches.
      */
     batch: delegation.batchTool.optional(),
-    /**
-     * `ask_clarification`: present when the config enables it (`clarification.enabled`); then the lead is
-     * offered the tool, and subagents whose tools allow it. Runs started before it existed carry none: no new
-     * tool.
-     */
-    clarification: run.clarification.optional(),
     /** 0 for a top-level lead; a lead started by a delegating child has the child's depth. */
     depth: wholeNumber(0),
     /**
@@ -615,6 +676,11 @@ function leadRunFields(
      * (the `honest-close` patch, which costs a marker in every workflow that checks it).
      */
     honest_close: z.literal(true).optional(),
+    /**
+     * A fork's starting point (docs/fork.md): the original run's transcript at the end of the lead turn kept,
+     * read from its history by the fork's first execution. Absent: a run from its first turn.
+     */
+    fork: checkedInPart<LeadFork>(object({ from_run_id: text, turn: wholeNumber(0) })).optional(),
   };
 }
 
@@ -636,13 +702,9 @@ function subagentInputSchema(
       prompt: text,
       subagent_type: text,
       agent: agents.agent,
-      loop_detection: agents.guards.loopDetection,
-      workspace: workspacePath(types),
-      /** Where the workspace lives (contracts/workspace.ts): as the parent knows it. Absent: a run from before. */
-      workspace_placement: workspacePlacementSchema().optional(),
-      /** Whose workspace records its calls use: its run's (workflows/workspace-route.ts). Absent: its own. */
-      workspace_key: text.optional(),
-      sandbox: agents.tools.sandbox,
+      /** Its lead's scope, as `childScope` hands it down. */
+      scope: runScopeSchema(types, agents, run),
+      ...misplacedScopeKeys(),
       /** Delegation depth: a child's depth is its parent's plus one (the lead is 0). */
       depth: wholeNumber(0),
       /** `fork` provider: the lead's completed turns the child starts from (those after `fork_from`). */
@@ -670,23 +732,6 @@ function subagentInputSchema(
        * `runRemoteSubagent` activity instead of its agent loop.
        */
       remote: providers.remoteChild.optional(),
-      /** Compaction settings (the same switch as the lead's); absent → off. */
-      summarization: run.summarization.optional(),
-      /**
-       * The run's `ask_clarification` settings, when the config enables it: the subagent is offered the tool
-       * if its agent's tools allow it, and hands the settings on to what it delegates.
-       */
-      clarification: run.clarification.optional(),
-      /** Its turn at admission: the lead's `fairness_key`, else the lead run's id (absent: the run id). */
-      fairness_key: text.optional(),
-      /** Its lead's user (contracts/user.ts). Absent: `default`. */
-      user_id: types.userId.optional(),
-      /** Its lead's request-scoped secrets, sealed (contracts/secrets.ts). Absent: none. */
-      secrets: sealedSecrets(types).optional(),
-      /** Its lead's skills settings (contracts/run-skills.ts); its own list is `agents[<its agent>]`. */
-      skills: runSkillsSchema(types).optional(),
-      /** Its lead's guardrails (contracts/guardrail-rules.ts); its own policy is `agents[<its agent>]`, else `run`. */
-      guardrails: runGuardrailsSchema(types).optional(),
       /**
        * Its first progress report to the parent waits until it has run this long (at a turn's end): a child
        * done sooner reports only its result. Absent (children started before this existed): after its first
@@ -730,8 +775,59 @@ function subagentInputSchema(
       acceptance_criteria: listOf(text, 'acceptance criteria').optional(),
       /** Set by the subagent itself when it continues as new: where the previous execution left off. */
       carry: run.loopCarry.optional(),
+      /**
+       * A fork of a subagent (docs/fork.md): the original subagent's transcript at the end of the turn kept, read
+       * from its history by the fork's first execution; the fork is a run of its own (`run_id` its own id).
+       * Absent: a subagent from its first turn.
+       */
+      fork: checkedInPart<LeadFork>(object({ from_run_id: text, turn: wholeNumber(0) })).optional(),
     },
     'a subagent input',
+  );
+}
+
+/**
+ * A durable batch's input (contracts/batch.ts): its agent, its items, how it runs them, and its run's scope,
+ * which each item's subagent carries. The items are checked by contracts/batch-items.ts (one line a problem,
+ * RE2 deciding the patterns), by the client and by the workflow, not here.
+ */
+function batchInputSchema(types: ValueTypes, agents: AgentSchemas, run: RunSchemas) {
+  const { text } = types;
+  const { batchLimits } = delegationSchemas(types);
+  const carry = object({
+    records: listOf(mappingOf(z.unknown(), 'values'), 'item records'),
+    counters: mappingOf(z.unknown(), 'counters'),
+    continued: wholeNumber(0),
+    started_at: text,
+  });
+  return object(
+    {
+      /** The lead run it belongs to (absent: the batch's own id, for a batch a client started). */
+      run_id: text.optional(),
+      description: text,
+      subagent_type: text,
+      agent: agents.agent,
+      items: unchecked<BatchItem[]>(),
+      limits: batchLimits.refine((limits) => limits.max_running_items <= limits.max_live_items, {
+        error: 'max_running_items is above max_live_items: running items are live items',
+      }),
+      /** The run's scope: each item's subagent carries it (`batchItemScope`). */
+      scope: runScopeSchema(types, agents, run),
+      ...misplacedScopeKeys(),
+      /** Depth of its items' subagents (the lead's children: 1). */
+      depth: wholeNumber(1),
+      /** Continue as new past this many events (default BATCH_HISTORY_EVENTS; lower in tests). */
+      history_events: wholeNumber(1).optional(),
+      /** Set by the batch itself when it continues as new. */
+      carry: checkedInPart<BatchCarry>(carry).optional(),
+      /**
+       * Set by every starter of this project: the workflow's Temporal status says how it ended
+       * (contracts/closing.ts). Absent (an input from before it existed), its own history says whether it does
+       * (the `honest-close` patch, which costs a marker in every workflow that checks it).
+       */
+      honest_close: z.literal(true).optional(),
+    },
+    'a batch input',
   );
 }
 
@@ -743,12 +839,18 @@ export function buildInputSchemas() {
   const delegation = delegationSchemas(types);
   const providers = providerSchemas(types, agents);
   const leadRun = leadRunFields(types, agents, run, delegation, providers);
+  const checked = { ...leadRun, ...misplacedScopeKeys() };
   return {
     /** What the client API accepts. */
-    leadRun: object(leadRun, 'a lead run input'),
+    leadRun: scoped(object(checked, 'a lead run input')),
+    /** The same as a new client writes it (its settings in `scope`, nowhere else): the input's JSON Schema. */
+    documentedLeadRun: object(leadRun, 'a lead run input'),
     /** What a lead run accepts at its start: its own continued executions included. */
-    startedLeadRun: object({ ...leadRun, limits: delegation.limitsUpTo(undefined) }, 'a lead run input'),
-    subagent: subagentInputSchema(types, agents, run, delegation, providers),
+    startedLeadRun: scoped(
+      object({ ...checked, limits: delegation.limitsUpTo(undefined) }, 'a lead run input'),
+    ),
+    subagent: scoped(subagentInputSchema(types, agents, run, delegation, providers)),
+    batch: scoped(batchInputSchema(types, agents, run)),
   };
 }
 
@@ -793,3 +895,7 @@ export type RemoteChildLoad = z.output<ProviderSchemas['remoteChild']>;
 export type LeadRunInput = z.output<InputSchemas['leadRun']>;
 /** What `subagentWorkflow` starts with (contracts/subagent.ts). */
 export type SubagentInput = z.output<InputSchemas['subagent']>;
+/** What `batchWorkflow` starts with (contracts/batch.ts). */
+export type BatchInput = z.output<InputSchemas['batch']>;
+/** What a whole run shares, carried unchanged from the lead to each child and batch item (contracts/run-scope.ts). */
+export type RunScope = z.output<ReturnType<typeof runScopeSchema>>;

@@ -1,11 +1,13 @@
 /**
- * The workflow inputs' checks: a lead run's (`LeadRunInput`) and a subagent's (`SubagentInput`), checked by
- * the client API before anything starts and again by each workflow as its first act, with the value types of
+ * The workflow inputs' checks: a lead run's (`LeadRunInput`), a subagent's (`SubagentInput`) and a batch's
+ * (`BatchInput`), checked by the client API before anything starts and (a lead's, a subagent's) again by each
+ * workflow as its first act, with the value types of
  * the config file, so a limit means the same in a YAML file and in a start request. The schemas, and the
  * types inferred from them, are in contracts/input-schemas.ts.
  *
  * Checks only: a valid input goes on exactly as it came (nothing is stripped or defaulted), so a run's
- * commands, and the replay of recorded histories, do not change. Objects accept keys they do not know
+ * commands, and the replay of recorded histories, do not change. An input recorded before the run scope is
+ * read into it first (contracts/run-scope.ts), by the check and by the workflow alike. Objects accept keys they do not know
  * (older and newer shapes); what the workflow writes itself (`carry`, a carried ledger) is only checked for
  * its shape. Pure: no Node APIs (the workflow bundle imports this file).
  */
@@ -13,6 +15,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { workflowInfo } from '@temporalio/workflow';
 import type { z } from 'zod';
 import { ConfigError } from './config/value-types';
+import { batchItemsProblems } from './batch-items';
 import { buildInputSchemas } from './input-schemas';
 import { issueProblems } from './problems';
 
@@ -56,6 +59,16 @@ export function leadRunInputProblems(input: unknown): string[] {
  */
 export function startedLeadRunInputProblems(input: unknown): string[] {
   return problemsOf(inputSchemas().startedLeadRun, input);
+}
+
+/**
+ * Every problem of a batch's input (none when it is valid): its items' (contracts/batch-items.ts, one line
+ * a problem) and the rest's.
+ */
+export function batchInputProblems(input: unknown): string[] {
+  const items =
+    typeof input === 'object' && input !== null ? (input as { items?: unknown }).items : undefined;
+  return [...batchItemsProblems(items), ...problemsOf(inputSchemas().batch, input)];
 }
 
 /** Every problem of a subagent's input (none when it is valid). */

@@ -16,7 +16,7 @@ export function leadRunInputJsonSchema(): Record<string, unknown> {
       run_id: z.string().min(1).optional().describe('The run id (default: the workflow id).'),
     })
     .describe('The minimal input: a prompt alone, for clients without the config.');
-  const full = buildInputSchemas().leadRun.describe(
+  const full = buildInputSchemas().documentedLeadRun.describe(
     'The full input, as `subagents run` builds it from a config.',
   );
   const schema = z.toJSONSchema(z.union([minimal, full]), { unrepresentable: 'any', io: 'input' });

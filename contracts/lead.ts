@@ -11,6 +11,8 @@ import type { JsonValue, LoopCarry } from './loop-carry';
 import type { ChatMessage, TokenUsage } from './messages';
 import type { RemoteProbeResult } from './remote-subagent';
 import type { LedgerStatus, RunStopReason } from './status';
+import type { TreeBudgetReport } from './budget';
+import type { Transcript } from './transcript';
 
 /**
  * How a child is seeded, bound by config (`subagents.provider`), never chosen by the model: `spawn` starts a
@@ -66,6 +68,17 @@ export interface LeadTokenUsage {
   total?: TokenUsage;
 }
 
+/**
+ * What the run's tokens cost in USD, priced by `models[].pricing`, split as `token_usage` is. Absent (the whole
+ * field) when no call was priced; a part is absent when none of its calls was priced.
+ */
+export interface LeadCostUsd {
+  lead?: number;
+  /** This run's delegations, summed (each ledger entry's `cost_usd`). */
+  subagents?: number;
+  total: number;
+}
+
 export interface LeadRunResult {
   run_id: string;
   status: LeadRunStatus;
@@ -74,6 +87,10 @@ export interface LeadRunResult {
   final_output: string;
   ledger: LedgerEntry[];
   token_usage: LeadTokenUsage;
+  /** What those tokens cost (`models[].pricing`); absent when nothing was priced. */
+  cost_usd?: LeadCostUsd;
+  /** The run's tree budget (`token_budget:`), when it has one: the whole tree's spend, nested agents included. */
+  tree_budget?: TreeBudgetReport;
   /** The lead's own model calls. */
   turns: number;
   error?: string;
@@ -85,6 +102,8 @@ export interface LeadRunResult {
    * Absent: none, or a run from before results kept them.
    */
   decisions?: ToolDecisionEvent[];
+  /** A fork's origin: the run and lead turn it started from, and what it reused of them (docs/fork.md). */
+  forked_from?: ForkOrigin;
 }
 
 export interface LeadStatus {
@@ -94,6 +113,10 @@ export interface LeadStatus {
   admission?: { running: number; queued: number; since: string };
   turns: number;
   token_usage: LeadTokenUsage;
+  /** What those tokens cost so far (`models[].pricing`); absent when nothing was priced. */
+  cost_usd?: LeadCostUsd;
+  /** The run's tree budget so far, when it has one. */
+  tree_budget?: TreeBudgetReport;
   /** This run's ledger entries by status, every status present (0 when none). */
   counts: Record<LedgerStatus, number>;
   /** The last event's sequence number: pass it as `after_seq` to read only what is new. */
@@ -112,9 +135,37 @@ export interface LeadStatus {
    * until a lost host made it move), and whether it passed its cap and is no longer saved.
    */
   workspace?: { host_id: string; epoch: number; not_saved?: { bytes: number; max_bytes: number } };
+  /** A fork's origin (docs/fork.md); absent: a run from its first turn. */
+  forked_from?: ForkOrigin;
 }
 
 export const leadLedgerQuery = defineQuery<LedgerEntry[]>('lead_ledger');
 /** Events with `seq > after_seq` (all of them for 0), oldest first. */
 export const leadEventsQuery = defineQuery<TaskEvent[], [afterSeq?: number]>('lead_events');
 export const leadStatusQuery = defineQuery<LeadStatus>('lead_status');
+
+/*
+ * Fork and resume (contracts/run-fork.ts, docs/fork.md): the two shapes the lead's input and result carry live
+ * here, beside the lead's own, so that contracts/ gains no import circle.
+ */
+/**
+ * What a forked lead run (or a forked subagent, the same shape) carries in its input (`fork`): where it came
+ * from and the state it starts in.
+ */
+export interface LeadFork {
+  from_run_id: string;
+  turn: number;
+  transcript: Transcript;
+  task_index: number;
+  reused_usage?: TokenUsage;
+}
+
+/** What a forked run's status and result say of its origin; the reused usage is shown, never billed again. */
+export interface ForkOrigin {
+  from_run_id: string;
+  turn: number;
+  /** The agent's own tokens of the kept turns and the delegations they made, as the original spent them. */
+  reused_usage?: TokenUsage;
+  /** Delegations of the kept turns whose results the fork took over. */
+  reused_delegations: number;
+}

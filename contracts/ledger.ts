@@ -45,6 +45,11 @@ export interface LedgerEntry {
   model_name?: string;
   /** Absent when the provider reported no usage: absent usage stays absent rather than estimated as zero. */
   token_usage?: TokenUsage;
+  /**
+   * What its tokens cost in USD, priced by `models[].pricing` of the model(s) it used (the child's own calls,
+   * as `token_usage` counts them); absent when none of its calls was priced: no pricing, no cost (not 0).
+   */
+  cost_usd?: number;
   /** ISO 8601, from the workflow clock. */
   created_at: string;
   /** When its child started, after waiting for a slot from `created_at` (absent: not started, or no admission). */
@@ -52,4 +57,6 @@ export interface LedgerEntry {
   updated_at: string;
   /** The child workflow's id. */
   workflow_id: string;
+  /** Taken over by a fork from the run it forked (`run_id`): its result reused, not run or billed again. */
+  reused?: true;
 }

@@ -5,6 +5,7 @@
  * the worker that connects to it (activities/mcp/), never in workflow history. No Node APIs: workflows import it.
  */
 import type { ToolCall } from './messages';
+import type { McpTaskCallInfo } from './mcp-tasks';
 import { isBuiltinToolName } from './tools';
 import type { McpToolFilter } from './input-schemas';
 
@@ -77,6 +78,8 @@ export function mcpFilterAllows(filter: McpToolFilter, name: string): boolean {
 export interface McpCallInfo {
   read_only?: true;
   timeout_seconds: number;
+  /** A toolset's submit tool (`task_toolsets`, with `mcp_tasks.enabled`): the call waits in a child workflow. */
+  task?: McpTaskCallInfo;
 }
 
 /** One MCP tool call, as the workflow hands it to the MCP tool activity. */
@@ -88,4 +91,18 @@ export interface McpToolCallInput {
   max_attempts?: number;
   /** With a deferred filter: the tools `tool_search` promoted in this run; any other is refused. */
   promoted?: string[];
+}
+
+/** The child workflow's input: the model's call, the agent's filter, and how to wait. */
+export interface McpTaskWorkflowInput extends McpToolCallInput {
+  task: McpTaskCallInfo;
+  /** The server's `tool_timeout_seconds`: how long one submit, status, input or cancel call may take. */
+  timeout_seconds: number;
+  /** Who may be asked an `input_required` question: the run's clarification settings and its ids. */
+  questions: {
+    run_id: string;
+    lead_workflow_id: string;
+    agent_name: string;
+    clarification?: { timeout_seconds: number };
+  };
 }

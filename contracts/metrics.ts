@@ -13,6 +13,12 @@ export const MODEL_TURN_SECONDS = 'subagents_model_turn_seconds';
 /** Counter: tokens the provider reported, by `kind` (input, output; cache_read, cache_write: parts of input). */
 export const MODEL_TOKENS = 'subagents_tokens';
 
+/** Gauge, by `endpoint`: a model circuit breaker's state in this worker (0 closed, 1 half-open, 2 open). */
+export const MODEL_CIRCUIT_STATE = 'subagents_model_circuit_state';
+
+/** Counter, by `endpoint`: model calls an open circuit breaker failed at once, without a request. */
+export const MODEL_CIRCUIT_REJECTIONS = 'subagents_model_circuit_rejections';
+
 /** Counter: delegations that ended, by status and stop reason. */
 export const DELEGATIONS = 'subagents_delegations';
 

@@ -217,4 +217,9 @@ export interface ModelCallResult {
    * its timeout), so the workflow decides from history, never from a worker's catalog.
    */
   mcp_calls?: Record<string, McpCallInfo>;
+  /**
+   * Deferred MCP tools promoted before this call by their routing keywords (`tool_search.auto_promote_top_k`):
+   * their specs were sent; the workflow records them as a search's promotions.
+   */
+  auto_promoted?: string[];
 }

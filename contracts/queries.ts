@@ -31,6 +31,8 @@ export interface SubagentProgressUpdate {
   task_id: string;
   turns: number;
   token_usage?: TokenUsage;
+  /** USD of its calls so far, when any was priced. */
+  cost_usd?: number;
   model_name?: string;
 }
 

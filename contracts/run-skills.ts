@@ -4,7 +4,9 @@
  * pure rules an agent's run applies to it — the prompt blocks, `describe_skill`, activation and the
  * `allowed-tools` policy. Pure: no Node APIs, so workflow code imports it.
  */
+import { mcpFilterAllows, type McpToolFilter } from './mcp';
 import type { ToolCall, ToolMessage, ToolSpec } from './messages';
+import { TOOL_SEARCH_TOOL_NAME } from './tool-search';
 import type { SealedSecret } from './secrets';
 import type { SkillCategory } from './skills';
 import type { SkillMount } from './tools';
@@ -189,9 +191,30 @@ function normalPath(path: string): string {
     .join('/')}`;
 }
 
-/** The agent's skill whose SKILL.md a read_file call reads, if any. */
-export function skillReadBy(call: ToolCall, skills: readonly SnapshotSkill[]): SnapshotSkill | undefined {
-  if (call.name !== 'read_file') return undefined;
+/**
+ * DeerFlow's `summarization.skill_file_read_tool_names` default: the tools whose read of a SKILL.md activates its
+ * skill (and is kept through compaction). Only those this project has can be called; the others are harmless.
+ */
+export const DEFAULT_SKILL_FILE_READ_TOOL_NAMES: readonly string[] = ['read_file', 'read', 'view', 'cat'];
+
+/**
+ * The tools an active skill's `allowed-tools` never hides nor refuses (DeerFlow's always-available built-ins):
+ * `describe_skill` and `tool_search` only describe or load what the policy still filters, and `read_file` reads
+ * another skill's SKILL.md (a read of any other file needs it in the list).
+ */
+export const SKILL_POLICY_ALWAYS_SHOWN: readonly string[] = [
+  DESCRIBE_SKILL_TOOL_NAME,
+  'read_file',
+  TOOL_SEARCH_TOOL_NAME,
+];
+
+/** The agent's skill whose SKILL.md a call of one of `readTools` reads (its `path`), if any. */
+export function skillReadBy(
+  call: ToolCall,
+  skills: readonly SnapshotSkill[],
+  readTools: readonly string[] = DEFAULT_SKILL_FILE_READ_TOOL_NAMES,
+): SnapshotSkill | undefined {
+  if (!readTools.includes(call.name)) return undefined;
   let path: unknown;
   try {
     path = (JSON.parse(call.args) as { path?: unknown } | null)?.path;
@@ -230,17 +253,36 @@ export function skillToolPolicy(
 }
 
 /**
- * Why the policy refuses this call, or undefined when it may run. Always allowed: `describe_skill`, and
- * read_file of one of the agent's SKILL.md files (so another skill can still be read). `task` and every other
- * tool must be in the list.
+ * The tools the model is shown while the policy holds: those of `names` the list allows, and the ones it never
+ * hides (SKILL_POLICY_ALWAYS_SHOWN); every one without a policy. In `names`' order.
+ */
+export function skillVisibleTools(names: readonly string[], policy: SkillToolPolicy | undefined): string[] {
+  if (policy === undefined) return [...names];
+  return names.filter((name) => policy.allowed.includes(name) || SKILL_POLICY_ALWAYS_SHOWN.includes(name));
+}
+
+/** How a response's calls are judged: which tools read a SKILL.md, and whether `tool_search` is always allowed. */
+export interface ScreenOptions {
+  readTools?: readonly string[];
+  /** DeerFlow keeps `tool_search` usable under a restricting skill (its results are filtered by the policy). */
+  toolSearchAllowed?: boolean;
+}
+
+/**
+ * Why the policy refuses this call, or undefined when it may run. Always allowed: `describe_skill`, a read of
+ * one of the agent's SKILL.md files (so another skill can still be read), and with `toolSearchAllowed`
+ * `tool_search`. `task` and every other tool must be in the list.
  */
 export function skillRefusal(
   call: ToolCall,
   policy: SkillToolPolicy | undefined,
   skills: readonly SnapshotSkill[],
+  options: ScreenOptions = {},
 ): string | undefined {
   if (policy === undefined || policy.allowed.includes(call.name)) return undefined;
-  if (call.name === DESCRIBE_SKILL_TOOL_NAME || skillReadBy(call, skills) !== undefined) return undefined;
+  if (call.name === DESCRIBE_SKILL_TOOL_NAME || skillReadBy(call, skills, options.readTools) !== undefined)
+    return undefined;
+  if (options.toolSearchAllowed && call.name === TOOL_SEARCH_TOOL_NAME) return undefined;
   const who =
     policy.by.length === 1 ? `skill ${policy.by[0]} is active` : `skills ${policy.by.join(', ')} are active`;
   return `Tool ${call.name} is not allowed while ${who} (allowed-tools: ${policy.allowed.join(', ') || 'none'})`;
@@ -279,16 +321,17 @@ export function screenCalls(
   active: readonly ActiveSkill[],
   skills: readonly SnapshotSkill[],
   secrets: readonly SealedSecret[] | undefined,
+  options: ScreenOptions = {},
 ): { screened: ScreenedCall[]; active: ActiveSkill[] } {
   let now = [...active];
   const screened = calls.map((call): ScreenedCall => {
-    const refusal = skillRefusal(call, skillToolPolicy(now, skills), skills);
+    const refusal = skillRefusal(call, skillToolPolicy(now, skills), skills, options);
     if (refusal !== undefined) {
       return {
         refusal: { role: 'tool', tool_call_id: call.id, name: call.name, content: refusal, is_error: true },
       };
     }
-    const read = skillReadBy(call, skills);
+    const read = skillReadBy(call, skills, options.readTools);
     if (read !== undefined && !now.some((skill) => skill.name === read.name)) {
       now = [...now, { name: read.name, by: 'read' }];
       return { activated: read.name };
@@ -298,4 +341,35 @@ export function screenCalls(
     return granted.length > 0 ? { secrets: granted } : {};
   });
   return { screened, active: now };
+}
+
+/**
+ * The MCP tools an agent is shown and may find with `tool_search` while the policy holds: those of its filter the
+ * list names (DeerFlow filters `tool_search`'s results by the same policy). The filter itself without a policy.
+ */
+export function skillMcpFilter(filter: McpToolFilter, policy: SkillToolPolicy | undefined): McpToolFilter {
+  if (policy === undefined) return filter;
+  return { ...filter, allow: policy.allowed.filter((name) => mcpFilterAllows(filter, name)) };
+}
+
+/**
+ * After a compaction, the reminder of the active skills (DeerFlow's durable skill context): each one's name,
+ * description and SKILL.md, to read again before following it, since the read itself was summarized away.
+ * None without an active skill.
+ */
+export function activeSkillsReminder(
+  active: readonly ActiveSkill[],
+  skills: readonly SnapshotSkill[],
+): string | undefined {
+  const entries = active.flatMap((entry) => skills.find((skill) => skill.name === entry.name) ?? []);
+  if (entries.length === 0) return undefined;
+  return [
+    '<active_skills>',
+    'Active skills (loaded earlier; read the file again before applying its instructions):',
+    ...entries.map((skill) => {
+      const description = skill.description.split(/\s+/).join(' ').trim().slice(0, 200);
+      return `- ${skill.name}${description ? `: ${description}` : ''} -> ${skill.container_path}`;
+    }),
+    '</active_skills>',
+  ].join('\n');
 }

@@ -27,16 +27,31 @@ export const SEARCH_ATTRIBUTES = {
   UserId: 'Keyword',
   /** A batch's items that ended failed (their last attempt), once it ended with any; absent otherwise. */
   FailedItems: 'Int',
+  /**
+   * What its tokens cost in USD once it ended (`models[].pricing`; the lead: its own calls and its
+   * delegations', as `TotalTokens`); absent when no call was priced.
+   */
+  TotalCostUsd: 'Double',
+  /** A fork's (or a resume's) original lead run (docs/fork.md); absent on a run from its first turn. */
+  ForkedFrom: 'Keyword',
+  /**
+   * The original's lead turns a fork kept (`0`: none), as text: a namespace holds only 3 Int attributes (the dev
+   * server's limit), all taken. Absent on a run from its first turn.
+   */
+  ForkTurn: 'Keyword',
 } as const;
 
 export const LEAD_RUN_ID = defineSearchAttributeKey('LeadRunId', SearchAttributeType.KEYWORD);
-const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeType.KEYWORD);
-const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttributeType.INT);
+export const SUBAGENT_TYPE = defineSearchAttributeKey('SubagentType', SearchAttributeType.KEYWORD);
+export const DELEGATION_DEPTH = defineSearchAttributeKey('DelegationDepth', SearchAttributeType.INT);
 export const SUBAGENT_STATUS = defineSearchAttributeKey('SubagentStatus', SearchAttributeType.KEYWORD);
 export const STOP_REASON = defineSearchAttributeKey('StopReason', SearchAttributeType.KEYWORD);
 export const TOTAL_TOKENS = defineSearchAttributeKey('TotalTokens', SearchAttributeType.INT);
 export const USER_ID = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
 export const FAILED_ITEMS = defineSearchAttributeKey('FailedItems', SearchAttributeType.INT);
+export const TOTAL_COST_USD = defineSearchAttributeKey('TotalCostUsd', SearchAttributeType.DOUBLE);
+export const FORKED_FROM = defineSearchAttributeKey('ForkedFrom', SearchAttributeType.KEYWORD);
+export const FORK_TURN = defineSearchAttributeKey('ForkTurn', SearchAttributeType.KEYWORD);
 
 /**
  * The search attributes a lead run (type `lead`, depth 0) or one of its delegations starts with; `userId` is

@@ -1,6 +1,7 @@
 /**
  * Statuses and stop reasons, as the seeds' cross-language contract (`subagent_status_contract.json`) spells
- * them: version 2's lists as the seeds have them, and version 3's additions for durable batches. `test/unit/status-contract.test.ts` pins these lists to the JSON fixture.
+ * them: version 2's lists as the seeds have them, version 3's additions for durable batches, and the tree
+ * budget's `cost_capped` (issue 45, additive). `test/unit/status-contract.test.ts` pins these lists to the JSON fixture.
  */
 
 export const SUBAGENT_STATUSES = [
@@ -13,7 +14,7 @@ export const SUBAGENT_STATUSES = [
 export type SubagentStatus = (typeof SUBAGENT_STATUSES)[number];
 
 /** Guard stop reasons: additive beside a normal status, never a status of their own. */
-export const SUBAGENT_STOP_REASONS = ['token_capped', 'turn_capped', 'loop_capped'] as const;
+export const SUBAGENT_STOP_REASONS = ['token_capped', 'turn_capped', 'loop_capped', 'cost_capped'] as const;
 export type SubagentStopReason = (typeof SUBAGENT_STOP_REASONS)[number];
 
 /** How a guard's cap reads in the text handed to the lead: `Task Succeeded (capped: token budget). …`. */
@@ -21,6 +22,7 @@ export const STOP_REASON_LABELS: Record<SubagentStopReason, string> = {
   token_capped: 'token budget',
   turn_capped: 'turn budget',
   loop_capped: 'repeated tool-call loop',
+  cost_capped: 'cost budget',
 };
 
 /** The delegation limits' stop: an agent that asked for delegations after its run's total was spent. */

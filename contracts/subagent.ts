@@ -1,4 +1,5 @@
 import { CLOSING_FAILURE_TYPES, resultInFailure } from './closing';
+import type { ForkOrigin } from './lead';
 import type { TokenUsage } from './messages';
 import type { SubagentStatus, SubagentStopReason } from './status';
 
@@ -28,6 +29,8 @@ export interface SubagentResult {
   model_name?: string;
   /** Absent when the provider reported no usage. */
   token_usage?: TokenUsage;
+  /** USD of its model calls, priced by `models[].pricing`; absent when none was priced. */
+  cost_usd?: number;
   turns: number;
   /** The failure came from a model provider error (the seeds' `deerflow_error_fallback`). */
   error_fallback?: boolean;
@@ -37,6 +40,10 @@ export interface SubagentResult {
    * it.
    */
   admission_failure?: true;
+  /** A fork of a subagent (docs/fork.md), a run of its own: its id (its workflow id). */
+  run_id?: string;
+  /** A fork of a subagent: the subagent and turn it started from, and what it reused (not billed again). */
+  forked_from?: ForkOrigin;
 }
 
 /**

@@ -48,6 +48,11 @@ export function groupThousands(value: number): string {
   return sign + digits.replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
+/** 0.0123 → "$0.0123": four decimals (a model call may cost a fraction of a cent), no locale data. */
+export function formatUsd(usd: number): string {
+  return `$${usd.toFixed(4)}`;
+}
+
 function omissionMarker(omitted: number): string {
   return `\n\n[… ${groupThousands(omitted)} characters omitted …]\n\n`;
 }

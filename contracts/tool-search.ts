@@ -120,3 +120,39 @@ export function notPromotedText(name: string): string {
 export interface ToolSearchResult extends ToolCallResult {
   promoted: string[];
 }
+
+/** `tool_search.auto_promote_top_k` as DeerFlow has it: 3 unless set, clamped to 1..5. */
+export const DEFAULT_AUTO_PROMOTE_TOP_K = 3;
+export const AUTO_PROMOTE_TOP_K_MIN = 1;
+export const AUTO_PROMOTE_TOP_K_MAX = 5;
+
+export function clampAutoPromoteTopK(k: number): number {
+  return Math.max(AUTO_PROMOTE_TOP_K_MIN, Math.min(AUTO_PROMOTE_TOP_K_MAX, Math.trunc(k)));
+}
+
+/** A deferred tool's routing metadata, as the auto-promotion reads it (DeerFlow's routing index entry). */
+export interface RoutedTool {
+  name: string;
+  priority: number;
+  keywords: readonly string[];
+}
+
+/**
+ * The deferred tools promoted before a model call (DeerFlow's McpRoutingMiddleware): those whose keywords occur
+ * in the latest user message (case-insensitive substring, as DeerFlow matches), highest priority first, then by
+ * name, at most `topK` (those already promoted count: the call then promotes fewer new ones). Over-matching
+ * only shows an extra schema: the agent's filter and an active skill's policy still decide what may run.
+ */
+export function autoPromotions(
+  routed: readonly RoutedTool[],
+  userText: string | undefined,
+  topK: number,
+): string[] {
+  if (userText === undefined || userText.trim() === '') return [];
+  const haystack = userText.toLowerCase();
+  const matched = routed.filter((tool) =>
+    tool.keywords.some((keyword) => keyword.trim() !== '' && haystack.includes(keyword.trim().toLowerCase())),
+  );
+  matched.sort((a, b) => b.priority - a.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return matched.slice(0, clampAutoPromoteTopK(topK)).map((tool) => tool.name);
+}

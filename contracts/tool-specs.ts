@@ -9,8 +9,28 @@ import { z } from 'zod';
 import type { ToolSpec } from './messages';
 import { IDEMPOTENT_TOOLS, isBuiltinToolName, type BuiltinToolName } from './tools';
 import { TOOL_SEARCH_MAX_RESULTS, TOOL_SEARCH_TOOL_NAME } from './tool-search';
+import {
+  globArgsSchema,
+  grepArgsSchema,
+  imageSearchArgsSchema,
+  SEARCH_TOOL_DESCRIPTIONS,
+  webFetchArgsSchema,
+  webSearchArgsSchema,
+} from './search-tool-specs';
 
 export { isBuiltinToolName, isIdempotentCall } from './tools';
+export {
+  globArgsSchema,
+  grepArgsSchema,
+  imageSearchArgsSchema,
+  webFetchArgsSchema,
+  webSearchArgsSchema,
+  type GlobArgs,
+  type GrepArgs,
+  type ImageSearchArgs,
+  type WebFetchArgs,
+  type WebSearchArgs,
+} from './search-tool-specs';
 
 export const bashArgsSchema = z.strictObject({
   command: z.string().min(1).describe('The bash command line to run, e.g. "npm test 2>&1 | tail -n 40".'),
@@ -119,6 +139,11 @@ export const BUILTIN_TOOL_SPECS: Readonly<Record<BuiltinToolName, BuiltinToolSpe
       'file first and include enough surrounding lines to make it unique.',
     strReplaceArgsSchema,
   ),
+  glob: spec('glob', SEARCH_TOOL_DESCRIPTIONS.glob, globArgsSchema),
+  grep: spec('grep', SEARCH_TOOL_DESCRIPTIONS.grep, grepArgsSchema),
+  web_search: spec('web_search', SEARCH_TOOL_DESCRIPTIONS.web_search, webSearchArgsSchema),
+  web_fetch: spec('web_fetch', SEARCH_TOOL_DESCRIPTIONS.web_fetch, webFetchArgsSchema),
+  image_search: spec('image_search', SEARCH_TOOL_DESCRIPTIONS.image_search, imageSearchArgsSchema),
 };
 
 /** The specs shown to the model for these tool names, in their order; names that are not built-in are skipped. */

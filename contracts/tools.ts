@@ -1,14 +1,28 @@
 import type { SealedSecret } from './secrets';
+import type { ReadGate, ToolOutputSettings } from './tool-output';
 import type { ToolCall } from './messages';
 import type { SandboxSettings } from './input-schemas';
 import type { WorkspaceOutcome, WorkspaceRequest } from './workspace';
 
+/** The sandbox's tools: every agent's when the config has no `tools:` section, and always the `bash` agent's. */
 export const BUILTIN_TOOL_NAMES = ['bash', 'ls', 'read_file', 'write_file', 'str_replace'] as const;
-export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
+/** Searches of the workspace (DeerFlow's sandbox `glob` and `grep`), offered when `tools:` lists them. */
+export const WORKSPACE_SEARCH_TOOL_NAMES = ['glob', 'grep'] as const;
+/** The web tools, each served by the provider its `tools:` entry names (activities/tools/web/). */
+export const WEB_TOOL_NAMES = ['web_search', 'web_fetch', 'image_search'] as const;
+/** Every tool the tool activity runs, in the order the model is shown them. */
+export const TOOL_ACTIVITY_NAMES = [
+  ...BUILTIN_TOOL_NAMES,
+  ...WORKSPACE_SEARCH_TOOL_NAMES,
+  ...WEB_TOOL_NAMES,
+] as const;
+export type BuiltinToolName = (typeof TOOL_ACTIVITY_NAMES)[number];
+export type WebToolName = (typeof WEB_TOOL_NAMES)[number];
 
 /**
  * Running the same call twice leaves the same state: safe to retry after a crash without asking. (Here, not
- * beside the specs' schemas: workflows read it, and import nothing that builds a schema.)
+ * beside the specs' schemas: workflows read it, and import nothing that builds a schema.) The searches and the
+ * web tools change nothing: they run as local activities, their results recorded, so replay never asks again.
  */
 export const IDEMPOTENT_TOOLS: Readonly<Record<BuiltinToolName, boolean>> = {
   bash: false,
@@ -16,10 +30,20 @@ export const IDEMPOTENT_TOOLS: Readonly<Record<BuiltinToolName, boolean>> = {
   read_file: true,
   write_file: true,
   str_replace: false,
+  glob: true,
+  grep: true,
+  web_search: true,
+  web_fetch: true,
+  image_search: true,
 };
 
+/** A tool the tool activity runs (the sandbox's, the workspace searches, the web tools). */
 export function isBuiltinToolName(name: string): name is BuiltinToolName {
-  return (BUILTIN_TOOL_NAMES as readonly string[]).includes(name);
+  return (TOOL_ACTIVITY_NAMES as readonly string[]).includes(name);
+}
+
+export function isWebToolName(name: string): name is WebToolName {
+  return (WEB_TOOL_NAMES as readonly string[]).includes(name);
 }
 
 /**
@@ -114,6 +138,28 @@ export interface ToolCallInput {
   secrets?: SealedSecret[];
   /** Where the run's workspace lives (contracts/workspace.ts); absent: a run from before placements. */
   placement?: WorkspaceRequest;
+  /** The run's `tool_output` (contracts/tool-output.ts): a result over its budget is saved; absent: off. */
+  tool_output?: ToolOutputSettings;
+  /** `read_before_write` for a gated call (`read_file`, `write_file`, `str_replace`); absent: not gated. */
+  read_gate?: ReadGate;
+}
+
+/**
+ * A result the workflow produced (an MCP tool's, a `task` child's) that is over its `tool_output` budget: saved in
+ * the workspace by an activity on the workspace's host, like a built-in tool's.
+ */
+export interface ExternalizeInput {
+  tool: string;
+  content: string;
+  workspace: string;
+  sandbox: SandboxSettings;
+  tool_output: ToolOutputSettings;
+  placement?: WorkspaceRequest;
+}
+
+/** What the model gets instead: the synopsis, or the fallback cut where it could not be saved. */
+export interface ExternalizeResult extends WorkspaceOutcome {
+  content: string;
 }
 
 export interface ToolCallResult extends WorkspaceOutcome {
@@ -121,4 +167,6 @@ export interface ToolCallResult extends WorkspaceOutcome {
   name: string;
   content: string;
   is_error: boolean;
+  /** A gated `read_file`: the hash of the version it read, the agent's mark for the file. */
+  read_mark?: string;
 }

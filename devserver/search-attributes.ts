@@ -17,6 +17,7 @@ const INDEXED_TYPES: Record<
 > = {
   Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
+  Double: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
 };
 
 /** Adds the project's search attributes `namespace` lacks; returns their names (none: all were there). */

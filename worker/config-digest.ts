@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { WorkerPlugin } from '@temporalio/worker';
 import type { Config } from '../contracts/config';
+import { keyVariable } from '../contracts/config/tools';
 import { DEFAULT_API_KEY_ENVS, type NetworkModelProvider } from '../contracts/model';
 import { CONFIG_DIGEST_PLUGIN_PREFIX } from '../contracts/worker-heartbeats';
 import { processEncryptionKeys } from '../payloads/encryption-keys';
@@ -65,6 +66,11 @@ export function digestedEnvNames(config: Config): string[] {
     for (const name of model.api_key_env ? [model.api_key_env] : DEFAULT_API_KEY_ENVS[provider])
       names.add(name);
     for (const name of PROVIDER_ENV[provider]) names.add(name);
+  }
+  // The web tools' keys (contracts/config/tools.ts): another key, another worker.
+  for (const entry of config.tools ?? []) {
+    const variable = keyVariable(entry);
+    if (variable !== undefined) names.add(variable);
   }
   const { payloads } = config;
   if (payloads.store === 's3') {

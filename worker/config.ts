@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
-import { ConfigError, parseConfig, type Config } from '../contracts/config';
+import { ConfigError, parseConfig, type Config, type ConfigSections } from '../contracts/config';
 import { parseGraphReference } from '../contracts/graph';
 import type { ConfigOverrides } from '../contracts/config/overrides';
 import { withExtensionsConfig } from './mcp-config';
@@ -53,6 +53,8 @@ export interface LoadedConfig {
   warnings: string[];
   /** Absolute path of the file read; absent when the defaults were used. */
   path?: string;
+  /** The file's top-level sections, read and ignored; none for the defaults. */
+  sections: ConfigSections;
 }
 
 /**
@@ -66,15 +68,16 @@ export function loadConfig(
   overrides?: ConfigOverrides,
 ): LoadedConfig {
   if (path === undefined) {
-    const { config, warnings } = parseConfig({}, { env, overrides });
-    return withExtensionsConfig({ config: withAbsolutePaths(config, process.cwd()), warnings });
+    const { config, warnings, sections } = parseConfig({}, { env, overrides });
+    return withExtensionsConfig({ config: withAbsolutePaths(config, process.cwd()), warnings, sections });
   }
   const file = resolve(path);
   const raw = readYaml(file);
-  const { config, warnings } = parseConfig(raw.value, { env, overrides, file });
+  const { config, warnings, sections } = parseConfig(raw.value, { env, overrides, file });
   return withExtensionsConfig({
     config: withAbsolutePaths(config, dirname(file)),
     warnings: [...raw.warnings, ...warnings],
+    sections,
     path: file,
   });
 }

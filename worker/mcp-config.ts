@@ -5,16 +5,16 @@
  */
 import { ConfigError, type Config } from '../contracts/config';
 import { parseExtensionsConfig, unknownMcpServerWarnings } from '../contracts/config/mcp';
+import { taskToolsetsWithoutRuntime } from '../contracts/config/mcp-tasks';
 import { readExtensionsFile } from '../activities/extensions-file';
 
 /** A config as loadConfig returns it (worker/config.ts). */
 interface Loaded {
   config: Config;
   warnings: string[];
-  path?: string;
 }
 
-export function withExtensionsConfig(loaded: Loaded): Loaded {
+export function withExtensionsConfig<L extends Loaded>(loaded: L): L {
   const { config } = loaded;
   const warnings = [...loaded.warnings];
   let servers = config.mcp_servers;
@@ -30,6 +30,8 @@ export function withExtensionsConfig(loaded: Loaded): Loaded {
     servers = { ...servers, ...extension.servers };
     warnings.push(...extension.warnings);
   }
+  const withoutRuntime = taskToolsetsWithoutRuntime(servers, config.mcp_tasks);
+  if (withoutRuntime.length > 0) throw new ConfigError(withoutRuntime);
   const { agents, custom_agents: customAgents } = config.subagents;
   const filters = [
     ...Object.entries(agents).map(([name, agent]) => ({

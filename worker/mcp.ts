@@ -5,6 +5,7 @@
  */
 import { McpCatalog } from '../activities/mcp';
 import type { McpServersConfig } from '../contracts/config/mcp';
+import type { McpTasksConfig } from '../contracts/config/mcp-tasks';
 
 export interface WorkerMcp {
   catalog: McpCatalog;
@@ -20,9 +21,10 @@ export async function startWorkerMcp(
   servers: McpServersConfig | undefined,
   say: (line: string) => void,
   env: NodeJS.ProcessEnv = process.env,
+  tasks?: McpTasksConfig,
 ): Promise<WorkerMcp | undefined> {
   if (servers === undefined || Object.keys(servers).length === 0) return undefined;
-  const catalog = await McpCatalog.start(servers, { say, env });
+  const catalog = await McpCatalog.start(servers, { say, env, ...(tasks && { tasks }) });
   const onHangUp = () => {
     say("SIGHUP: listing the MCP servers' tools again");
     void catalog.refresh();

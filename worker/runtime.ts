@@ -41,11 +41,13 @@ const REPORTED_OUTCOMES: Readonly<Record<string, readonly string[]>> = {
 function isReportedOutcome(level: string, message: string, meta: LogEntry['meta']): boolean {
   if (level !== 'WARN' || message !== 'Workflow failed') return false;
   const prefixes = typeof meta?.workflowType === 'string' ? REPORTED_OUTCOMES[meta.workflowType] : undefined;
-  const error = meta?.error;
+  // Not `instanceof Error`: a worker that runs its workflows in the main thread (ONE_RUN_WORKER_OPTIONS) logs
+  // the workflow context's own Error, from another realm.
+  const errorMessage = (meta?.error as { message?: unknown } | undefined)?.message;
   return (
     prefixes !== undefined &&
-    error instanceof Error &&
-    prefixes.some((prefix) => error.message.startsWith(prefix))
+    typeof errorMessage === 'string' &&
+    prefixes.some((prefix) => errorMessage.startsWith(prefix))
   );
 }
 

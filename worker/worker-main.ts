@@ -19,8 +19,11 @@ import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/tempo
 import type { SandboxSettings } from '../contracts/tools';
 import type { Config, MetricsSettings, TracingSettings } from '../contracts/config';
 import type { McpServersConfig } from '../contracts/config/mcp';
+import type { McpTasksConfig } from '../contracts/config/mcp-tasks';
 import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { ModelSettings } from '../contracts/model';
+import type { ToolEntry } from '../contracts/config/tools';
+import type { CircuitBreakerConfig as CircuitBreakerSettings } from '../contracts/config/memory';
 import { loadConfig } from './config';
 import { processConfigDigest } from './config-digest';
 import { configLeadInputs } from './lead-inputs';
@@ -28,6 +31,7 @@ import { startWorkerMcp } from './mcp';
 import { metricsBindAddress } from './metrics';
 import { processEncryptionKeys } from '../payloads/encryption-keys';
 import { configurePayloads, payloadSettings, payloadStore } from '../payloads/store';
+import { closeProcessStreamBridge, configureStreamBridge } from '../payloads/stream/bridge';
 import { DEFAULT_WORKSPACE_SETTINGS } from '../contracts/workspace';
 import {
   describeWorkspaceHosting,
@@ -67,8 +71,14 @@ export interface WorkerService {
   tracing?: TracingSettings;
   /** `mcp_servers` (and extensions_config's): connected when the worker starts, their tools offered to runs. */
   mcpServers?: McpServersConfig;
+  /** `mcp_tasks:`: with `enabled`, the servers' task toolsets wait for their tasks in child workflows. */
+  mcpTasks?: McpTasksConfig;
   /** `models`: the providers they name are warmed up while the worker starts (createProjectWorker). */
   models?: readonly ModelSettings[];
+  /** `tools:`: the providers of the web tools this worker's calls use (absent: none configured). */
+  tools?: readonly ToolEntry[];
+  /** `circuit_breaker:`: one breaker per model provider endpoint in this process (absent: none). */
+  circuitBreaker?: CircuitBreakerSettings;
   /** `workspace:` (mode, snapshots) and `worker.host_id`: how this worker's host serves runs' workspaces. */
   workspaces?: WorkspaceHostingSettings;
   /** A lead run's full input from the worker's config, for runs started with `{prompt}` alone. */
@@ -95,7 +105,10 @@ export function configuredWorkerSettings(
   | 'metrics'
   | 'tracing'
   | 'mcpServers'
+  | 'mcpTasks'
   | 'models'
+  | 'tools'
+  | 'circuitBreaker'
   | 'workspaces'
   | 'leadInputs'
   | 'configDigest'
@@ -108,7 +121,10 @@ export function configuredWorkerSettings(
     metrics: config.metrics,
     tracing: config.tracing,
     mcpServers: config.mcp_servers,
+    ...(config.mcp_tasks && { mcpTasks: config.mcp_tasks }),
     models: config.models,
+    ...(config.tools && { tools: config.tools }),
+    ...(config.circuit_breaker && { circuitBreaker: config.circuit_breaker }),
     workspaces: {
       workspace: config.workspace,
       ...(config.worker.host_id !== undefined && { hostId: config.worker.host_id }),
@@ -159,7 +175,7 @@ export function workerStartLines(
 /** Runs a project worker until SIGINT or SIGTERM, then shuts it down once; resolves when it has stopped. */
 export async function serveWorker(service: WorkerService): Promise<void> {
   const tracing = startTracing(service.tracing);
-  const mcp = await startWorkerMcp(service.mcpServers, service.say);
+  const mcp = await startWorkerMcp(service.mcpServers, service.say, process.env, service.mcpTasks);
   // One set for the activities and the start line: the line names the sandbox bash really runs in.
   const probes = machineProbes();
   const hosting = workspaceHosting(
@@ -179,6 +195,8 @@ export async function serveWorker(service: WorkerService): Promise<void> {
       say: service.say,
       probes,
       ...(service.models && { models: service.models }),
+      ...(service.tools && { tools: service.tools }),
+      ...(service.circuitBreaker && { circuitBreaker: service.circuitBreaker }),
       ...(service.leadInputs && { leadInputs: service.leadInputs }),
       ...(service.configDigest !== undefined && { configDigest: service.configDigest }),
       ...(mcp && { mcpCatalog: mcp.catalog }),
@@ -203,6 +221,8 @@ export async function serveWorker(service: WorkerService): Promise<void> {
     // The spans still buffered go out before the process ends.
     await tracing?.shutdown();
     await mcp?.close();
+    // Its Redis connection (stream_bridge: redis) would keep the process alive after the worker stopped.
+    await closeProcessStreamBridge().catch(() => undefined);
   }
   service.say('worker stopped');
 }
@@ -212,6 +232,7 @@ async function main(): Promise<void> {
   const { config } = loadConfig(configFile === '' ? undefined : configFile);
   // The store its activities, its codec and its workspaces' snapshots use (SUBAGENTS_PAYLOAD_DIR still wins).
   configurePayloads(config.payloads);
+  configureStreamBridge(config.stream_bridge);
   // After the config (its `metrics:` decide the runtime's endpoint), before any native connection.
   installRuntime(logLevelFromEnv('WORKER_LOG_LEVEL', 'INFO'), { metrics: config.metrics });
   const { connectionOptions, namespace } = loadClientConnectConfig();

@@ -12,11 +12,14 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { createProjectActivities } from '../activities';
+import type { StreamSink } from '../activities/stream/agent-stream';
+import { processStreamBridge } from '../payloads/stream/bridge';
 import { SlotLeases } from '../activities/admission-lease';
 import type { MachineProbes } from '../activities/tools';
 import type { McpCatalog } from '../activities/mcp';
 import type { RemoteActivityDeps } from '../activities/remote';
 import { ModelProviders } from '../activities/model';
+import type { CircuitBreakerSettings } from '../activities/model/circuit-breaker';
 import type { Transcripts } from '../activities/transcripts';
 import {
   DEFAULT_ADMISSION_SETTINGS,
@@ -26,6 +29,7 @@ import {
 import type { PayloadSettings } from '../contracts/config/payloads';
 import type { LeadInputFiller } from '../contracts/minimal-lead-input';
 import type { ModelSettings } from '../contracts/model';
+import type { ToolEntry } from '../contracts/config/tools';
 import { DEFAULT_NAMESPACE, DEFAULT_TASK_QUEUE } from '../contracts/config/temporal';
 import {
   declareWorkerAdmission,
@@ -79,6 +83,10 @@ export interface ProjectWorkerOptions {
    * up while the worker starts (ModelProviders.warmUp); without, nothing of it is loaded before a run calls it.
    */
   models?: readonly ModelSettings[];
+  /** The config's `circuit_breaker:` (activities/model/circuit-breaker.ts), for providers made here; absent: none. */
+  circuitBreaker?: CircuitBreakerSettings;
+  /** The config's `tools:` entries: the providers behind the web tools (default: none configured). */
+  tools?: readonly ToolEntry[];
   /** The activities' transcripts (default: the worker's own); a test keeps them to clear what they remember. */
   transcripts?: Transcripts;
   /** How remote subagents are reached (default: the A2A and ACP clients); a test hands in doubles. */
@@ -111,6 +119,11 @@ export interface ProjectWorkerOptions {
    * hands a run to a recorded dev server's workers only when theirs is its own.
    */
   configDigest?: string;
+  /**
+   * Where the activities publish the tree's live stream (docs/live.md); default: this process's bridge
+   * (`configureStreamBridge`); false: nowhere.
+   */
+  stream?: StreamSink | false;
   /** Extra Worker options (identity, slot counts, sticky timeouts). */
   tuning?: Partial<
     Omit<
@@ -257,6 +270,23 @@ export function workerTuning(settings: WorkerSettings = {}): Partial<WorkerOptio
     : { maxCachedWorkflows: settings.max_cached_workflows };
 }
 
+/**
+ * The Worker options of a worker that serves one run and ends with it (`run`, `start`, `fork`, `resume` with a
+ * worker of their own): its workflows run in the process's main thread rather than in a worker thread of their
+ * own. The SDK's thread is a second V8 isolate, with its own heap, its own copy of the workflow bundle and of
+ * its source map (parsed in WebAssembly memory) and its own allocator arena: ~35 MiB of an embedded run's
+ * process at its peak (BENCHMARKS.md, "Memory of one embedded run"). The main thread is how the SDK replays histories
+ * (`Worker.runReplayHistory`) and what its `debugMode` does; the deadlock bound stays the SDK's usual 5 s
+ * rather than debugMode's none. What it costs: a workflow activation holds the process's event loop while it
+ * runs (milliseconds), where a long-lived `subagents worker` serving many runs at once keeps the thread.
+ */
+export const ONE_RUN_WORKER_OPTIONS = {
+  debugMode: true,
+  // Not among WorkerOptions' declared keys, though the SDK reads it from them: its defaults are spread under
+  // the options given (WorkerOptionsWithDefaults.isolateExecutionTimeout); test/unit/worker/ holds it.
+  isolateExecutionTimeout: '5 seconds',
+} as Partial<WorkerOptions>;
+
 const admissions = new WeakMap<Worker, { pools: WorkerAdmission[]; leases?: SlotLeases }>();
 
 /** Each worker's host-queue Worker, as the promise of its run: it runs while the main one does. */
@@ -284,7 +314,12 @@ export async function hostWorkerStopped(worker: Worker): Promise<void> {
 
 export async function createProjectWorker(options: ProjectWorkerOptions): Promise<Worker> {
   // While the worker starts: a run's first model call then costs what the later ones do (never fails).
-  const providers = options.providers ?? new ModelProviders();
+  const providers =
+    options.providers ??
+    new ModelProviders({
+      ...(options.circuitBreaker && { circuitBreaker: options.circuitBreaker }),
+      ...(options.say && { say: options.say }),
+    });
   const warmUp = providers.warmUp(options.models ?? []);
   const namespace = options.namespace ?? DEFAULT_NAMESPACE;
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
@@ -331,9 +366,11 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     ...(options.probes && { probes: options.probes }),
     ...(options.remote && { remote: options.remote }),
     ...(options.leadInputs && { leadInputs: options.leadInputs }),
+    ...(options.tools && { web: { entries: options.tools } }),
     secretsKeyring: options.secretsKeyring ?? processSecretsKeyring(options.payloads?.encryption),
     providers,
     ...(options.workspaces && { workspaces: options.workspaces.host }),
+    ...(options.stream !== false && { stream: options.stream ?? processStreamBridge() }),
   });
   const shared = {
     connection: options.connection,

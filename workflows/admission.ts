@@ -21,6 +21,7 @@
 import {
   allHandlersFinished,
   condition,
+  deprecatePatch,
   makeContinueAsNewFunc,
   patched,
   getExternalWorkflowHandle,
@@ -49,11 +50,16 @@ import { Sweep } from './admission/sweep';
 
 export type { AdmissionCarry, AdmissionWorkflowInput } from './admission/input';
 
-/** Executions recorded before the batch described every holder at each sweep, and replay so. */
+/**
+ * Deprecated (docs/patches.md): before it, each sweep described every holder; now always a batch. Every
+ * execution recorded before it has closed (each continues as new within ADMISSION_HISTORY_EVENTS); those
+ * recorded before ACTIVITY_ANSWERS_PATCH still mark the check where they made it.
+ */
 const BOUNDED_SWEEP_PATCH = 'admission-bounded-sweep';
 /**
- * Histories recorded before a draining execution kept its new answers for the next one: it sent them, and
- * under steady traffic the answers in flight never all arrived, so it never continued as new.
+ * Deprecated (docs/patches.md): before it, a draining execution sent the answers decided meanwhile instead of
+ * keeping them for the next one, and under steady traffic never continued as new. Every execution recorded
+ * before it has closed; those recorded before BATCHED_ANSWERS_PATCH still mark the check where they made it.
  */
 const DEFERRED_ANSWERS_PATCH = 'admission-deferred-answers';
 
@@ -128,10 +134,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
       timeoutMs === undefined ? condition(ready) : condition(ready, timeoutMs),
     deadline: (now) => Math.min(slots.nextDeadline(now) ?? Infinity, sweep.dueAt(now)),
   });
-  const sweep = new Sweep(slots, {
-    closedOwners: (owners) => admissionClosedOwners(owners),
-    bounded: () => current || patched(BOUNDED_SWEEP_PATCH),
-  });
+  const sweep = new Sweep(slots, { closedOwners: (owners) => admissionClosedOwners(owners) });
   slots.quietRepeats = batched;
   for (const { owner, answer } of input.carry?.answers ?? []) outbox.tell(owner, answer);
   // Handlers decide at once; the loop is woken only when one of them made its next deadline earlier.
@@ -175,6 +178,7 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
       continue;
     }
     if (sweep.due(now)) {
+      if (!current) deprecatePatch(BOUNDED_SWEEP_PATCH);
       await sweep.run();
       continue;
     }
@@ -182,7 +186,8 @@ export async function admissionWorkflow(input: AdmissionWorkflowInput): Promise<
     await alarm.wait(now, () => outbox.size > 0 || draining());
   }
   if (!batched) {
-    if (patched(DEFERRED_ANSWERS_PATCH)) outbox.defer();
+    deprecatePatch(DEFERRED_ANSWERS_PATCH);
+    outbox.defer();
     await condition(() => outbox.settled && allHandlersFinished());
   }
   const continueAsNew = makeContinueAsNewFunc<typeof admissionWorkflow>({

@@ -5,10 +5,11 @@
  * subagent's that may delegate) plugs in through `LoopPlugins`; it is not a copy of this loop.
  */
 import type { WorkspaceRoute } from './workspace-route';
-import { ActivityFailure, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { ProjectActivities } from '../activities';
 import type { ApprovalOutcome, GuardrailDecision } from '../contracts/guardrails';
 import type { LoopCarry } from '../contracts/loop-carry';
+import type { ClarificationSettings } from '../contracts/input-schemas';
 import type { McpToolFilter } from '../contracts/mcp';
 import { addUsage, ZERO_USAGE } from '../contracts/messages';
 import type { AssistantMessage, ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
@@ -19,10 +20,13 @@ import { buildStep, type SubagentStep } from '../contracts/steps';
 import { SUMMARIZER_AGENT_SUFFIX, summaryBlock, type SummarizationRuntime } from '../contracts/summarization';
 import { promote } from '../contracts/tool-search';
 import type { SandboxSettings } from '../contracts/tools';
+import type { ToolOutputSettings } from '../contracts/tool-output';
 import { storedUpTo, type Transcript } from '../contracts/transcript';
 import { COMPACTION_RETRY_TURNS, estimatedPromptTokens, needsCompaction } from './compaction';
 import { sha256Hex } from './digest';
 import { runGuards, type Guard, type GuardsOutcome } from './guards';
+import type { TreeStopReason } from '../contracts/budget';
+import { callReservation, countCall, type BudgetGate } from './budget/gate';
 import { safetyStop, type SafetyStopped } from './safety-stop';
 import type { AgentGuardrails } from './guardrails';
 import { modelActivity } from './model-activity';
@@ -30,6 +34,7 @@ import { callLine, showLiveState } from './outcome';
 import type { AgentSkills } from './skills';
 import { activeSkillNames } from './skills';
 import { HEARTBEAT_TIMEOUT, ToolCalls } from './tool-calls';
+import { followDate } from './lead-date';
 
 /**
  * Everything the loop carries between turns: plain data, so it can cross continue-as-new. The transcript is
@@ -70,6 +75,16 @@ export interface AgentLoopConfig {
    * item and what it delegates): `guardrails.unattended` decides.
    */
   approvals?: { ask(call: ToolCall, decision: GuardrailDecision): Promise<ApprovalOutcome> };
+  /** The run's tree budget (workflows/budget/gate.ts): each call reserved before it starts; absent: none. */
+  budget?: BudgetGate;
+  /** The lead's date moves on past midnight (workflows/lead-date.ts); a subagent keeps its first. */
+  followsDate?: boolean;
+  /** The run's `tool_output` (contracts/tool-output.ts): large results saved in the workspace; absent: off. */
+  toolOutput?: ToolOutputSettings;
+  /** The run's `read_before_write`: writes to existing files wait for a read of their current version. */
+  readBeforeWrite?: boolean;
+  /** The run's questions to a person (`clarification:`): an MCP task's `input_required` asks one; absent: off. */
+  clarification?: Pick<ClarificationSettings, 'timeout_seconds'>;
 }
 
 /** What plugs into the loop: delegation (the lead's, or a subagent's that may delegate) and progress reports. */
@@ -155,6 +170,9 @@ const { summarizeTranscript } = proxyActivities<ProjectActivities>({
   },
 });
 
+/** Histories recorded while a summary's tokens were not counted against the tree budget. */
+const SUMMARY_SPENDS_PATCH = 'tree-budget-summaries';
+
 /**
  * Replaces the older turns by a summary when the transcript passes its trigger. A summary that fails leaves
  * the transcript as it is (the run goes on, uncompacted) and is tried again a few turns later.
@@ -175,7 +193,12 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
       ...(settings.summary_prompt !== undefined && { summary_prompt: settings.summary_prompt }),
       ...(state.summary !== undefined && { previous_summary: state.summary }),
     });
-    if (outcome.usage) state.usage = addUsage(state.usage ?? ZERO_USAGE, outcome.usage);
+    if (outcome.usage) {
+      state.usage = addUsage(state.usage ?? ZERO_USAGE, outcome.usage);
+      // A summary spends from the tree budget too (counted, not reserved); before the patch it did not.
+      const budget = config.budget && patched(SUMMARY_SPENDS_PATCH) ? config.budget : undefined;
+      countCall(state, budget, outcome.usage, (settings.model ?? config.model).pricing);
+    }
     if (!outcome.compacted) {
       state.compaction_retry_turn = state.turns + COMPACTION_RETRY_TURNS;
       return false;
@@ -188,6 +211,8 @@ async function compact(state: AgentLoopState, config: AgentLoopConfig): Promise<
     state.compaction_retry_turn = undefined;
     state.compaction_floor = undefined;
     state.measure_compaction_floor = true;
+    // The reads went into the summary: their marks go too (DeerFlow's gate never passes on a read out of context).
+    state.read_marks = undefined;
     return true;
   } catch (err) {
     // A cancelled run stops here too; only a summary that failed lets the run go on uncompacted.
@@ -217,12 +242,51 @@ async function recoverFromOverflow(
   return { ...error, message: contextOverflowText(error.message, config.summarization !== undefined) };
 }
 
+/**
+ * The specs built here (the task tool, describe_skill) go by value the first time and by key after: one key for
+ * each list an active skill's `allowed-tools` leaves (usually one list for the whole run).
+ */
+class SentSpecs {
+  private readonly keys = new Map<string, string>();
+  private readonly stored = new Set<string>();
+
+  /** The specs to send and the key they are stored by (none for an empty list). */
+  sendable(specs: ToolSpec[]): { tools: ToolSpec[]; key?: string } {
+    if (specs.length === 0) return { tools: [] };
+    const names = specs.map((spec) => spec.name).join('\n');
+    let key = this.keys.get(names);
+    if (key === undefined) {
+      key = sha256Hex(JSON.stringify(specs));
+      this.keys.set(names, key);
+    }
+    return { tools: this.stored.has(key) ? [] : specs, key };
+  }
+
+  /** What a response said the activity stored. */
+  heard(storedKey: string | undefined): void {
+    if (storedKey !== undefined) this.stored.add(storedKey);
+  }
+}
+
+/** The system context that changes between calls: the summary, the active skills after it, the plugins'. */
+function systemContext(state: AgentLoopState, config: AgentLoopConfig, plugins: LoopPlugins): string {
+  const summary = state.summary;
+  return [
+    summary && summaryBlock(summary),
+    // Compaction summarized the reads of the active skills' SKILL.md away: point at them (DeerFlow's reminder).
+    summary && config.skills?.reminder(),
+    plugins.systemContext?.(),
+  ]
+    .filter((part): part is string => Boolean(part))
+    .join('\n\n');
+}
+
 /** What the model is sent this turn: the transcript (stored prefix by reference), the context, the tools. */
 function modelRequest(
   state: AgentLoopState,
   config: AgentLoopConfig,
   plugins: LoopPlugins,
-  specs: { key?: string; stored: boolean },
+  specs: SentSpecs,
 ): ModelCallInput {
   const { transcript } = state;
   // One leading system message reaches the provider: the agent's prompt, then these (activities/transcripts.ts).
@@ -230,8 +294,16 @@ function modelRequest(
   // the ledger change, and go apart: a provider with a prompt cache puts them after the transcript.
   const joined = (parts: Array<string | undefined>) =>
     parts.filter((part): part is string => Boolean(part)).join('\n\n');
-  const prefix = joined([state.date_context, config.skills?.promptBlock()]);
-  const context = joined([state.summary && summaryBlock(state.summary), plugins.systemContext?.()]);
+  const prefix = joined([state.memory_context, state.date_context, config.skills?.promptBlock()]);
+  const context = systemContext(state, config, plugins);
+  // An active skill's `allowed-tools` hides the other tools (visibility; the screen refuses them too).
+  const all = {
+    builtin: config.builtinTools,
+    specs: config.toolSpecs,
+    ...(config.mcpTools && { mcp: config.mcpTools }),
+  };
+  const shown = config.skills ? config.skills.visible(all) : all;
+  const sent = specs.sendable(shown.specs);
   return {
     model: config.model,
     agent_name: config.agentName,
@@ -240,12 +312,12 @@ function modelRequest(
     ...(transcript.fork_from && { fork_from: transcript.fork_from }),
     ...(prefix && { system_prefix: prefix }),
     ...(context && { system_context: context }),
-    builtin_tools: config.builtinTools,
-    ...(config.mcpTools && { mcp_tools: config.mcpTools }),
-    ...(config.mcpTools?.deferred && { mcp_promoted: state.promoted_tools ?? [] }),
+    builtin_tools: shown.builtin,
+    ...(shown.mcp && { mcp_tools: shown.mcp }),
+    ...(shown.mcp?.deferred && { mcp_promoted: state.promoted_tools ?? [] }),
     // The specs go by key once an earlier call of this execution stored them.
-    tools: specs.stored ? [] : config.toolSpecs,
-    ...(specs.key !== undefined && { tools_key: specs.key }),
+    tools: sent.tools,
+    ...(sent.key !== undefined && { tools_key: sent.key }),
     turn_index: state.turns,
   };
 }
@@ -259,6 +331,10 @@ function recordResponse(state: AgentLoopState, response: ModelCallResult): void 
   if (response.usage) {
     state.usage = addUsage(state.usage ?? ZERO_USAGE, response.usage);
     state.last_prompt_tokens = response.usage.input_tokens;
+  }
+  // Schemas the routing keywords promoted before the call: recorded as a search's are (the result is history).
+  if (response.auto_promoted && response.auto_promoted.length > 0) {
+    state.promoted_tools = promote(state.promoted_tools, response.auto_promoted);
   }
   if (state.measure_compaction_floor) {
     state.compaction_floor = estimatedPromptTokens(state);
@@ -317,6 +393,25 @@ function tellGuardNotes(state: AgentLoopState, config: AgentLoopConfig, verdict:
   state.transcript.tail.push({ role: 'user', content: verdict.notes.join('\n\n') });
 }
 
+/**
+ * The tree budget before a model call: DeerFlow's warning when the tree has passed its warn threshold (told
+ * once), then the call's reservation (its prompt as estimated and `max_tokens` of output). A stop reason when
+ * the tree cannot cover it: the agent ends as a capped one, with the text it has.
+ */
+async function reserveCall(
+  state: AgentLoopState,
+  config: AgentLoopConfig,
+  budget: BudgetGate,
+): Promise<TreeStopReason | undefined> {
+  const warning = budget.takeWarning();
+  if (warning !== undefined) {
+    log.info(`tree budget warning: ${warning}`, { run_id: config.runId, agent: config.agentName });
+    state.transcript.tail.push({ role: 'user', content: warning });
+  }
+  const want = callReservation(estimatedPromptTokens(state), config.model.max_tokens, config.model.pricing);
+  return budget.beforeCall(want);
+}
+
 /** Runs turns until the model answers without tool calls, or a guard or the delegation limits stop the run. */
 export async function runAgentLoop(
   state: AgentLoopState,
@@ -327,23 +422,24 @@ export async function runAgentLoop(
   // 429, 5xx and network errors are retried per the model's retry policy; 400/401/404 come back as a result.
   const callModel = modelActivity(config.model, HEARTBEAT_TIMEOUT);
   // Only specs built here (the task tool) travel and are stored by key: built-in tools go by name.
-  const specs = {
-    key: config.toolSpecs.length > 0 ? sha256Hex(JSON.stringify(config.toolSpecs)) : undefined,
-    stored: false,
-  };
+  const specs = new SentSpecs();
   let lastCall: string | undefined;
   for (;;) {
     // Only awaited when due: the model call is scheduled in the same activation as before (replay).
     if (needsCompaction(state, config.summarization)) await compact(state, config);
+    const budgetStop = config.budget && (await reserveCall(state, config, config.budget));
+    if (budgetStop) return { kind: 'guard_stopped', stopReason: budgetStop };
+    if (config.followsDate) followDate(state);
     const request = modelRequest(state, config, plugins, specs);
     showWaiting(state, config, lastCall);
     const response = await callModel(
       request,
       `${config.model.name} · ${config.agentName} turn ${state.turns + 1}`,
     );
-    if (specs.key !== undefined && response.tools_stored === specs.key) specs.stored = true;
+    specs.heard(response.tools_stored);
     tools.heard(response.mcp_calls);
     recordResponse(state, response);
+    countCall(state, config.budget, response.usage, config.model.pricing);
     if (response.error_fallback?.context_overflow) {
       const recovered = await recoverFromOverflow(state, config, response.error_fallback);
       if (recovered === true) continue;
@@ -392,9 +488,11 @@ export async function runAgentLoop(
       : skillScreen;
     lastCall = showRunning(state, config, calls);
     const settled = await tools.start(calls, plugins.claimedCalls, screened);
-    tools.inCallOrder(calls, settled).forEach(({ result, promoted }, i) => {
+    tools.inCallOrder(calls, settled).forEach(({ result, promoted, readMark }, i) => {
       // Promotions in the calls' order, from the search's recorded result: a replay promotes the same.
       if (promoted && promoted.length > 0) state.promoted_tools = promote(state.promoted_tools, promoted);
+      // So are the read marks (read_before_write), from the read's recorded result.
+      if (readMark) state.read_marks = { ...state.read_marks, [readMark.key]: readMark.hash };
       record(state, config, result, promoted, screened?.[i]?.activated);
     });
     tellGuardNotes(state, config, verdict);

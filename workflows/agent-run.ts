@@ -16,24 +16,20 @@ import {
 } from '@temporalio/workflow';
 import { subagentAdmissionSignal } from '../contracts/admission';
 import type { BatchToolSettings } from '../contracts/batch';
-import type { ClarificationSettings } from '../contracts/clarification';
 import { currentDateContext } from '../contracts/date-context';
 import type { DelegationLimitSettings } from '../contracts/lead';
 import type { LedgerEntry } from '../contracts/ledger';
 import type { McpToolFilter } from '../contracts/mcp';
 import type { TaskEvent } from '../contracts/events';
 import type { ModelSettings } from '../contracts/model';
-import type { RunSkillsSettings } from '../contracts/run-skills';
-import { policyFor, type RunGuardrailsSettings } from '../contracts/guardrail-rules';
+import { policyFor } from '../contracts/guardrail-rules';
+import type { RunScope } from '../contracts/run-scope';
 import { DEFAULT_USER_ID } from '../contracts/skills';
-import type { SealedSecret } from '../contracts/secrets';
 import { guardrailNoticeSignal, subagentProgressSignal } from '../contracts/queries';
-import type { LoopDetectionSettings, ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
-import type { SummarizationRuntime } from '../contracts/summarization';
+import type { ResolvedAgent, TokenBudgetSettings } from '../contracts/subagent';
 import type { ProviderProbe, SubagentToolLoad } from '../contracts/subagent-providers';
 import type { ToolSpec } from '../contracts/messages';
 import { isBuiltinToolName } from '../contracts/tools';
-import type { SandboxSettings } from '../contracts/tools';
 import { runAgentLoop, type AgentLoopState, type LoopEnd, type LoopPlugins } from './agent-loop';
 import { combineClaimedCalls } from './claimed-calls';
 import { Approvals } from './approvals';
@@ -47,64 +43,29 @@ import { agentSkills, type AgentSkills, type AgentSkillsRequest } from './skills
 import { AgentGuardrails } from './guardrails';
 import { WorkspaceRoute, workspaceKey } from './workspace-route';
 import { reportWorkspaceNotices } from './workspace-notices';
-import type { WorkspacePlacement } from '../contracts/workspace';
+import { treeBudgetGate } from './budget/gate';
+import type { AgentMemory } from './memory/agent-memory';
 
-/** What every agent of one run shares (from the workflow input). */
+/** What every agent of one run shares (from the workflow input), and where this agent stands in it. */
 export interface RunContext {
   /** The lead run's id: every delegation of the run is counted against it. */
   runId: string;
   /** The agent's delegation depth (the lead is 0). */
   depth: number;
-  workspace: string;
-  /** Where the workspace's calls go: from the input's placement, placed by the lead as it starts. */
+  /** The run's settings, as its input carries them (contracts/run-scope.ts). */
+  scope: RunScope;
+  /** Where the workspace's calls go: from the scope's placement, placed by the lead as it starts. */
   route: WorkspaceRoute;
-  sandbox: SandboxSettings;
-  loopDetection: LoopDetectionSettings;
-  /** Compaction for this agent and every child; absent → off. */
-  summarization?: SummarizationRuntime;
-  /** `ask_clarification` for this run (who is offered it: `createClarifications`); absent → off. */
-  clarification?: ClarificationSettings;
-  /** Whose run it is (contracts/user.ts); absent: `default`. */
-  userId?: string;
-  /** The caller's request-scoped secrets, sealed: bash gets those an active skill declares. */
-  secrets?: SealedSecret[];
-  /** The run's skills (contracts/run-skills.ts); absent: none, and no snapshot is taken. */
-  skills?: RunSkillsSettings;
-  /** The run's guardrails (contracts/guardrail-rules.ts); absent: none in force, nothing is decided. */
-  guardrails?: RunGuardrailsSettings;
 }
 
-/** The run context from a workflow input (a lead run's or a subagent's: both carry these fields). */
-export function runContext(
-  input: {
-    depth: number;
-    workspace: string;
-    sandbox: SandboxSettings;
-    loop_detection: LoopDetectionSettings;
-    summarization?: SummarizationRuntime;
-    clarification?: ClarificationSettings;
-    user_id?: string;
-    secrets?: SealedSecret[];
-    skills?: RunSkillsSettings;
-    guardrails?: RunGuardrailsSettings;
-    workspace_placement?: WorkspacePlacement;
-    workspace_key?: string;
-  },
-  runId: string,
-): RunContext {
+/** The run context from a workflow input (a lead run's or a subagent's), its scope read as it was recorded. */
+export function runContext(input: { depth: number; scope: RunScope }, runId: string): RunContext {
+  const { scope } = input;
   return {
     runId,
     depth: input.depth,
-    workspace: input.workspace,
-    route: new WorkspaceRoute(input.workspace_placement, input.workspace, workspaceKey(input)),
-    sandbox: input.sandbox,
-    loopDetection: input.loop_detection,
-    ...(input.summarization && { summarization: input.summarization }),
-    ...(input.clarification && { clarification: input.clarification }),
-    ...(input.user_id !== undefined && { userId: input.user_id }),
-    ...(input.secrets !== undefined && { secrets: input.secrets }),
-    ...(input.skills !== undefined && { skills: input.skills }),
-    ...(input.guardrails !== undefined && { guardrails: input.guardrails }),
+    scope,
+    route: new WorkspaceRoute(scope.workspace_placement, scope.workspace, workspaceKey(scope)),
   };
 }
 
@@ -149,24 +110,16 @@ export function createDelegator(
   return new Delegator({
     runId: context.runId,
     depth: context.depth,
+    scope: context.scope,
+    route: context.route,
     agents: delegation.agents,
     limits: delegation.limits,
-    workspace: context.workspace,
-    route: context.route,
-    sandbox: context.sandbox,
-    loopDetection: context.loopDetection,
     transcript: () => state().transcript,
     ...(delegation.ledger && { ledger: delegation.ledger }),
     ...(delegation.events && { events: delegation.events }),
     ...(delegation.batch && { batch: delegation.batch }),
     ...(delegation.loads && { loads: delegation.loads }),
     ...(delegation.providerProbe && { providerProbe: delegation.providerProbe }),
-    ...(context.summarization && { summarization: context.summarization }),
-    ...(context.clarification && { clarification: context.clarification }),
-    ...(context.userId !== undefined && { userId: context.userId }),
-    ...(context.secrets !== undefined && { secrets: context.secrets }),
-    ...(context.skills !== undefined && { skills: context.skills }),
-    ...(context.guardrails !== undefined && { guardrails: context.guardrails }),
   });
 }
 
@@ -181,7 +134,7 @@ export function createClarifications(
   delegator?: Delegator,
 ): Clarifications {
   const clarifications = new Clarifications({
-    ...(context.clarification && { settings: context.clarification }),
+    ...(context.scope.clarification && { settings: context.scope.clarification }),
     offered: agent.offered,
     agentName: agent.name,
     runId: context.runId,
@@ -218,7 +171,7 @@ export function createApprovals(
     agentName: agent.name,
     runId: context.runId,
     leadWorkflowId: agent.leadWorkflowId,
-    ...(context.guardrails && { timeoutSeconds: context.guardrails.approval_timeout_seconds }),
+    ...(context.scope.guardrails && { timeoutSeconds: context.scope.guardrails.approval_timeout_seconds }),
     counter: state(),
     ...(delegator && { delegationEnded: (taskId: string) => delegator.hasEnded(taskId) }),
     showDoing: (doing, commands) =>
@@ -255,6 +208,10 @@ export interface AgentRunOptions {
   recordSteps: boolean;
   /** Called after every model response (progress reports). */
   onTurn?: LoopPlugins['onTurn'];
+  /** The user's memory (the lead's, when the run has it: workflows/memory/agent-memory.ts); subagents have none. */
+  memory?: AgentMemory;
+  /** The lead's `<current_date>` moves on past midnight (workflows/lead-date.ts); subagents keep theirs. */
+  followsDate?: boolean;
 }
 
 /** Histories recorded before a subagent's denial was told to its parent. */
@@ -274,13 +231,13 @@ function withGuardrails(
   agentName: string,
   delegator: Delegator | undefined,
 ): { guardrails?: AgentGuardrails } {
-  const settings = context.guardrails;
+  const settings = context.scope.guardrails;
   const policy = settings && policyFor(settings, agentName);
   if (!settings || !policy) return {};
   const guardrails = new AgentGuardrails(
     policy,
     settings,
-    { runId: context.runId, userId: context.userId ?? DEFAULT_USER_ID, agent: agentName },
+    { runId: context.runId, userId: context.scope.user_id ?? DEFAULT_USER_ID, agent: agentName },
     // `tool_denied` / `tool_approved` in the agent's event log, when it keeps one (the lead; a subagent that
     // delegates), and in its parent's, up to the lead's.
     {
@@ -365,23 +322,46 @@ export type AgentRunEnd =
   | AcceptanceFailed;
 
 /**
+ * What the agent reads before its first turn: its skills (when the run has them) and the user's memory (the
+ * lead's, once per run: a run without it reads nothing, its history as before). A failed read ends the run.
+ */
+async function agentStart(
+  options: AgentRunOptions,
+): Promise<
+  { skills: AgentSkills | undefined } | Extract<AgentRunEnd, { kind: 'cancelled' | 'activity_failed' }>
+> {
+  const { context, agent, state, memory } = options;
+  const { scope } = context;
+  let skills: AgentSkills | undefined;
+  try {
+    if (scope.skills) {
+      skills = await agentSkills(state, scope.skills, agent.skills, {
+        ...(scope.user_id !== undefined && { userId: scope.user_id }),
+        ...(scope.secrets !== undefined && { secrets: scope.secrets }),
+      });
+    }
+    await memory?.load(state);
+  } catch (err) {
+    if (isCancellation(err)) return { kind: 'cancelled' };
+    if (err instanceof ActivityFailure) {
+      return { kind: 'activity_failed', message: err.cause?.message ?? err.message };
+    }
+    throw err;
+  }
+  return { skills };
+}
+
+/**
  * Runs the agent's loop until it ends, its wall clock runs out, or it is cancelled. Delegations still in flight
  * have reported back before this returns, so no ledger entry stays `in_progress`.
  */
 export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
-  const { context, agent, state, delegator, clarifications } = options;
-  let skills: AgentSkills | undefined;
-  if (context.skills) {
-    try {
-      skills = await agentSkills(state, context.skills, agent.skills, context);
-    } catch (err) {
-      if (isCancellation(err)) return { kind: 'cancelled' };
-      if (err instanceof ActivityFailure) {
-        return { kind: 'activity_failed', message: err.cause?.message ?? err.message };
-      }
-      throw err;
-    }
-  }
+  const { context, agent, state, delegator, clarifications, memory } = options;
+  const { scope } = context;
+  // No await when there is nothing to read: the loop's first commands come in the same step as before.
+  const started = scope.skills || memory ? await agentStart(options) : { skills: undefined };
+  if ('kind' in started) return started;
+  const { skills } = started;
   // The lead's log keeps what any agent's calls found of the run's workspace (moved, not saved).
   reportWorkspaceNotices(
     context.route,
@@ -394,11 +374,15 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   if (delegator) toolSpecs.push(...delegator.toolSpecs());
   if (clarifications) toolSpecs.push(...clarifications.toolSpecs());
   if (skills) toolSpecs.push(...skills.toolSpecs());
+  if (memory) toolSpecs.push(...memory.toolSpecs());
   if (delegator) {
     setHandler(subagentProgressSignal, (update) => delegator.recordProgress(update));
     setHandler(subagentAdmissionSignal, (update) => delegator.recordAdmission(update));
     setHandler(guardrailNoticeSignal, (notice) => delegator.recordChildDecision(notice));
   }
+  // The tree budget, when the run has one: the lead keeps its ledger, every other agent leases from it.
+  const budget =
+    scope.tree_budget && treeBudgetGate(scope.tree_budget, context.runId, (state.tree_budget ??= {}));
   const delegation = delegator?.plugins();
   const plugins: LoopPlugins = {
     ...delegation,
@@ -406,6 +390,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
       delegation?.claimedCalls,
       clarifications?.claimedCalls(),
       skills?.claimedCalls(),
+      memory?.claimedCalls(),
     ),
     onTurn: options.onTurn,
     // Between turns nothing is in flight: when history grows long, the run continues as new there.
@@ -422,16 +407,21 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     guards: defaultGuards({
       maxTurns: agent.maxTurns,
       tokenBudget: agent.tokenBudget,
-      loopDetection: context.loopDetection,
+      loopDetection: scope.loop_detection,
     }),
     route: context.route,
-    sandbox: context.sandbox,
+    sandbox: scope.sandbox,
     recordSteps: options.recordSteps,
-    ...(context.summarization && { summarization: context.summarization }),
+    ...(scope.summarization && { summarization: scope.summarization }),
     ...(skills && { skills }),
     ...withGuardrails(context, agent.name, delegator),
     // No person attached (a batch's item, a scheduled run, what they delegate): `guardrails.unattended` decides.
-    ...(options.approvals && !context.guardrails?.no_approver && { approvals: options.approvals }),
+    ...(options.approvals && !scope.guardrails?.no_approver && { approvals: options.approvals }),
+    ...(budget && { budget }),
+    ...(options.followsDate && { followsDate: true }),
+    ...(scope.tool_output && { toolOutput: scope.tool_output }),
+    ...(scope.read_before_write && { readBeforeWrite: true }),
+    ...(scope.clarification && { clarification: { timeout_seconds: scope.clarification.timeout_seconds } }),
   };
 
   // The wall clock counts from when the server started the run (its chain), as the hard backstop
@@ -443,6 +433,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
   state.date_context ??= currentDateContext(workflowInfo().startTime);
   const loopScope = new CancellationScope();
   const clockScope = new CancellationScope();
+  let continuing = false;
   try {
     const loop = loopScope.run(() => runAgentLoop(state, config, plugins));
     const timeoutSeconds = agent.timeoutSeconds;
@@ -455,6 +446,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
             }),
           );
     const end = await (clock ? Promise.race([loop, clock.then(() => 'timed_out' as const)]) : loop);
+    continuing = end !== 'timed_out' && end.kind === 'continue_as_new';
     if (end !== 'timed_out') return end;
     // Graceful: running activities (they heartbeat) and children are cancelled, the partial text is kept.
     loopScope.cancel();
@@ -470,5 +462,7 @@ export async function runAgent(options: AgentRunOptions): Promise<AgentRunEnd> {
     clockScope.cancel();
     // Cancelled children report back before the run ends or continues.
     if (delegator) await CancellationScope.nonCancellable(() => delegator.settle());
+    // What it holds of the tree budget goes back, its spend reported, unless it carries on as new.
+    if (budget && !continuing) await CancellationScope.nonCancellable(() => budget.close());
   }
 }

@@ -7,7 +7,7 @@
  * waiting call of the run; the decision goes to the workflow that asked. The wait runs inside the agent's loop,
  * so its wall clock counts it and a cancel ends it.
  */
-import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   approvalArgsLine,
   approvalNoticeSignal,
@@ -24,7 +24,6 @@ import {
   noteProblem,
   type ApprovalNotice,
   type ApprovalRecord,
-  type ApprovalRefusal,
   type ApproveRequest,
   type DenyRequest,
   type PendingApproval,
@@ -40,6 +39,7 @@ import { approvalStep, type SubagentApprovalStep } from '../contracts/steps';
 import { truncateHeadTail } from '../contracts/text';
 import { holderName, tellParent } from './held-for-a-person';
 import { recordApprovalWait } from './metrics';
+import { nowIso as now, PendingItems, refusal as refused } from './pending-items';
 
 export interface ApprovalsOptions {
   agentName: string;
@@ -61,15 +61,6 @@ export interface ApprovalsOptions {
 /** A decision request of either kind, as the validators check it. */
 type DecisionRequest = { kind: 'approve'; request: ApproveRequest } | { kind: 'deny'; request: DenyRequest };
 
-function now(): string {
-  // The workflow clock: deterministic on replay.
-  return new Date().toISOString();
-}
-
-function refused(type: ApprovalRefusal, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: true });
-}
-
 function pendingOf(record: ApprovalRecord): PendingApproval {
   const { state: _state, by: _by, note: _note, closed_at: _closed, ...pending } = record;
   return pending;
@@ -90,15 +81,16 @@ export function decisionRequestProblem(decision: DecisionRequest): string | unde
 }
 
 export class Approvals {
-  /** This execution's own held calls, open and closed. */
-  private readonly records: ApprovalRecord[] = [];
-  /** Held calls of this agent's subagents (at any depth) still open, by `<workflow id>#<id>`. */
-  private readonly children = new Map<string, PendingApproval>();
-  /** Calls held before this execution (continue-as-new): their ids are known, their records gone. */
-  private readonly askedBefore: number;
+  /** This execution's own held calls and its subagents' still open. */
+  private readonly items: PendingItems<ApprovalRecord, PendingApproval>;
 
   constructor(private readonly options: ApprovalsOptions) {
-    this.askedBefore = options.counter.approvals_asked ?? 0;
+    this.items = new PendingItems({
+      prefix: 'a',
+      heldBefore: options.counter.approvals_asked ?? 0,
+      ...(options.delegationEnded && { delegationEnded: options.delegationEnded }),
+      pendingOf,
+    });
   }
 
   /** The Updates that decide, and children's notices. Registering changes no history: safe for any run. */
@@ -118,12 +110,7 @@ export class Approvals {
 
   /** Every call of this agent and its subagents waiting for a decision, oldest first. */
   pending(): PendingApproval[] {
-    const own = this.records.filter((r) => r.state === 'pending').map(pendingOf);
-    const ended = this.options.delegationEnded;
-    const children = [...this.children.values()].filter(
-      (a) => ended === undefined || !ended(a.ref.split('/')[0]),
-    );
-    return [...own, ...children].sort((a, b) => a.asked_at.localeCompare(b.asked_at));
+    return this.items.pending();
   }
 
   /**
@@ -153,7 +140,7 @@ export class Approvals {
       timeout_seconds: timeoutSeconds,
       state: 'pending',
     };
-    this.records.push(record);
+    this.items.add(record);
     this.notifyParent({ state: 'asked', approval: (({ ref: _ref, ...asked }) => asked)(pendingOf(record)) });
     this.show();
     try {
@@ -193,7 +180,7 @@ export class Approvals {
   private show(last?: string): void {
     const show = this.options.showDoing;
     if (!show) return;
-    const own = this.records.filter((r) => r.state === 'pending');
+    const own = this.items.open();
     const waiting = own[0] ?? this.pending()[0];
     if (waiting) {
       const ref = own.length > 1 || waiting.ref.includes('/') ? waiting.ref : undefined;
@@ -251,33 +238,30 @@ export class Approvals {
     const problem = decisionRequestProblem(decision);
     if (problem !== undefined) throw refused(APPROVAL_REFUSALS.invalid, problem);
     const id = decision.request.approval_id;
-    if (id === undefined) {
-      const open = this.records.filter((r) => r.state === 'pending');
-      if (open.length === 1) return open[0];
-      if (open.length > 1) {
+    const found = this.items.lookup(id);
+    switch (found.kind) {
+      case 'found':
+        break;
+      case 'ambiguous':
         throw refused(
           APPROVAL_REFUSALS.ambiguous,
-          `${open.length} calls wait for a decision (${open.map((r) => `${r.ref}: ${r.tool} ${r.args}`).join('; ')}): ` +
+          `${found.open.length} calls wait for a decision (${found.open.map((r) => `${r.ref}: ${r.tool} ${r.args}`).join('; ')}): ` +
             'name one with --call',
         );
-      }
-      throw refused(APPROVAL_REFUSALS.notWaiting, this.notWaitingText());
-    }
-    const record = this.records.find((r) => r.id === id);
-    if (record === undefined) {
-      const number = /^a(\d+)$/.exec(id)?.[1];
-      if (number !== undefined && Number(number) >= 1 && Number(number) <= this.askedBefore) {
+      case 'not_waiting':
+        throw refused(APPROVAL_REFUSALS.notWaiting, this.notWaitingText());
+      case 'closed_before':
         throw refused(
           APPROVAL_REFUSALS.closed,
           `call ${id} of ${holderName(this.options)} is closed (held before the run continued as new)`,
         );
-      }
-      const known = this.records.map((r) => r.id);
-      throw refused(
-        APPROVAL_REFUSALS.unknown,
-        `${holderName(this.options)} has no call ${JSON.stringify(id)} held for approval (its calls: ${known.join(', ') || 'none'})`,
-      );
+      case 'unknown':
+        throw refused(
+          APPROVAL_REFUSALS.unknown,
+          `${holderName(this.options)} has no call ${JSON.stringify(id)} held for approval (its calls: ${found.known.join(', ') || 'none'})`,
+        );
     }
+    const { record } = found;
     switch (record.state) {
       case 'pending':
         return record;
@@ -305,7 +289,7 @@ export class Approvals {
 
   private notWaitingText(): string {
     const base = `${holderName(this.options)} is not waiting for a decision`;
-    const children = this.pending().filter((a) => a.workflow_id !== workflowInfo().workflowId);
+    const children = this.items.pendingChildren();
     if (children.length === 0) return `${base} (no tool call of it is held for approval)`;
     return `${base}; its subagents' are: ${children.map((a) => a.ref).join(', ')} (name one with --call)`;
   }
@@ -339,13 +323,12 @@ export class Approvals {
   private hear(notice: ApprovalNotice): void {
     if (notice.state === 'asked') {
       const { approval } = notice;
-      this.children.set(`${approval.workflow_id}#${approval.id}`, {
+      this.items.childAsked({
         ...approval,
         ref: approvalRef(this.options.leadWorkflowId, approval.workflow_id, approval.id),
       });
     } else {
-      const closed = this.children.get(`${notice.workflow_id}#${notice.id}`);
-      this.children.delete(`${notice.workflow_id}#${notice.id}`);
+      const closed = this.items.childClosed(notice.workflow_id, notice.id);
       if (closed)
         this.show(`${closed.ref} ${notice.end === 'timed_out' ? 'timed out (denied)' : notice.end}`);
     }

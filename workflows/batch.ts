@@ -38,6 +38,8 @@ import { batchStatusQuery, type BatchInput, type BatchResult } from '../contract
 import { INVALID_INPUT_FAILURE_TYPE } from '../contracts/inputs';
 import { guardrailNoticeSignal, subagentProgressSignal, workspaceNoticeSignal } from '../contracts/queries';
 import { FAILED_ITEMS, runSearchAttributes } from '../contracts/search-attributes';
+import { batchTreeBudget, type BatchBudget } from './budget/batch-root';
+import { batchItemScope, scoped, type UnscopedInput } from '../contracts/run-scope';
 import { userIdProblem } from '../contracts/user';
 import {
   failedSubagentResult,
@@ -74,7 +76,9 @@ const ACCEPTANCE_OPTIONS: ActivityOptions = {
 };
 const { checkAcceptance } = proxyActivities<AcceptanceActivities>(ACCEPTANCE_OPTIONS);
 
-export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
+/** `started`: its run's settings in `scope`, or (recorded before the scope) at its top level. */
+export async function batchWorkflow(started: BatchInput | UnscopedInput<BatchInput>): Promise<BatchResult> {
+  const input = scoped<BatchInput>(started);
   refuseInvalid(input);
   const info = workflowInfo();
   const batch = new BatchScheduler(input, {
@@ -82,8 +86,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     startedAt: info.startTime.toISOString(),
     askAgainMs: ADMISSION_RESEND_MS,
   });
-  const route = new WorkspaceRoute(input.workspace_placement, input.workspace, workspaceKey(input));
+  const { scope } = input;
+  const route = new WorkspaceRoute(scope.workspace_placement, scope.workspace, workspaceKey(scope));
   const runner = new ItemRunner(input, batch, info.workflowId, route);
+  // On its own (no lead run above it), a batch with a tree budget is its tree's root: its items share it.
+  const budget =
+    scope.tree_budget && input.run_id === undefined
+      ? batchTreeBudget(scope.tree_budget, input.carry?.tree_budget)
+      : undefined;
 
   setHandler(admissionAnswerSignal, (answer) => batch.answered(answer, Date.now()));
   // The items' own notices to their parent: the batch follows them by their results alone.
@@ -98,6 +108,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
       const now = Date.now();
       batch.releaseDue(now);
       if (!batch.draining && wantsContinue(input)) batch.draining = true;
+      // The budget stopped the tree: what has not started never does (a retry of a capped item neither).
+      const budgetStop = budget?.stopped();
+      if (budgetStop) batch.cancelPending(`not started: the batch's tree budget stopped it (${budgetStop})`);
       for (let next = batch.askNext(now); next; next = batch.askNext(now)) runner.ask(next.item, next.slot);
       for (const step of batch.steps(now)) {
         if (step.kind === 'run') runner.start(step.item, step.entry);
@@ -132,15 +145,22 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchResult> {
     });
     batch.ended = 'cancelled';
     reportOutcome({ status: 'cancelled' });
-    return close(input, batch, 'cancelled');
+    return close(input, batch, 'cancelled', budget);
   }
   if (!batch.done) {
-    const carry = batch.carry((input.carry?.continued ?? 0) + 1);
-    return await continueAsNew<typeof batchWorkflow>({ ...input, ...route.inputField(), carry });
+    const carry = {
+      ...batch.carry((input.carry?.continued ?? 0) + 1),
+      ...(budget && { tree_budget: budget.state() }),
+    };
+    return await continueAsNew<typeof batchWorkflow>({
+      ...input,
+      scope: { ...input.scope, ...route.inputField() },
+      carry,
+    });
   }
   batch.ended = 'completed';
   reportBatchEnd(batch.result('completed').counts.failed);
-  return close(input, batch, 'completed');
+  return close(input, batch, 'completed', budget);
 }
 
 /**
@@ -166,8 +186,9 @@ function refuseInvalid(input: BatchInput): void {
       `limits.max_running_items: ${limits.max_running_items} is above max_live_items (${limits.max_live_items})`,
     );
   }
-  const userProblem = input.user_id === undefined ? undefined : userIdProblem(input.user_id);
-  if (userProblem !== undefined) problems.push(`user_id: ${JSON.stringify(input.user_id)} ${userProblem}`);
+  const userId = input.scope.user_id;
+  const userProblem = userId === undefined ? undefined : userIdProblem(userId);
+  if (userProblem !== undefined) problems.push(`user_id: ${JSON.stringify(userId)} ${userProblem}`);
   if (problems.length > 0) {
     throw ApplicationFailure.nonRetryable(
       `The batch input is refused:\n  ${problems.join('\n  ')}`,
@@ -208,7 +229,7 @@ class ItemRunner {
     return {
       slot,
       owner: this.batchId,
-      fairness_key: input.fairness_key ?? this.runId,
+      fairness_key: input.scope.fairness_key ?? this.runId,
       label: `${input.subagent_type}: ${input.description} [${input.items[i].key}]`,
     };
   }
@@ -263,7 +284,7 @@ class ItemRunner {
     const { agent } = input;
     // The item checks its own criteria: an attempt that fails them is Failed where an operator looks.
     const itemChecks = item.acceptance_criteria?.length ? patched(ITEM_ACCEPTANCE_PATCH) : false;
-    const child = { ...childInput(input, this.runId, i, entry, itemChecks), ...this.route.inputField() };
+    const child = childInput(input, this.runId, i, entry, itemChecks, this.route);
     let result: SubagentResult;
     try {
       const handle = await startChild<typeof subagentWorkflow>('subagentWorkflow', {
@@ -277,7 +298,7 @@ class ItemRunner {
           this.runId,
           input.subagent_type,
           input.depth,
-          input.user_id,
+          input.scope.user_id,
         ),
       });
       result = await handle.result();
@@ -307,7 +328,7 @@ class ItemRunner {
               {
                 criteria,
                 answer: result.result ?? '',
-                workspace: input.workspace,
+                workspace: input.scope.workspace,
                 placement: place.placement,
               },
             ]),
@@ -339,6 +360,7 @@ function childInput(
   i: number,
   entry: LiveItem,
   itemChecks: boolean,
+  route: WorkspaceRoute,
 ): SubagentInput {
   const item = input.items[i];
   const { agent } = input;
@@ -349,19 +371,9 @@ function childInput(
     prompt: item.prompt,
     subagent_type: input.subagent_type,
     agent,
-    loop_detection: input.loop_detection,
-    workspace: input.workspace,
-    sandbox: input.sandbox,
+    // Nobody waits on a batch's item: no questions, and an `ask` is decided by `unattended` at once.
+    scope: batchItemScope(input.scope, runId, route.inputField()),
     depth: input.depth,
-    ...(input.summarization && { summarization: input.summarization }),
-    fairness_key: input.fairness_key ?? runId,
-    ...(input.user_id !== undefined && { user_id: input.user_id }),
-    ...(input.secrets !== undefined && { secrets: input.secrets }),
-    ...(input.skills !== undefined && { skills: input.skills }),
-    // Nobody waits on a batch's item: an `ask` is decided by `unattended` at once, for it and what it delegates.
-    ...(input.guardrails !== undefined && {
-      guardrails: { ...input.guardrails, no_approver: true as const },
-    }),
     // Progress reports would fill the batch's history: the batch follows its items by their results.
     first_report_at: new Date(
       Date.now() + (agent.timeout_seconds + SUBAGENT_TIMEOUT_GRACE_SECONDS) * 1000,
@@ -381,8 +393,13 @@ function notAccepted(result: SubagentResult): false | undefined {
  * The batch's ending as Temporal shows it (contracts/closing.ts), its final counts in its details: a cancelled
  * batch ends Canceled, its result in its memo.
  */
-function close(input: BatchInput, batch: BatchScheduler, status: 'completed' | 'cancelled'): BatchResult {
-  const end = batch.result(status);
+function close(
+  input: BatchInput,
+  batch: BatchScheduler,
+  status: 'completed' | 'cancelled',
+  budget: BatchBudget | undefined,
+): BatchResult {
+  const end = { ...batch.result(status), ...(budget && { tree_budget: budget.report() }) };
   const { completed, failed, cancelled } = end.counts;
   const { attempts, requeued } = batch.counters;
   return closeWith(end, {

@@ -5,7 +5,7 @@
  * closes the question. A subagent's question is announced to its parent (a signal, passed up to the lead), so
  * the lead's `status` lists every question of the run; the answer goes to the workflow that asked.
  */
-import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   answerClarificationUpdate,
   answerCommandLine,
@@ -18,22 +18,23 @@ import {
   parseClarificationArgs,
   questionRef,
   timedOutToolText,
-  type AnswerRefusal,
   type AnswerRequest,
   type ClarificationArgs,
   type ClarificationNotice,
-  type ClarificationSettings,
   type PendingQuestion,
   type QuestionEnd,
   type QuestionRecord,
   type RecordedAnswer,
 } from '../contracts/clarification';
+import { APPROVER_MAX_CHARS } from '../contracts/approvals';
 import type { NewTaskEvent } from '../contracts/events';
+import type { ClarificationSettings } from '../contracts/input-schemas';
 import { toolMessageFor, type ToolCall, type ToolMessage, type ToolSpec } from '../contracts/messages';
 import { RESULT_BRIEF_MAX_CHARS } from '../contracts/subagent';
 import { truncateHeadTail } from '../contracts/text';
 import type { LoopPlugins } from './agent-loop';
 import { holderName, tellParent } from './held-for-a-person';
+import { nowIso as now, PendingItems, refusal as refused } from './pending-items';
 
 export interface ClarificationOptions {
   /** The run's settings; absent (disabled, or a run from before) → no tool, and nothing ever waits. */
@@ -52,32 +53,25 @@ export interface ClarificationOptions {
   showDoing?: (doing: string, command?: string) => void;
 }
 
-function now(): string {
-  // The workflow clock: deterministic on replay.
-  return new Date().toISOString();
-}
-
-function refused(type: AnswerRefusal, message: string): ApplicationFailure {
-  return ApplicationFailure.create({ type, message, nonRetryable: true });
-}
-
 function pendingOf(record: QuestionRecord): PendingQuestion {
   const { state: _state, answer: _answer, closed_at: _closed, ...pending } = record;
   return pending;
 }
 
 export class Clarifications {
-  /** This execution's own questions, open and closed. */
-  private readonly questions: QuestionRecord[] = [];
-  /** Questions of this agent's subagents (at any depth) still open, by `<workflow id>#<id>`. */
-  private readonly children = new Map<string, PendingQuestion>();
+  /** This execution's own questions and its subagents' still open. */
+  private readonly questions: PendingItems<QuestionRecord, PendingQuestion>;
   /** Questions this agent asked, earlier executions included: the next one is `q<asked + 1>`. */
   asked: number;
-  private readonly askedBefore: number;
 
   constructor(private readonly options: ClarificationOptions) {
     this.asked = options.settings?.questions_asked ?? 0;
-    this.askedBefore = this.asked;
+    this.questions = new PendingItems({
+      prefix: 'q',
+      heldBefore: this.asked,
+      ...(options.delegationEnded && { delegationEnded: options.delegationEnded }),
+      pendingOf,
+    });
   }
 
   /** Answers the Update and hears children's questions. Registering changes no history: safe for any run. */
@@ -112,12 +106,7 @@ export class Clarifications {
 
   /** Every question of this agent and its subagents waiting for an answer, oldest first. */
   pending(): PendingQuestion[] {
-    const own = this.questions.filter((q) => q.state === 'pending').map(pendingOf);
-    const ended = this.options.delegationEnded;
-    const children = [...this.children.values()].filter(
-      (q) => ended === undefined || !ended(q.ref.split('/')[0]),
-    );
-    return [...own, ...children].sort((a, b) => a.asked_at.localeCompare(b.asked_at));
+    return this.questions.pending();
   }
 
   private async ask(call: ToolCall): Promise<ToolMessage> {
@@ -161,7 +150,7 @@ export class Clarifications {
       timeout_seconds: settings.timeout_seconds,
       state: 'pending',
     };
-    this.questions.push(question);
+    this.questions.add(question);
     this.opened(pendingOf(question));
     this.options.showDoing?.(
       `waiting for an answer to ${question.ref}: "${question.question}"`,
@@ -196,32 +185,29 @@ export class Clarifications {
     const problem = answerProblem(request?.answer);
     if (problem !== undefined) throw refused(ANSWER_REFUSALS.invalid, problem);
     const id = request.question_id;
-    if (id === undefined) {
-      const open = this.questions.filter((q) => q.state === 'pending');
-      if (open.length === 1) return open[0];
-      if (open.length > 1) {
+    const found = this.questions.lookup(id);
+    switch (found.kind) {
+      case 'found':
+        break;
+      case 'ambiguous':
         throw refused(
           ANSWER_REFUSALS.ambiguous,
-          `${open.length} questions are waiting (${open.map((q) => q.ref).join(', ')}): name one with --question`,
+          `${found.open.length} questions are waiting (${found.open.map((q) => q.ref).join(', ')}): name one with --question`,
         );
-      }
-      throw refused(ANSWER_REFUSALS.notWaiting, this.notWaitingText());
-    }
-    const question = this.questions.find((q) => q.id === id);
-    if (question === undefined) {
-      const number = /^q(\d+)$/.exec(id)?.[1];
-      if (number !== undefined && Number(number) >= 1 && Number(number) <= this.askedBefore) {
+      case 'not_waiting':
+        throw refused(ANSWER_REFUSALS.notWaiting, this.notWaitingText());
+      case 'closed_before':
         throw refused(
           ANSWER_REFUSALS.closed,
           `question ${id} of ${holderName(this.options)} is closed (asked before the run continued as new)`,
         );
-      }
-      const known = this.questions.map((q) => q.id);
-      throw refused(
-        ANSWER_REFUSALS.unknown,
-        `${holderName(this.options)} has no question ${JSON.stringify(id)} (its questions: ${known.join(', ') || 'none'})`,
-      );
+      case 'unknown':
+        throw refused(
+          ANSWER_REFUSALS.unknown,
+          `${holderName(this.options)} has no question ${JSON.stringify(id)} (its questions: ${found.known.join(', ') || 'none'})`,
+        );
     }
+    const question = found.record;
     switch (question.state) {
       case 'pending':
         return question;
@@ -247,7 +233,7 @@ export class Clarifications {
 
   private notWaitingText(): string {
     const base = `${holderName(this.options)} is not waiting for an answer`;
-    const children = this.pending().filter((q) => q.workflow_id !== workflowInfo().workflowId);
+    const children = this.questions.pendingChildren();
     if (children.length === 0) return `${base} (it has no open question)`;
     return `${base}; its subagents are: ${children.map((q) => q.ref).join(', ')} (name one with --question)`;
   }
@@ -257,6 +243,9 @@ export class Clarifications {
     const question = this.check(request);
     question.state = 'answered';
     question.answer = request.answer;
+    // Bounded as an approver's name is (an older client sends none).
+    const by = typeof request.by === 'string' ? request.by.trim().slice(0, APPROVER_MAX_CHARS) : '';
+    if (by !== '') question.by = by;
     question.closed_at = now();
     return {
       ref: question.ref,
@@ -266,6 +255,7 @@ export class Clarifications {
       workflow_id: question.workflow_id,
       answer: request.answer,
       answered_at: question.closed_at,
+      ...(question.by !== undefined && { by: question.by }),
     };
   }
 
@@ -294,7 +284,7 @@ export class Clarifications {
 
   private closed(question: QuestionRecord): void {
     if (question.state === 'pending') return;
-    this.endEvent(question.ref, question.id, question.state, question.answer, question.timeout_seconds);
+    this.endEvent(question, question.state, question.answer, question.by);
     this.notifyParent({
       state: 'closed',
       workflow_id: question.workflow_id,
@@ -303,19 +293,20 @@ export class Clarifications {
       ...(question.answer !== undefined && {
         answer: truncateHeadTail(question.answer, RESULT_BRIEF_MAX_CHARS),
       }),
+      ...(question.by !== undefined && { by: question.by }),
     });
   }
 
   private endEvent(
-    ref: string,
-    id: string,
+    question: Pick<PendingQuestion, 'ref' | 'id' | 'timeout_seconds'>,
     end: QuestionEnd,
     answer: string | undefined,
-    timeoutSeconds: number,
+    by: string | undefined,
   ): void {
     const record = this.options.record;
     if (!record) return;
     const at = now();
+    const { ref, id } = question;
     if (end === 'answered') {
       record({
         type: 'clarification_answered',
@@ -323,6 +314,7 @@ export class Clarifications {
         at,
         question_id: id,
         answer: truncateHeadTail(answer ?? '', RESULT_BRIEF_MAX_CHARS),
+        ...(by !== undefined && { by }),
       });
     } else if (end === 'timed_out') {
       record({
@@ -330,7 +322,7 @@ export class Clarifications {
         task_id: ref,
         at,
         question_id: id,
-        timeout_seconds: timeoutSeconds,
+        timeout_seconds: question.timeout_seconds,
       });
     }
   }
@@ -343,13 +335,11 @@ export class Clarifications {
         ...question,
         ref: questionRef(this.options.leadWorkflowId, question.workflow_id, question.id),
       };
-      this.children.set(`${question.workflow_id}#${question.id}`, pending);
+      this.questions.childAsked(pending);
       this.logRequested(pending);
     } else {
-      const key = `${notice.workflow_id}#${notice.id}`;
-      const pending = this.children.get(key);
-      this.children.delete(key);
-      if (pending) this.endEvent(pending.ref, pending.id, notice.end, notice.answer, pending.timeout_seconds);
+      const pending = this.questions.childClosed(notice.workflow_id, notice.id);
+      if (pending) this.endEvent(pending, notice.end, notice.answer, notice.by);
     }
     this.notifyParent(notice);
   }

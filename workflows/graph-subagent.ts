@@ -84,7 +84,7 @@ async function runGraphAgent(
               recursion_limit: graphRecursionLimit(agent.max_turns, graph),
               token_budget: agent.token_budget,
               deadline_ms: deadlineMs,
-              workspace: input.workspace,
+              workspace: input.scope.workspace,
             },
           ]),
         true,

@@ -3,13 +3,14 @@
  * the same run lifecycle as every subagent (`runAgent`, `runLifecycle`), with delegation plugged in. Its ledger
  * and event log live in workflow state, rebuilt from history on replay, and are read by queries.
  */
-import { CancellationScope, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   LEAD_RUN_FAILED_PREFIX,
   LEAD_RUN_TIMED_OUT_PREFIX,
   leadEventsQuery,
   leadLedgerQuery,
   leadStatusQuery,
+  type LeadCostUsd,
   type LeadRunInput,
   type LeadRunResult,
   type LeadStatus,
@@ -17,6 +18,7 @@ import {
 import { CLOSING_FAILURE_TYPES } from '../contracts/closing';
 import { isToolDecisionEvent, type TaskEvent, type ToolDecisionEvent } from '../contracts/events';
 import { failOnInvalidLeadRunInput } from '../contracts/inputs';
+import { scoped, type UnscopedInput } from '../contracts/run-scope';
 import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
 import type { LoopCarry } from '../contracts/loop-carry';
@@ -35,7 +37,7 @@ import {
 import type { Approvals } from './approvals';
 import type { Clarifications } from './clarification';
 import type { Delegator } from './delegation/delegator';
-import { countByStatus, leadTokenUsage } from './delegation/ledger';
+import { countByStatus, leadCostUsd, leadTokenUsage } from './delegation/ledger';
 import { leadSystemPrompt } from './lead-prompt';
 import { recordLeadRunEnd } from './metrics';
 import {
@@ -49,6 +51,10 @@ import { withActiveSkills } from './skills';
 import { lastAssistantText } from './subagent-result';
 import { workspaceStatus } from './workspace-notices';
 import { completeLeadRunInput } from './minimal-lead-input';
+import { treeBudgetReport } from './budget/tree-ledger';
+import { AgentMemory } from './memory/agent-memory';
+import { admitToday, reportToday } from './budget/daily-admission';
+import { forkedState, forkOriginOf } from './fork-state';
 
 /** Histories recorded before a lead run took a slot of its own (`lead_runtime`) start the loop at once. */
 const LEAD_ADMISSION_PATCH = 'lead-admission';
@@ -80,6 +86,8 @@ function startingState(input: LeadRunInput): AgentLoopState {
       step_seq: carry.step_seq,
     });
   }
+  // A fork's first execution: the original's kept turns, read from its history (workflows/fork-run.ts).
+  if (!carry && input.fork) return forkedState(input.fork);
   const messages: ChatMessage[] = carry?.messages ?? [
     {
       role: 'system',
@@ -113,6 +121,12 @@ function approvalsOf(approvals: PendingApproval[]): { approvals?: PendingApprova
   return approvals.length > 0 ? { approvals } : {};
 }
 
+/** The run's `cost_usd`: present only when some call was priced (no pricing: no cost field, not 0). */
+function costOf({ delegator, runId, state }: LeadRun): { cost_usd?: LeadCostUsd } {
+  const cost = leadCostUsd(delegator.ledger, runId, state.cost_usd);
+  return cost ? { cost_usd: cost } : {};
+}
+
 /** What the status query answers: where the run stands, its turns, tokens, delegations and questions. */
 function leadStatus(run: LeadRun, { queuedAt, finished }: RunStanding): LeadStatus {
   const { runId, state, delegator } = run;
@@ -121,12 +135,15 @@ function leadStatus(run: LeadRun, { queuedAt, finished }: RunStanding): LeadStat
     ...(queuedAt && !finished && { admission: queuedAt }),
     turns: state.turns,
     token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
+    ...costOf(run),
+    ...treeBudgetReport(state.tree_budget),
     counts: countByStatus(delegator.ledger, runId),
     last_seq: delegator.events.length,
     ...(!finished && questionsOf(run.clarifications.pending())),
     ...(!finished && approvalsOf(run.approvals.pending())),
     ...withActiveSkills(state),
     ...workspaceOf(run),
+    ...forkOriginOf(run.input.fork, delegator.ledger),
   };
 }
 
@@ -141,7 +158,7 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
   const { input, runId, delegator, clarifications, approvals } = run;
   const next = (carry: LoopCarry): LeadRunInput => ({
     ...input,
-    ...run.context.route.inputField(),
+    scope: { ...input.scope, ...run.context.route.inputField() },
     run_id: runId,
     ledger: delegator.ledger,
     carry: {
@@ -172,13 +189,18 @@ async function runLead(run: LeadRun, admittedAt: string | undefined): Promise<Ex
       // The lead's own wall clock, when it has one, spans every execution of the run, from its slot's grant.
       ...(input.timeout_seconds !== undefined && { timeoutSeconds: input.timeout_seconds }),
       ...(admittedAt !== undefined && { clockStartMs: Date.parse(admittedAt) }),
-      skills: { ...(input.skills?.lead && { list: input.skills.lead }), prompt: input.prompt },
+      skills: { ...(input.scope.skills?.lead && { list: input.scope.skills.lead }), prompt: input.prompt },
     },
     state: run.state,
     delegator,
     clarifications,
     approvals,
     recordSteps: false,
+    followsDate: true,
+    // The user's memory, when the run's config enables it (runs from before it carry none: nothing is read).
+    ...(input.scope.memory && {
+      memory: new AgentMemory(input.scope.memory, input.scope.user_id, runId),
+    }),
   });
   // A batch outlives the run's answer, not a cancel of the run.
   if (end.kind === 'cancelled') await CancellationScope.nonCancellable(() => delegator.cancelBatches());
@@ -206,17 +228,24 @@ function leadEnding(outcome: RunOutcome, input: LeadRunInput): LeadEnding {
 /** The run's result; `ran` is false when it ended before its slot was granted. */
 function leadResult(run: LeadRun, ending: LeadEnding, ran: boolean): LeadRunResult {
   const { runId, state, delegator } = run;
+  // The tree budget stopped agents of this run (its children, or the lead's own next call): the answer is a
+  // capped one even when the lead's last call still fitted.
+  const treeStop = ending.status === 'completed' ? state.tree_budget?.ledger?.stopped : undefined;
+  const stopReason = ending.stopReason ?? treeStop;
   return {
     run_id: runId,
     status: ending.status,
-    ...(ending.stopReason && { stop_reason: ending.stopReason }),
+    ...(stopReason && { stop_reason: stopReason }),
     final_output: ran ? (state.last_text ?? '') : '',
     ledger: delegator.ledger,
     token_usage: leadTokenUsage(delegator.ledger, runId, state.usage),
+    ...costOf(run),
     turns: ran ? state.turns : 0,
     ...(ending.error !== undefined && { error: ending.error }),
     ...(ending.admissionFailure && { admission_failure: true as const }),
     ...decisionsOf(delegator.events),
+    ...treeBudgetReport(state.tree_budget),
+    ...forkOriginOf(run.input.fork, delegator.ledger),
   };
 }
 
@@ -229,9 +258,32 @@ function decisionsOf(events: readonly TaskEvent[]): { decisions?: ToolDecisionEv
   return decisions.length > 0 ? { decisions } : {};
 }
 
-/** `started`: the full input, or (from another client) `{prompt}` alone, filled from the worker's config. */
-export async function leadRunWorkflow(started: LeadRunInput): Promise<LeadRunResult> {
-  const input = await completeLeadRunInput(started);
+/** Histories recorded before `memory.mode: middleware` queued a run's conversation when it ended. */
+const MEMORY_MIDDLEWARE_PATCH = 'memory-middleware';
+
+/**
+ * `memory.mode: middleware`: a run that completed hands its conversation to its user's memory, which extracts
+ * facts from it (debounced) as DeerFlow's MemoryMiddleware does after each run. Checked only for such runs.
+ */
+async function rememberRun(input: LeadRunInput, runId: string, result: LeadRunResult): Promise<void> {
+  const memory = input.scope.memory;
+  if (memory?.mode !== 'middleware' || result.status !== 'completed') return;
+  if (!patched(MEMORY_MIDDLEWARE_PATCH)) return;
+  await new AgentMemory(memory, input.scope.user_id, runId).remember(
+    input.prompt,
+    result.final_output,
+    input.model,
+  );
+}
+
+/**
+ * `started`: the full input (its run's settings in `scope`, or at its top level when recorded before the
+ * scope), or (from another client) `{prompt}` alone, filled from the worker's config.
+ */
+export async function leadRunWorkflow(
+  started: LeadRunInput | UnscopedInput<LeadRunInput>,
+): Promise<LeadRunResult> {
+  const input = scoped<LeadRunInput>(await completeLeadRunInput(started));
   failOnInvalidLeadRunInput(input);
   const runId = input.run_id ?? workflowInfo().workflowId;
   const context = runContext(input, runId);
@@ -252,7 +304,11 @@ export async function leadRunWorkflow(started: LeadRunInput): Promise<LeadRunRes
   // Offered when the run's input carries the settings (runs from before it existed see no new tool).
   const clarifications = createClarifications(
     context,
-    { name: 'lead', offered: input.clarification !== undefined, leadWorkflowId: workflowInfo().workflowId },
+    {
+      name: 'lead',
+      offered: input.scope.clarification !== undefined,
+      leadWorkflowId: workflowInfo().workflowId,
+    },
     () => state,
     delegator,
   );
@@ -274,7 +330,7 @@ export async function leadRunWorkflow(started: LeadRunInput): Promise<LeadRunRes
     slot: {
       patch: LEAD_ADMISSION_PATCH,
       request: {
-        fairness_key: input.limits.fairness_key ?? runId,
+        fairness_key: input.scope.fairness_key ?? runId,
         label: slotLabel('lead', input.prompt),
         pool: 'runs',
       },
@@ -283,13 +339,21 @@ export async function leadRunWorkflow(started: LeadRunInput): Promise<LeadRunRes
       clockFromStart: false,
     },
     status: { query: leadStatusQuery, answer: (standing) => leadStatus(run, standing) },
+    // The user's daily budget, when the run has one: asked before its slot and any model call.
+    admit: () => admitToday(input.scope),
     run: (admittedAt) => runLead(run, admittedAt),
     cancelled: CANCELLED,
-    // Refused its slot (capacity full, queue timeout) or cancelled while it waited: no turn of its own.
-    refused: (refusal) =>
-      leadResult(run, { ...refusal, admissionFailure: refusal.status === 'failed' }, false),
+    // Refused its slot (capacity full, queue timeout) or by its user's day, or cancelled while it waited: no turn
+    // of its own. Only a slot's refusal is an admission failure.
+    refused: ({ beforeSlot, ...refusal }) =>
+      leadResult(run, { ...refusal, admissionFailure: refusal.status === 'failed' && !beforeSlot }, false),
     ended: (outcome) => leadResult(run, leadEnding(outcome, input), true),
     tokens: (result) => result.token_usage.total,
+    settle: async (result) => {
+      await reportToday(input.scope, runId, state.tree_budget);
+      if (result) await rememberRun(input, runId, result);
+    },
+    costUsd: (result) => result.cost_usd?.total,
     onEnd: (result) => recordLeadRunEnd(result),
     failures: {
       failed: { type: CLOSING_FAILURE_TYPES.leadFailed, prefix: LEAD_RUN_FAILED_PREFIX },

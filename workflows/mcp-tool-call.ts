@@ -5,10 +5,16 @@
  * decides the same from history alone. `tool_search` (deferred MCP tools) is run here too: it reads the same
  * catalog.
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { executeChild, ParentClosePolicy, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { LocalActivityOptions } from '@temporalio/common';
 import type { ProjectActivities } from '../activities';
-import { DEFAULT_MCP_TOOL_TIMEOUT_SECONDS, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
+import {
+  DEFAULT_MCP_TOOL_TIMEOUT_SECONDS,
+  type McpCallInfo,
+  type McpTaskWorkflowInput,
+  type McpToolFilter,
+} from '../contracts/mcp';
+import type { McpTaskCallInfo } from '../contracts/mcp-tasks';
 import type { ToolCall } from '../contracts/messages';
 import type { ToolSearchResult } from '../contracts/tool-search';
 import type { ToolCallResult } from '../contracts/tools';
@@ -41,6 +47,38 @@ export function runMcpToolCall(
       ...(filter.deferred && { promoted: options.promoted ?? [] }),
     },
   ]);
+}
+
+/**
+ * A call of a task toolset's submit tool (`mcp_tasks:`): its task is submitted and waited for in a child workflow
+ * (workflows/mcp-task.ts) whose result is the call's. A run that ends or is cancelled cancels the child, which
+ * cancels the task on its server before it closes.
+ */
+export function runMcpTask(
+  call: ToolCall,
+  filter: McpToolFilter,
+  info: McpCallInfo & { task: McpTaskCallInfo },
+  options: {
+    workflowId: string;
+    summary: string;
+    promoted?: string[];
+    questions: McpTaskWorkflowInput['questions'];
+  },
+): Promise<ToolCallResult> {
+  const input: McpTaskWorkflowInput = {
+    call,
+    filter,
+    ...(filter.deferred && { promoted: options.promoted ?? [] }),
+    task: info.task,
+    timeout_seconds: info.timeout_seconds,
+    questions: options.questions,
+  };
+  return executeChild('mcpTaskWorkflow', {
+    workflowId: options.workflowId,
+    args: [input],
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    staticSummary: options.summary,
+  });
 }
 
 // A search reads the worker's catalog and changes nothing: a local activity (one marker in history), retried.

@@ -15,9 +15,9 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { OUTCOME_MEMO, RESULT_MEMO } from '../contracts/closing';
-import { STOP_REASON, SUBAGENT_STATUS, TOTAL_TOKENS } from '../contracts/search-attributes';
+import { STOP_REASON, SUBAGENT_STATUS, TOTAL_COST_USD, TOTAL_TOKENS } from '../contracts/search-attributes';
 import type { TokenUsage } from '../contracts/messages';
-import { codeSpan, groupThousands, markdownText } from '../contracts/text';
+import { codeSpan, formatUsd, groupThousands, markdownText } from '../contracts/text';
 
 /** Whether this workflow reports its outcome: it was started with `SubagentStatus` (every start does now). */
 export function reportsOutcome(): boolean {
@@ -34,15 +34,18 @@ export interface Outcome {
   status: string;
   stopReason?: string;
   tokens?: TokenUsage;
+  /** What the tokens cost in USD (`models[].pricing`); absent when nothing was priced. */
+  costUsd?: number;
 }
 
-/** The final status, stop reason and tokens: one search attribute update, as the workflow ends. */
+/** The final status, stop reason, tokens and cost: one search attribute update, as the workflow ends. */
 export function reportOutcome(outcome: Outcome): void {
   if (!reportsOutcome()) return;
   upsertSearchAttributes([
     { key: SUBAGENT_STATUS, value: outcome.status },
     ...(outcome.stopReason !== undefined ? [{ key: STOP_REASON, value: outcome.stopReason }] : []),
     ...(outcome.tokens !== undefined ? [{ key: TOTAL_TOKENS, value: outcome.tokens.total_tokens }] : []),
+    ...(outcome.costUsd !== undefined ? [{ key: TOTAL_COST_USD, value: outcome.costUsd }] : []),
   ]);
 }
 
@@ -58,6 +61,8 @@ export interface Closing {
   error?: string;
   turns?: number;
   tokens?: TokenUsage;
+  /** What the tokens cost in USD, shown as `$0.0123` when some call was priced. */
+  costUsd?: number;
   /** Anything else worth the line (a batch's counts). */
   extra?: string;
   /** The input says the workflow closes as its result says (`honest_close`): no patch is checked. */
@@ -103,6 +108,7 @@ export function finalLine(closing: Closing): string {
     closing.status,
     ...(closing.turns !== undefined ? [`${closing.turns} turn${closing.turns === 1 ? '' : 's'}`] : []),
     ...(closing.tokens ? [`${groupThousands(closing.tokens.total_tokens)} tokens`] : []),
+    ...(closing.costUsd !== undefined ? [formatUsd(closing.costUsd)] : []),
     ...(closing.extra !== undefined ? [closing.extra] : []),
   ].join(' · ');
   const why = [

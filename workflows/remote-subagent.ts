@@ -37,6 +37,7 @@ import type { AgentLoopState } from './agent-loop';
 import { clockEnd, type AgentRunEnd } from './agent-run';
 import type { Clarifications } from './clarification';
 import { buildStep } from '../contracts/steps';
+import { countReported, treeBudgetGate } from './budget/gate';
 
 const EXPIRED = Symbol('wall clock expired');
 
@@ -51,6 +52,8 @@ const MAX_ATTEMPTS = 10;
  * the subagent, ended the wait before the activity had cancelled the remote task or torn the agent down.
  */
 const CANCEL_WAITS_PATCH = 'remote-subagent-cancel-waits';
+/** Histories recorded while a remote agent's usage was not counted against the run's tree budget. */
+const REMOTE_SPENDS_PATCH = 'tree-budget-remote';
 
 /** What each end other than `completed` means, in the words of the error the lead reads. */
 const END_TEXT: Readonly<Record<Exclude<RemoteRunEnd, 'completed' | 'input_required'>, string>> = {
@@ -133,7 +136,8 @@ export function recordRemoteRun(
 
 /** The run's guardrail policy for this subagent: an ACP agent's permission requests are decided by it. */
 function withPolicy(input: SubagentInput, agentName: string): Pick<RemoteSubagentInput, 'guardrail_policy'> {
-  const policy = input.guardrails && policyFor(input.guardrails, agentName);
+  const { guardrails } = input.scope;
+  const policy = guardrails && policyFor(guardrails, agentName);
   return policy ? { guardrail_policy: policy } : {};
 }
 
@@ -146,6 +150,45 @@ function remoteQuestion(remote: RemoteChildLoad, question: string | undefined) {
     ),
     clarification_type: 'missing_info' as const,
     context: `Asked by the remote agent ${providerLabel(remote.provider)} through ${remote.tool_name}.`,
+  };
+}
+
+/** The activity's options: one attempt may take the whole wall clock, a cancel waits for the remote side. */
+function remoteActivityOptions(timeoutSeconds: number, remote: RemoteChildLoad) {
+  return {
+    // One attempt may take the whole wall clock; heartbeats notice a dead worker sooner.
+    startToCloseTimeout: `${timeoutSeconds + 60} seconds`,
+    heartbeatTimeout: REMOTE_HEARTBEAT_TIMEOUT,
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: MAX_ATTEMPTS },
+    // A cancel waits for the activity to cancel the remote task or tear the process down: nothing is left.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    summary: `${remote.tool_name} via ${providerLabel(remote.provider)}`,
+  };
+}
+
+/**
+ * How the run ends when the remote agent asked (`input_required`) and no person can answer: questions are off
+ * in this run, or the remote side named no task to answer.
+ */
+function unanswerableQuestion(
+  remote: Pick<RemoteChildLoad, 'provider'>,
+  result: RemoteSubagentResult,
+  canAsk: boolean,
+): AgentRunEnd {
+  if (!canAsk) {
+    return {
+      kind: 'remote_ended',
+      status: 'failed',
+      error:
+        `${providerLabel(remote.provider)}: the remote agent needs input ` +
+        `(${JSON.stringify(truncateHeadTail(result.question ?? '', 500))}), but questions to a person are ` +
+        'off in this run (clarification.enabled)',
+    };
+  }
+  return {
+    kind: 'remote_ended',
+    status: 'failed',
+    error: `${providerLabel(remote.provider)}: the remote agent needs input but named no task to answer`,
   };
 }
 
@@ -164,15 +207,7 @@ export async function runRemoteAgent(
   const { agent } = input;
   const deadlineMs = clockEnd(clockStartMs ?? workflowInfo().startTime.getTime(), agent.timeout_seconds);
   const modelName = remote.model ?? providerLabel(remote.provider);
-  const options = {
-    // One attempt may take the whole wall clock; heartbeats notice a dead worker sooner.
-    startToCloseTimeout: `${agent.timeout_seconds + 60} seconds`,
-    heartbeatTimeout: REMOTE_HEARTBEAT_TIMEOUT,
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: MAX_ATTEMPTS },
-    // A cancel waits for the activity to cancel the remote task or tear the process down: nothing is left.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    summary: `${remote.tool_name} via ${providerLabel(remote.provider)}`,
-  };
+  const options = remoteActivityOptions(agent.timeout_seconds, remote);
   const { runRemoteSubagent } = proxyActivities<ProjectActivities>(options);
   const request: RemoteSubagentInput = {
     provider: remote.provider,
@@ -180,11 +215,16 @@ export async function runRemoteAgent(
     delegation_id: workflowInfo().workflowId,
     prompt: remotePrompt(input.prompt, remote.persona),
     ...(remote.model !== undefined && { model: remote.model }),
-    workspace: input.workspace,
+    workspace: input.scope.workspace,
     deadline_ms: deadlineMs,
     ...withPolicy(input, agent.name),
   };
   const cancelWaits = patched(CANCEL_WAITS_PATCH);
+  // The tree budget counts what the remote agent reports spending (it cannot be reserved: it is known after).
+  const budget =
+    input.scope.tree_budget && patched(REMOTE_SPENDS_PATCH)
+      ? treeBudgetGate(input.scope.tree_budget, input.run_id, (state.tree_budget ??= {}), true)
+      : undefined;
   const scope = new CancellationScope();
   const clockScope = new CancellationScope();
   const expired = clockScope
@@ -231,24 +271,12 @@ export async function runRemoteAgent(
           : runRemoteSubagent.executeWithOptions(options, [{ ...request, ...(answer && { answer }) }]),
       );
       if (result === EXPIRED) return { kind: 'timed_out' };
+      const before = state.usage;
       recordRemoteRun(state, result, modelName);
+      if (budget) countReported(budget, before, state.usage);
       if (result.end !== 'input_required') return remoteRunEnd(remote, result);
-      if (!clarifications?.canAsk) {
-        return {
-          kind: 'remote_ended',
-          status: 'failed',
-          error:
-            `${providerLabel(remote.provider)}: the remote agent needs input ` +
-            `(${JSON.stringify(truncateHeadTail(result.question ?? '', 500))}), but questions to a person are ` +
-            'off in this run (clarification.enabled)',
-        };
-      }
-      if (result.remote_task_id === undefined) {
-        return {
-          kind: 'remote_ended',
-          status: 'failed',
-          error: `${providerLabel(remote.provider)}: the remote agent needs input but named no task to answer`,
-        };
+      if (!clarifications?.canAsk || result.remote_task_id === undefined) {
+        return unanswerableQuestion(remote, result, clarifications?.canAsk === true);
       }
       const person = clarifications;
       const asked = await inTime(() => person.askPerson(remoteQuestion(remote, result.question)));
@@ -273,5 +301,7 @@ export async function runRemoteAgent(
     throw err;
   } finally {
     clockScope.cancel();
+    // Its spend goes to the run's ledger, unless it carries on as new (a remote run does not).
+    if (budget) await CancellationScope.nonCancellable(() => budget.close());
   }
 }

@@ -14,7 +14,7 @@ import {
   type QueryDefinition,
 } from '@temporalio/workflow';
 import type { SlotRequest } from '../contracts/admission';
-import type { ClarificationSettings } from '../contracts/clarification';
+import type { RunScope } from '../contracts/run-scope';
 import type { LoopCarry } from '../contracts/loop-carry';
 import type { TokenUsage } from '../contracts/messages';
 import { unfinishedAnswer, type ModelErrorFallback } from '../contracts/model';
@@ -95,6 +95,8 @@ export function runOutcome(
 export interface SlotRefusal {
   status: 'failed' | 'cancelled';
   error: string;
+  /** Refused by its own `admit` (the user's daily budget) before it asked for a slot, not by admission. */
+  beforeSlot?: true;
 }
 
 /** Where a run stands, for its status query: kept by the lifecycle, worded by each workflow's query. */
@@ -113,7 +115,8 @@ export interface LifecycleInput {
   uncancelled_timers?: true;
   admitted_at?: string;
   honest_close?: true;
-  clarification?: ClarificationSettings;
+  /** The run's settings (contracts/run-scope.ts): its questions' count goes on across executions. */
+  scope: Pick<RunScope, 'clarification'>;
   carry?: { continued: number };
 }
 
@@ -154,6 +157,8 @@ export interface Lifecycle<I extends LifecycleInput, R extends RunResult, S> {
     clockFromStart: boolean;
   };
   status: { query: QueryDefinition<S>; answer(standing: RunStanding): S };
+  /** Before its slot is asked (the lead's user's daily budget): an error refuses the run, as `refused` words it. */
+  admit?(): Promise<string | undefined>;
   /** Runs the agent, its wall clock counted from `admittedAt` (absent: the server's start). */
   run(admittedAt: string | undefined): Promise<ExecutionEnd<I>>;
   /** The workflow's words: for a cancel, for a run that got no slot, for a run that ended. */
@@ -162,6 +167,14 @@ export interface Lifecycle<I extends LifecycleInput, R extends RunResult, S> {
   ended(outcome: RunOutcome): R;
   /** The tokens the result counts (the lead's: its own and its children's). */
   tokens(result: R): TokenUsage | undefined;
+  /**
+   * What it reports outside (the lead's spend, to its user's daily ledger): before each continue-as-new, and
+   * once it ends (with its `result`: the lead's memory hears of it then), its result made and its slot given
+   * back, before it closes.
+   */
+  settle?(result?: R): Promise<void>;
+  /** What those tokens cost in USD, when any call was priced (`TotalCostUsd`, the final line). */
+  costUsd?(result: R): number | undefined;
   /** Lead-only metrics plug in here: called once the outcome is reported, before the workflow closes. */
   onEnd?(result: R): void;
   /** A failed and a timed-out ending's failure type and message prefix (contracts/closing.ts). */
@@ -181,6 +194,11 @@ export async function runLifecycle<I extends LifecycleInput, R extends RunResult
   let admittedAt = input.admitted_at;
   const standing: RunStanding = { awaitingSlot: holdsSlot && admittedAt === undefined, finished: false };
   setHandler(life.status.query, () => life.status.answer(standing));
+  const refusal = await life.admit?.();
+  if (refusal !== undefined) {
+    standing.finished = true;
+    return close(life, life.refused({ status: 'failed', error: refusal, beforeSlot: true }));
+  }
   if (standing.awaitingSlot) {
     const slot = await takeSlot(life, standing);
     if ('error' in slot) {
@@ -192,10 +210,16 @@ export async function runLifecycle<I extends LifecycleInput, R extends RunResult
   }
   const { end, next, clarifications } = await life.run(admittedAt);
   if (end.kind === 'continue_as_new') {
+    await life.settle?.();
+    const following = next(loopCarry(life.state, (input.carry?.continued ?? 0) + 1));
+    const { clarification } = input.scope;
     return await continueAsNew<(input: I) => Promise<R>>({
-      ...next(loopCarry(life.state, (input.carry?.continued ?? 0) + 1)),
-      ...(input.clarification && {
-        clarification: { ...input.clarification, questions_asked: clarifications.asked },
+      ...following,
+      ...(clarification && {
+        scope: {
+          ...following.scope,
+          clarification: { ...clarification, questions_asked: clarifications.asked },
+        },
       }),
       // The slot stays held across executions.
       ...(admittedAt !== undefined && { admitted_at: admittedAt }),
@@ -204,7 +228,9 @@ export async function runLifecycle<I extends LifecycleInput, R extends RunResult
   const outcome = runOutcome(end, life.cancelled);
   standing.finished = true;
   if (holdsSlot) await releaseSlot(workflowInfo().workflowId, life.slot.request.pool);
-  return close(life, life.ended(outcome));
+  const result = life.ended(outcome);
+  await life.settle?.(result);
+  return close(life, result);
 }
 
 /** The run's slot: when it was granted (the wall clock's start), or why the run ends without one. */
@@ -240,12 +266,14 @@ async function takeSlot<I extends LifecycleInput, R extends RunResult, S>(
  */
 function close<I extends LifecycleInput, R extends RunResult, S>(life: Lifecycle<I, R, S>, result: R): R {
   const tokens = life.tokens(result);
+  const costUsd = life.costUsd?.(result);
   const reading = {
     status: result.status,
     ...(result.stop_reason && { stopReason: result.stop_reason }),
     ...(result.error !== undefined && { error: result.error }),
     turns: result.turns,
     ...(tokens && { tokens }),
+    ...(costUsd !== undefined && { costUsd }),
   };
   reportOutcome(reading);
   life.onEnd?.(result);

@@ -3,12 +3,19 @@
  * taken once by an activity and kept in loop state, the prompt block, `describe_skill`, the folders its tools
  * mount, and activation with its `allowed-tools` policy (and the secrets an active skill grants bash).
  */
-import { log, proxyLocalActivities } from '@temporalio/workflow';
+import { log, patched, proxyLocalActivities } from '@temporalio/workflow';
 import type { ProjectActivities } from '../activities';
+import type { McpToolFilter } from '../contracts/mcp';
 import type { ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
 import {
+  activeSkillsReminder,
+  DEFAULT_SKILL_FILE_READ_TOOL_NAMES,
   DESCRIBE_SKILL_TOOL_NAME,
   describeSkills,
+  skillMcpFilter,
+  skillToolPolicy,
+  skillVisibleTools,
+  type SkillToolPolicy,
   describeSkillToolSpec,
   screenCalls,
   skillsPromptBlock,
@@ -19,8 +26,24 @@ import {
 } from '../contracts/run-skills';
 import type { SealedSecret } from '../contracts/secrets';
 import { DEFAULT_USER_ID } from '../contracts/skills';
+import { TOOL_SEARCH_TOOL_NAME } from '../contracts/tool-search';
 import type { SkillMount } from '../contracts/tools';
 import type { AgentLoopState, LoopPlugins } from './agent-loop';
+
+/**
+ * Issue 46: `tool_search` stays usable under a restricting skill, and `summarization.skill_file_read_tool_names`
+ * names the tools whose read of a SKILL.md activates it. A run from before refused such a search and knew only
+ * read_file; asked only for a response that calls `tool_search` or another read tool, so other runs keep their
+ * history as it was.
+ */
+export const SKILL_POLICY_PATCH = 'skills-search-and-reads';
+
+/** What the model is shown of an agent's tools this turn. */
+export interface VisibleTools {
+  builtin: string[];
+  specs: ToolSpec[];
+  mcp?: McpToolFilter;
+}
 
 // Reading a catalog is quick (its hashes read each package once) and harmless to repeat: a local activity, one
 // marker in history.
@@ -74,16 +97,68 @@ export class AgentSkills {
     return this.skills.length > 0 && mounts.length > 0 ? mounts : undefined;
   }
 
+  /** The tools whose read of a SKILL.md activates its skill (`summarization.skill_file_read_tool_names`). */
+  private get readTools(): readonly string[] {
+    return this.settings.skill_file_read_tool_names ?? DEFAULT_SKILL_FILE_READ_TOOL_NAMES;
+  }
+
+  /** The `allowed-tools` policy of the skills active now; undefined: no restriction. */
+  policy(): SkillToolPolicy | undefined {
+    return skillToolPolicy(this.state.active_skills ?? [], this.skills);
+  }
+
+  /**
+   * What the model is shown while the active skills restrict it: the tools their `allowed-tools` list, and those
+   * DeerFlow never hides (describe_skill, read_file, tool_search); everything without a restriction.
+   */
+  visible(tools: VisibleTools): VisibleTools {
+    const policy = this.policy();
+    if (policy === undefined) return tools;
+    const specNames = skillVisibleTools(
+      tools.specs.map((spec) => spec.name),
+      policy,
+    );
+    return {
+      builtin: skillVisibleTools(tools.builtin, policy),
+      specs: tools.specs.filter((spec) => specNames.includes(spec.name)),
+      ...(tools.mcp && { mcp: skillMcpFilter(tools.mcp, policy) }),
+    };
+  }
+
+  /** The MCP tools a `tool_search` may find and promote now: the agent's, narrowed by the active policy. */
+  searchFilter(filter: McpToolFilter): McpToolFilter {
+    return skillMcpFilter(filter, this.policy());
+  }
+
+  /** After a compaction, the active skills to read again (their reads were summarized away). */
+  reminder(): string | undefined {
+    return activeSkillsReminder(this.state.active_skills ?? [], this.skills);
+  }
+
+  /** Whether this response is judged by issue 46's rules (SKILL_POLICY_PATCH); asked only when they could differ. */
+  private newRules(calls: readonly ToolCall[]): boolean {
+    const differs = calls.some(
+      (call) =>
+        call.name === TOOL_SEARCH_TOOL_NAME ||
+        (call.name === 'read_file') !== this.readTools.includes(call.name),
+    );
+    return differs ? patched(SKILL_POLICY_PATCH) : true;
+  }
+
   /**
    * A response's calls through the `allowed-tools` policy, in the model's order: refusals, the skills the
    * calls activate (kept in state), the secrets each bash call gets.
    */
   screen(calls: readonly ToolCall[]): ScreenedCall[] {
+    const rules = this.newRules(calls)
+      ? { readTools: this.readTools, toolSearchAllowed: true }
+      : { readTools: ['read_file'] };
     const { screened, active } = screenCalls(
       calls,
       this.state.active_skills ?? [],
       this.skills,
       this.secrets,
+      rules,
     );
     if (active.length > 0) this.state.active_skills = active;
     return screened;

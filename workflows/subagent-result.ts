@@ -13,6 +13,7 @@ const CAPPED_WITHOUT_TEXT: Record<SubagentStopReason, string> = {
   token_capped: 'The subagent used up its token budget before producing any text.',
   turn_capped: 'The subagent used up its turn budget before producing any text.',
   loop_capped: 'The subagent was stopped for repeating the same tool calls before producing any text.',
+  cost_capped: 'The subagent used up its cost budget before producing any text.',
 };
 
 export interface FinishSubagentInput {
@@ -28,6 +29,8 @@ export interface FinishSubagentInput {
   timeoutSeconds: number;
   modelName?: string;
   tokenUsage?: TokenUsage;
+  /** USD of its priced calls; absent when none was priced. */
+  costUsd?: number;
   turns: number;
 }
 
@@ -76,6 +79,7 @@ export function finishSubagent(input: FinishSubagentInput): SubagentResult {
     ...(error !== undefined && { error }),
     ...(input.modelName !== undefined && { model_name: input.modelName }),
     ...(input.tokenUsage !== undefined && { token_usage: input.tokenUsage }),
+    ...(input.costUsd !== undefined && { cost_usd: input.costUsd }),
     turns: input.turns,
     ...(input.errorFallback !== undefined && { error_fallback: true }),
   };

@@ -11,6 +11,7 @@ import {
 } from '@temporalio/workflow';
 import { CLARIFICATION_TOOL_NAME } from '../contracts/clarification';
 import { failOnInvalidSubagentInput } from '../contracts/inputs';
+import { scoped, type UnscopedInput } from '../contracts/run-scope';
 import type { ChatMessage } from '../contracts/messages';
 import {
   recordsAfter,
@@ -47,6 +48,7 @@ import {
   type SlotRefusal,
 } from './run-lifecycle';
 import { withActiveSkills } from './skills';
+import { forkedState, forkOriginOf } from './fork-state';
 import { finishSubagent } from './subagent-result';
 import { withAcceptance } from './item-acceptance';
 
@@ -82,6 +84,7 @@ function progressReporter(input: SubagentInput): LoopPlugins['onTurn'] {
         task_id: input.task_id,
         turns: state.turns,
         ...(state.usage && { token_usage: state.usage }),
+        ...(state.cost_usd !== undefined && { cost_usd: state.cost_usd }),
         ...(state.model_name && { model_name: state.model_name }),
       })
       .catch(() => undefined);
@@ -96,6 +99,8 @@ function delegationSpec({ provider_probe: probe, ...delegation }: NonNullable<Su
 /** A new subagent's state, or the previous execution's when this one continues it. */
 function startingState(input: SubagentInput): AgentLoopState {
   if (input.carry) return restoreLoopState(input.carry);
+  // A fork's first execution: the original's kept turns, read from its history (workflows/fork-subagent.ts).
+  if (input.fork) return forkedState(input.fork);
   // A fork child starts from the lead's completed turns (stored ones by reference); its prompt states only
   // what is new.
   const messages: ChatMessage[] = [
@@ -129,7 +134,7 @@ function subagentProgress(
 
 /** The agent's own `skills:` list from the run's skills settings: absent, every enabled skill. */
 function agentSkillList(input: SubagentInput): { list?: string[] } {
-  const lists = input.skills?.agents;
+  const lists = input.scope.skills?.agents;
   return lists && Object.hasOwn(lists, input.agent.name) ? { list: lists[input.agent.name] } : {};
 }
 
@@ -151,7 +156,7 @@ async function runSubagent(
       name: agent.name,
       // A remote agent's questions (`input-required`) go to the person whenever the run takes questions.
       offered:
-        input.clarification !== undefined &&
+        input.scope.clarification !== undefined &&
         (input.remote !== undefined || agent.tools.includes(CLARIFICATION_TOOL_NAME)),
       // The lead's workflow id is its run id (every starter of this project sets it so).
       leadWorkflowId: input.run_id,
@@ -193,7 +198,7 @@ async function runSubagent(
     clarifications,
     next: (carry) => ({
       ...input,
-      ...context.route.inputField(),
+      scope: { ...input.scope, ...context.route.inputField() },
       // The transcript carries the fork's turns from here on.
       fork_messages: undefined,
       fork_from: undefined,
@@ -206,6 +211,12 @@ async function runSubagent(
 /** Refused its slot before any model call: the result says so, so a batch can tell it from a failed run. */
 function refusedResult({ status, error }: SlotRefusal): SubagentResult {
   return { status, error, ...(status === 'failed' && { admission_failure: true as const }), turns: 0 };
+}
+
+/** A fork's result says which run it is and where it came from (docs/fork.md); any other's is as it was. */
+function withForkOrigin(input: SubagentInput, result: SubagentResult): SubagentResult {
+  if (!input.fork) return result;
+  return { ...result, run_id: input.run_id, ...forkOriginOf(input.fork, []) };
 }
 
 /** The structured result, from how the run ended and what its loop state holds. */
@@ -221,11 +232,16 @@ function endedResult(outcome: RunOutcome, input: SubagentInput, state: AgentLoop
     timeoutSeconds: input.agent.timeout_seconds,
     modelName: state.model_name,
     tokenUsage: state.usage,
+    costUsd: state.cost_usd,
     turns: state.turns,
   });
 }
 
-export async function subagentWorkflow(input: SubagentInput): Promise<SubagentResult> {
+/** `started`: its run's settings in `scope`, or (recorded before the scope) at its top level. */
+export async function subagentWorkflow(
+  started: SubagentInput | UnscopedInput<SubagentInput>,
+): Promise<SubagentResult> {
+  const input = scoped<SubagentInput>(started);
   failOnInvalidSubagentInput(input);
   const context = runContext(input, input.run_id);
   const state = startingState(input);
@@ -239,7 +255,7 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     slot: {
       patch: ADMISSION_PATCH,
       request: {
-        fairness_key: input.fairness_key ?? input.run_id,
+        fairness_key: input.scope.fairness_key ?? input.run_id,
         label: slotLabel(input.subagent_type, input.description),
       },
       taskId: input.task_id,
@@ -253,9 +269,10 @@ export async function subagentWorkflow(input: SubagentInput): Promise<SubagentRe
     },
     run: (admittedAt) => runSubagent(input, context, state, admittedAt, running),
     cancelled: CANCELLED,
-    refused: refusedResult,
-    ended: (outcome) => endedResult(outcome, input, state),
+    refused: (refusal) => withForkOrigin(input, refusedResult(refusal)),
+    ended: (outcome) => withForkOrigin(input, endedResult(outcome, input, state)),
     tokens: (result) => result.token_usage,
+    costUsd: (result) => result.cost_usd,
     failures: {
       failed: { type: SUBAGENT_FAILED_TYPE, prefix: SUBAGENT_FAILED_PREFIX },
       timedOut: { type: SUBAGENT_TIMED_OUT_TYPE, prefix: SUBAGENT_TIMED_OUT_PREFIX },

@@ -7,7 +7,9 @@
  * The worker hands its catalog to the activities it registers (createProjectActivities).
  */
 import type { McpServersConfig } from '../../contracts/config/mcp';
+import { mcpTaskPolling, type McpTasksConfig } from '../../contracts/config/mcp-tasks';
 import { mcpFilterAllows, splitMcpToolName, type McpToolFilter } from '../../contracts/mcp';
+import type { McpTaskCallInfo } from '../../contracts/mcp-tasks';
 import { McpServerConnection, type McpToolEntry } from './server-connection';
 
 /** How often a server that is down is tried again in the background. */
@@ -19,6 +21,8 @@ export interface McpCatalogOptions {
   /** Where the state lines go (one per server at start, and when one goes down or comes back). */
   say?: (line: string) => void;
   retryMs?: number;
+  /** `mcp_tasks:`: with `enabled`, a toolset's submit tool waits for its task (and the other tools are hidden). */
+  tasks?: McpTasksConfig;
 }
 
 /** One line for a server: its name, state and tools (or why it is down). */
@@ -32,18 +36,28 @@ export function describeMcpServer(server: McpServerConnection): string {
     server.skipped.length === 0
       ? ''
       : `; left out (names not usable as tool names): ${server.skipped.join(', ')}`;
-  const names = server.tools.map((tool) => tool.name).join(', ') || 'none';
-  return `MCP server ${server.name} (${transport}): ${server.tools.length} tools: ${names}${skipped}`;
+  // A task toolset's status, cancel and input tools are the waiting's own: the line names the toolset instead.
+  const toolsets = server.settings.task_toolsets;
+  const internal = toolsets.flatMap((set) => [set.status_tool, set.cancel_tool, set.input_tool]);
+  const offered = server.tools.filter((tool) => !internal.includes(tool.tool));
+  const names = offered.map((tool) => tool.name).join(', ') || 'none';
+  const tasks =
+    toolsets.length === 0
+      ? ''
+      : `; task toolsets: ${toolsets.map((set) => `${set.name} (${set.submit_tool})`).join(', ')}`;
+  return `MCP server ${server.name} (${transport}): ${offered.length} tools: ${names}${tasks}${skipped}`;
 }
 
 export class McpCatalog {
   private readonly connections: McpServerConnection[];
   private readonly say: (line: string) => void;
+  private readonly tasks?: McpTasksConfig;
   private retryTimer?: NodeJS.Timeout;
 
   private constructor(servers: McpServersConfig, options: McpCatalogOptions) {
     const env = options.env ?? process.env;
     this.say = options.say ?? ((line) => process.stderr.write(`${line}\n`));
+    if (options.tasks?.enabled) this.tasks = options.tasks;
     const onDown = (server: McpServerConnection) => this.say(describeMcpServer(server));
     this.connections = Object.entries(servers).map(
       ([name, settings]) => new McpServerConnection(name, settings, env, onDown),
@@ -71,12 +85,30 @@ export class McpCatalog {
     return this.connections.find((server) => server.name === name);
   }
 
-  /** The tools of the connected servers that `filter` allows, in the config's server order. */
+  /**
+   * The tools of the connected servers that `filter` allows, in the config's server order. A task toolset's
+   * status, cancel and input tools are the waiting's own: no agent sees or calls them (as in DeerFlow).
+   */
   tools(filter: McpToolFilter): McpToolEntry[] {
     return this.connections
       .filter((server) => server.state === 'connected')
       .flatMap((server) => server.tools)
-      .filter((tool) => mcpFilterAllows(filter, tool.name));
+      .filter((tool) => mcpFilterAllows(filter, tool.name) && !this.isTaskInternal(tool.server, tool.tool));
+  }
+
+  /** Whether `tool` of `server` is a toolset's status, cancel or input tool (the model may not call it). */
+  isTaskInternal(server: string, tool: string): boolean {
+    const toolsets = this.server(server)?.settings.task_toolsets ?? [];
+    return toolsets.some((set) => [set.status_tool, set.cancel_tool, set.input_tool].includes(tool));
+  }
+
+  /** For a toolset's submit tool (`<server>__<submit_tool>`) while `mcp_tasks` is on: how its task is waited for. */
+  taskFor(name: string): McpTaskCallInfo | undefined {
+    const split = splitMcpToolName(name);
+    const server = split && this.server(split.server);
+    const toolset = server?.settings.task_toolsets.find((set) => set.submit_tool === split?.tool);
+    if (!this.tasks || !server || !toolset) return undefined;
+    return { server: server.name, toolset, polling: mcpTaskPolling(this.tasks) };
   }
 
   /** The tool by its full name, if a connected server lists it. */

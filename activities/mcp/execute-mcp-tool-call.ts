@@ -12,7 +12,7 @@ import type { ToolCallResult } from '../../contracts/tools';
 import { currentAttempt, whileHeartbeating } from '../activity-context';
 import type { McpCatalog } from './catalog';
 import { mcpResultText } from './result-text';
-import { McpUnavailableError, reasonOf } from './server-connection';
+import { McpUnavailableError, reasonOf, type McpServerConnection } from './server-connection';
 import { loadOptional } from '../../payloads/optional-packages';
 
 /** The failure type a read-only call throws while its server is down and attempts are left (it is retried). */
@@ -41,40 +41,61 @@ function argumentsOf(raw: string): Record<string, unknown> | string {
   return value as Record<string, unknown>;
 }
 
+/** A call the agent may make, on its server, with its arguments; or the error text the model gets instead. */
+export type ResolvedMcpCall =
+  | { ok: true; server: McpServerConnection; tool: string; args: Record<string, unknown>; available: string }
+  | { ok: false; error: string };
+
+/**
+ * Checks one call before anything runs: the agent's filter (a toolset's status, cancel and input tools are no
+ * agent's), a deferred tool not promoted yet, a server the catalog knows, arguments that are a JSON object.
+ */
+export function resolveMcpCall(catalog: McpCatalog | undefined, input: McpToolCallInput): ResolvedMcpCall {
+  const { call, filter } = input;
+  const split = splitMcpToolName(call.name);
+  const known = catalog?.tools(filter).map((tool) => tool.name) ?? [];
+  const available = `Available MCP tools: ${known.join(', ') || 'none'}.`;
+  if (
+    !split ||
+    !mcpFilterAllows(filter, call.name) ||
+    catalog?.isTaskInternal(split.server, split.tool) === true
+  ) {
+    return { ok: false, error: `Tool "${call.name}" is not available to this agent. ${available}` };
+  }
+  // Deferred: shown by name only until tool_search promoted it in this run (its schema was never sent).
+  if (filter.deferred && !(input.promoted ?? []).includes(call.name)) {
+    return { ok: false, error: notPromotedText(call.name) };
+  }
+  const server = catalog?.server(split.server);
+  if (!server)
+    return { ok: false, error: `Unknown tool "${call.name}": no MCP server "${split.server}". ${available}` };
+  const args = argumentsOf(call.args);
+  if (typeof args === 'string') {
+    return { ok: false, error: `Invalid arguments for ${call.name}: ${args}; it takes a JSON object.` };
+  }
+  return { ok: true, server, tool: split.tool, args, available };
+}
+
 /** `catalog`: the worker's MCP servers (none when its config lists none). */
 export async function executeMcpToolCall(
   catalog: McpCatalog | undefined,
   input: McpToolCallInput,
 ): Promise<ToolCallResult> {
-  const { call, filter } = input;
+  const { call } = input;
   const reply = (content: string, isError: boolean): ToolCallResult => ({
     tool_call_id: call.id,
     name: call.name,
     content,
     is_error: isError,
   });
-  const split = splitMcpToolName(call.name);
-  const known = catalog?.tools(filter).map((tool) => tool.name) ?? [];
-  const available = `Available MCP tools: ${known.join(', ') || 'none'}.`;
-  if (!split || !mcpFilterAllows(filter, call.name)) {
-    return reply(`Tool "${call.name}" is not available to this agent. ${available}`, true);
-  }
-  // Deferred: shown by name only until tool_search promoted it in this run (its schema was never sent).
-  if (filter.deferred && !(input.promoted ?? []).includes(call.name)) {
-    return reply(notPromotedText(call.name), true);
-  }
-  const server = catalog?.server(split.server);
-  if (!server)
-    return reply(`Unknown tool "${call.name}": no MCP server "${split.server}". ${available}`, true);
-  const args = argumentsOf(call.args);
-  if (typeof args === 'string') {
-    return reply(`Invalid arguments for ${call.name}: ${args}; it takes a JSON object.`, true);
-  }
+  const resolved = resolveMcpCall(catalog, input);
+  if (!resolved.ok) return reply(resolved.error, true);
+  const { server, tool, args, available } = resolved;
 
   const { tool_timeout_seconds: timeoutSeconds, output_cap_chars: cap } = server.settings;
   let readOnly = false;
   try {
-    const entry = await server.toolFor(split.tool);
+    const entry = await server.toolFor(tool);
     if (!entry)
       return reply(
         `Unknown tool "${call.name}": MCP server ${server.name} does not offer it. ${available}`,

@@ -22,6 +22,7 @@ import { whileHeartbeating } from '../activity-context';
 import { answerCap, AnswerTooLargeError, ProviderError } from './errors';
 import type { ToolSpec } from '../../contracts/messages';
 import { fromLangChainReply, toOpenAITools, type OpenAIFunctionTool } from './langchain-messages';
+import type { ModelDeltas } from '../stream/agent-stream';
 
 /**
  * Endpoints (base URL + model) that answered a stream request without a stream: asked without streaming from
@@ -84,6 +85,7 @@ export async function callChatModel(
   input: ModelCallInput,
   call: ChatModelCall,
   nonStreamingEndpoints: NonStreamingEndpoints,
+  deltas?: ModelDeltas,
 ): Promise<ModelCallResult> {
   const settings = input.model;
   const turnIndex = input.messages.filter((m) => m.role === 'assistant').length;
@@ -95,7 +97,7 @@ export async function callChatModel(
       try {
         const model = call.chatModel(signal);
         if (call.stream && !nonStreamingEndpoints.has(endpointKey)) {
-          const streamed = await streamReply(model, call, signal, settings.name, answerCap(settings));
+          const streamed = await streamReply(model, call, signal, { settings, deltas });
           if (streamed) return streamed;
           // A stream cut short by the attempt's own end (cancelled, its heartbeat lost) is not an endpoint
           // that does not stream: asking again would send (and pay for) the request a second time.
@@ -141,9 +143,10 @@ async function streamReply(
   model: ChatRunnable,
   call: ChatModelCall,
   signal: AbortSignal,
-  modelName: string,
-  cap: number,
+  { settings, deltas }: { settings: ModelSettings; deltas: ModelDeltas | undefined },
 ): Promise<AIMessageChunk | undefined> {
+  const modelName = settings.name;
+  const cap = answerCap(settings);
   const stop = new AbortController();
   let reply: AIMessageChunk | undefined;
   let usage: UsageMetadata | undefined;
@@ -158,10 +161,27 @@ async function streamReply(
     }
     if (call.addStreamedUsage && chunk.usage_metadata)
       usage = call.addStreamedUsage(usage, chunk.usage_metadata);
+    if (deltas) publishChunk(chunk, deltas);
     reply = reply ? reply.concat(chunk) : chunk;
   }
   if (reply && usage) reply.usage_metadata = usage;
   return reply;
+}
+
+/** A chunk's text, thinking and tool-call starts, to the live stream. */
+function publishChunk(chunk: AIMessageChunk, deltas: ModelDeltas): void {
+  const { content } = chunk;
+  if (typeof content === 'string') deltas.text(content);
+  else {
+    for (const block of content as Array<{ type?: unknown; text?: unknown; thinking?: unknown } | null>) {
+      if (block === null || typeof block !== 'object') continue;
+      if (typeof block.thinking === 'string') deltas.thinking(block.thinking);
+      else if (typeof block.text === 'string' && block.type !== 'input_json_delta') deltas.text(block.text);
+    }
+  }
+  for (const call of chunk.tool_call_chunks ?? []) {
+    if (call.name) deltas.toolCall(call.id ?? '', call.name);
+  }
 }
 
 /** Each count at the largest any event reported: a stream whose counts are running totals. */

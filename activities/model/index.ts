@@ -30,12 +30,16 @@ import { LANGCHAIN_PROVIDERS } from './providers';
 import { warmUpProvider } from './warm-up';
 import { recordModelCall } from './metrics';
 import { callScriptedModel, scriptedModelName } from './scripted';
+import { CircuitBreakers, circuitOpenError, type CircuitBreakerSettings } from './circuit-breaker';
+import type { AgentStream, ModelDeltas, StreamPublishing } from '../stream/agent-stream';
 
 /** What the model activity needs of its worker: its transcripts, its providers, and its MCP servers (if any). */
 export interface ModelActivityDeps {
   transcripts: Transcripts;
   providers: ModelProviders;
   mcpCatalog?: McpCatalog;
+  /** Where each call's deltas go (the tree's live stream, docs/live.md); absent: nowhere. */
+  stream?: StreamPublishing;
 }
 
 /** The model activity of a worker. */
@@ -44,24 +48,63 @@ export function createModelActivities(deps: ModelActivityDeps) {
 }
 
 async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promise<ModelCallResult> {
+  const turn = input.turn_index;
+  const stream = deps.stream?.forActivity(input.agent_name, turn);
+  if (stream === undefined) return callModelOnce(deps, input);
+  if (turn === 0 && stream.attempt === 1) stream.emit('agent_started');
+  stream.emit(stream.attempt > 1 ? 'interrupted' : 'turn_started');
+  try {
+    const result = await callModelOnce(deps, input, stream);
+    publishTurnEnd(stream, result);
+    return result;
+  } catch (err) {
+    stream.emit('turn_failed', { error: err instanceof Error ? err.message : String(err) });
+    throw err;
+  } finally {
+    await stream.flush();
+  }
+}
+
+/** The turn's end on the stream: its usage, its whole text and tool calls (what history will hold). */
+function publishTurnEnd(stream: AgentStream, result: ModelCallResult): void {
+  if (result.error_fallback) {
+    stream.emit('turn_failed', { error: result.error_fallback.message });
+    return;
+  }
+  if (result.usage) stream.emit('usage', { usage: result.usage });
+  stream.emit('turn_ended', {
+    text: result.content,
+    tool_calls: result.tool_calls.map((call) => ({ id: call.id, name: call.name, args: call.args })),
+    ...(result.finish_reason !== undefined && { finish_reason: result.finish_reason }),
+  });
+}
+
+async function callModelOnce(
+  deps: ModelActivityDeps,
+  input: ModelCallInput,
+  deltas?: ModelDeltas,
+): Promise<ModelCallResult> {
   const { transcripts, providers, mcpCatalog } = deps;
   // Reading a long chain from an object store takes time: heartbeat through it (a 3 s heartbeat timeout).
   const [transcript, sentTools] = await whileHeartbeating(() =>
     Promise.all([transcripts.full(input), transcripts.toolSpecsOf(input)]),
   );
-  const mcp = mcpToolsForModel(mcpCatalog, input.mcp_tools, input.mcp_promoted);
+  const mcp = mcpToolsForModel(mcpCatalog, input.mcp_tools, input.mcp_promoted, transcript);
   const tools = [...builtinToolSpecs(input.builtin_tools ?? []), ...sentTools, ...mcp.specs];
   // What stays the same every turn joins the system prompt (the deferred tools' section first); what changes
   // (the summary, the ledger) goes apart, for the provider to place (ModelProviders.call).
   const prefix = [mcp.section, input.system_prefix].filter(Boolean).join('\n\n');
-  const result = await providers.call({
-    model: input.model,
-    agent_name: input.agent_name,
-    messages: withSystemContext(transcript, prefix || undefined),
-    ...(input.system_context && { system_context: input.system_context }),
-    tools,
-    turn_index: input.turn_index ?? transcript.filter((m) => m.role === 'assistant').length,
-  });
+  const result = await providers.call(
+    {
+      model: input.model,
+      agent_name: input.agent_name,
+      messages: withSystemContext(transcript, prefix || undefined),
+      ...(input.system_context && { system_context: input.system_context }),
+      tools,
+      turn_index: input.turn_index ?? transcript.filter((m) => m.role === 'assistant').length,
+    },
+    deltas,
+  );
   if (result.error_fallback) return result;
   const [transcriptRef, toolsStored] = await whileHeartbeating(() =>
     Promise.all([transcripts.storeSent(input, transcript), transcripts.storeToolSpecs(input)]),
@@ -72,6 +115,7 @@ async function callModel(deps: ModelActivityDeps, input: ModelCallInput): Promis
     transcript_ref: transcriptRef,
     ...(toolsStored && { tools_stored: toolsStored }),
     ...(mcpCalls && { mcp_calls: mcpCalls }),
+    ...(mcp.autoPromoted && { auto_promoted: mcp.autoPromoted }),
   };
 }
 
@@ -84,15 +128,23 @@ export class ModelProviders {
   readonly #scripts = new ModelScripts();
   readonly #nonStreamingEndpoints: NonStreamingEndpoints = new Set();
   readonly #warmedUp = new Map<string, Promise<void>>();
+  /** The `circuit_breaker:` of the worker's config, one breaker per provider endpoint; absent: none. */
+  readonly #breakers: CircuitBreakers | undefined;
+
+  constructor(options: { circuitBreaker?: CircuitBreakerSettings; say?: (line: string) => void } = {}) {
+    const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
+    this.#breakers = options.circuitBreaker && new CircuitBreakers(options.circuitBreaker, say);
+  }
 
   /**
    * One call of the configured provider on a whole transcript (no references): model calls and summaries.
-   * Each is measured (activities/model/metrics.ts): its latency, outcome and tokens.
+   * Each is measured (activities/model/metrics.ts): its latency, outcome and tokens. `deltas` takes the answer's
+   * pieces as they arrive (the live stream).
    */
-  call(input: ModelCallInput): Promise<ModelCallResult> {
+  call(input: ModelCallInput, deltas?: ModelDeltas): Promise<ModelCallResult> {
     return callProvider(input, (call) => {
       const { provider } = call.model;
-      if (provider === 'scripted') return callScriptedModel(this.#scripts, withContextInSystem(call));
+      if (provider === 'scripted') return callScriptedModel(this.#scripts, withContextInSystem(call), deltas);
       if (!Object.hasOwn(LANGCHAIN_PROVIDERS, provider)) {
         throw new ProviderError(
           `model ${call.model.name}: provider "${String(provider)}" is unknown (accepted: ${MODEL_PROVIDERS.join(', ')})`,
@@ -103,8 +155,28 @@ export class ModelProviders {
       const chat = LANGCHAIN_PROVIDERS[provider];
       const placed = chat.placesSystemContext ? call : withContextInSystem(call);
       const endpoint = chat.endpoint(call.model, process.env);
-      return callChatModel(placed, chat.chatCall(placed, endpoint), this.#nonStreamingEndpoints);
+      return this.#guarded(call, () =>
+        callChatModel(placed, chat.chatCall(placed, endpoint), this.#nonStreamingEndpoints, deltas),
+      );
     });
+  }
+
+  /** The call through its endpoint's circuit breaker, when the worker has breakers: refused at once while open. */
+  async #guarded(call: ModelCallInput, send: () => Promise<ModelCallResult>): Promise<ModelCallResult> {
+    const breaker = this.#breakers?.of(call.model);
+    if (!breaker) return send();
+    const waitMs = breaker.refusal();
+    if (waitMs !== undefined) throw circuitOpenError(breaker, waitMs);
+    try {
+      const result = await send();
+      breaker.succeeded();
+      return result;
+    } catch (err) {
+      if (err instanceof ProviderError && err.retryable) breaker.failed();
+      else if (err instanceof ProviderError) breaker.succeeded();
+      else breaker.released();
+      throw err;
+    }
   }
 
   /**

@@ -8,6 +8,7 @@ import type { ChatMessage, ToolCall } from '../../contracts/messages';
 import type { ModelCallInput, ModelCallResult } from '../../contracts/model';
 import { currentAttempt, whileHeartbeating } from '../activity-context';
 import { ProviderError } from './errors';
+import type { ModelDeltas } from '../stream/agent-stream';
 import {
   ModelScriptError,
   quoteToolResults,
@@ -26,6 +27,7 @@ export function scriptedModelName(input: ModelCallInput): string {
 export async function callScriptedModel(
   scripts: ModelScripts,
   input: ModelCallInput,
+  deltas?: ModelDeltas,
 ): Promise<ModelCallResult> {
   const modelName = scriptedModelName(input);
   const file = input.model.script_file;
@@ -49,9 +51,11 @@ export async function callScriptedModel(
     return { content: SCRIPT_EXHAUSTED_TEXT, tool_calls: [], model_name: modelName, finish_reason: 'stop' };
   }
 
-  if (turn.delay_ms > 0) await whileHeartbeating((signal) => sleep(turn.delay_ms, undefined, { signal }));
   const failure = turn.fail_attempts[currentAttempt() - 1] ?? turn.error;
-  if (failure) throw ProviderError.fromStatus(failure.status, failure.message);
+  if (failure) {
+    if (turn.delay_ms > 0) await whileHeartbeating((signal) => sleep(turn.delay_ms, undefined, { signal }));
+    throw ProviderError.fromStatus(failure.status, failure.message);
+  }
   let content: string;
   try {
     content = quoteToolResults(turn.content, input.messages);
@@ -64,7 +68,29 @@ export async function callScriptedModel(
       false,
     );
   }
-  return answerOf({ ...turn, content }, turnIndex, modelName);
+  const answer = answerOf({ ...turn, content }, turnIndex, modelName);
+  await whileHeartbeating((signal) => streamAnswer(answer, turn.delay_ms, deltas, signal));
+  return answer;
+}
+
+/**
+ * Spends the turn's `delay_ms` handing its text out word by word, as a provider streams (the live stream's
+ * deltas), then its tool calls; without deltas, the delay alone.
+ */
+async function streamAnswer(
+  answer: ModelCallResult,
+  delayMs: number,
+  deltas: ModelDeltas | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const pieces = deltas ? (answer.content.match(/\S+\s*|\s+/g) ?? []) : [];
+  const pause = delayMs / Math.max(pieces.length, 1);
+  if (pieces.length === 0 && delayMs > 0) await sleep(delayMs, undefined, { signal });
+  for (const piece of pieces) {
+    if (pause > 0) await sleep(pause, undefined, { signal });
+    deltas?.text(piece);
+  }
+  for (const call of answer.tool_calls) deltas?.toolCall(call.id, call.name);
 }
 
 async function findScript(loaded: ModelScripts, file: string, input: ModelCallInput): Promise<ModelScript> {

@@ -4,14 +4,25 @@ import type { z } from 'zod';
 import {
   bashArgsSchema,
   BUILTIN_TOOL_SPECS,
+  globArgsSchema,
+  grepArgsSchema,
+  imageSearchArgsSchema,
   isBuiltinToolName,
   lsArgsSchema,
   readFileArgsSchema,
   strReplaceArgsSchema,
+  webFetchArgsSchema,
+  webSearchArgsSchema,
   writeFileArgsSchema,
   type BuiltinToolSpec,
 } from '../../contracts/tool-specs';
-import type { BuiltinToolName, ToolCallInput, ToolCallResult } from '../../contracts/tools';
+import type {
+  BuiltinToolName,
+  ExternalizeInput,
+  ExternalizeResult,
+  ToolCallInput,
+  ToolCallResult,
+} from '../../contracts/tools';
 import type { PayloadKeyring } from '../../payloads/encryption-codec';
 import { whileHeartbeating } from '../activity-context';
 import { runBash } from './bash';
@@ -21,13 +32,25 @@ import { readFile } from './read-file';
 import { mountsInUse } from './skill-mounts';
 import { strReplace } from './str-replace';
 import { ToolError, type ToolContext, type ToolOutput } from './tool-context';
+import { createWebTools, type WebToolDeps } from './web';
+import { globFiles, grepFiles } from './workspace-search';
 import { writeFile } from './write-file';
+import { budgetedOutput, PathLocks, withReadGate } from './tool-output';
+import { mayBudget } from '../../contracts/tool-output';
 import { oneProcessWorkspaces, withWorkspaceOutcome, type WorkspaceHost } from '../workspace/host';
 
 type Issues = z.ZodError['issues'];
 
 /** Tools that never change the workspace: nothing to save after them. */
-const READ_ONLY_TOOLS: ReadonlySet<string> = new Set<BuiltinToolName>(['ls', 'read_file']);
+const READ_ONLY_TOOLS: ReadonlySet<string> = new Set<BuiltinToolName>([
+  'ls',
+  'read_file',
+  'glob',
+  'grep',
+  'web_search',
+  'web_fetch',
+  'image_search',
+]);
 type PreparedCall = { run: (ctx: ToolContext) => Promise<ToolOutput> } | { issues: Issues };
 
 function bind<T>(schema: z.ZodType<T>, implementation: (args: T, ctx: ToolContext) => Promise<ToolOutput>) {
@@ -41,14 +64,24 @@ function bind<T>(schema: z.ZodType<T>, implementation: (args: T, ctx: ToolContex
 
 type Tools = Readonly<Record<BuiltinToolName, (raw: unknown) => PreparedCall>>;
 
-/** The built-in tools, bash with the probes of the machine it runs on and the keyring its secrets open with. */
-function builtinTools(probes: MachineProbes, keyring: PayloadKeyring | undefined): Tools {
+/**
+ * The built-in tools, bash with the probes of the machine it runs on and the keyring its secrets open with, the
+ * web tools with the worker's `tools:` entries.
+ */
+function builtinTools(deps: ToolActivityDeps): Tools {
+  const { probes, keyring } = deps;
+  const web = createWebTools(deps.web ?? {});
   return {
     bash: bind(bashArgsSchema, (args, ctx) => runBash(args, ctx, probes, keyring)),
     ls: bind(lsArgsSchema, listDirectory),
     read_file: bind(readFileArgsSchema, readFile),
     write_file: bind(writeFileArgsSchema, writeFile),
     str_replace: bind(strReplaceArgsSchema, strReplace),
+    glob: bind(globArgsSchema, globFiles),
+    grep: bind(grepArgsSchema, grepFiles),
+    web_search: bind(webSearchArgsSchema, web.web_search),
+    web_fetch: bind(webFetchArgsSchema, web.web_fetch),
+    image_search: bind(imageSearchArgsSchema, web.image_search),
   };
 }
 
@@ -62,14 +95,18 @@ export interface ToolActivityDeps {
   keyring?: PayloadKeyring;
   /** The run workspaces this process holds: a placed call runs through it (default: one process, nothing saved). */
   workspaces?: WorkspaceHost;
+  /** The web tools' entries of the worker's `tools:` section, and what they resolve and read (default: none). */
+  web?: WebToolDeps;
 }
 
 /** The built-in tool activity of a worker. */
 export function createToolActivities(deps: ToolActivityDeps) {
-  const tools = builtinTools(deps.probes, deps.keyring);
+  const tools = builtinTools(deps);
   const workspaces = deps.workspaces ?? oneProcessWorkspaces();
+  const locks = new PathLocks();
   return {
-    executeToolCall: (input: ToolCallInput) => executeToolCall(tools, input, workspaces),
+    executeToolCall: (input: ToolCallInput) => executeToolCall(tools, input, workspaces, locks),
+    externalizeToolOutput: (input: ExternalizeInput) => externalizeToolOutput(input, workspaces),
   };
 }
 
@@ -92,7 +129,10 @@ function describeIssue(issue: Issues[number]): string {
   return `- ${where}: ${issue.message}`;
 }
 
-async function toolContext(input: ToolCallInput, signal: AbortSignal): Promise<ToolContext> {
+async function toolContext(
+  input: Pick<ToolCallInput, 'workspace' | 'placement' | 'sandbox' | 'skill_mounts' | 'secrets'>,
+  signal: AbortSignal,
+): Promise<ToolContext> {
   if (!path.isAbsolute(input.workspace)) {
     throw new Error(`workspace: "${input.workspace}" is not an absolute path`);
   }
@@ -119,6 +159,7 @@ async function executeToolCall(
   tools: Tools,
   input: ToolCallInput,
   workspaces: WorkspaceHost,
+  locks: PathLocks,
 ): Promise<ToolCallResult> {
   const { call } = input;
   const reply = (output: ToolOutput): ToolCallResult => ({
@@ -152,13 +193,19 @@ async function executeToolCall(
     );
   }
 
-  const run = (signal: AbortSignal) => async () => prepared.run(await toolContext(input, signal));
+  // The read-before-write gate around the tool, then the result's budget (`tool_output`), on the workspace's host.
+  const run = (signal: AbortSignal) => async () => {
+    const ctx = await toolContext(input, signal);
+    const output = await withReadGate(input, ctx, locks, () => prepared.run(ctx));
+    return budgetedOutput(output, call.name, input.tool_output, ctx);
+  };
   const { placement } = input;
   try {
     // Heartbeats cover the whole call: a command, or a file tool on a slow disk, may outlast the timeout; and
     // the save of what it changed.
     if (placement === undefined) return reply(await whileHeartbeating((signal) => run(signal)()));
-    const mutating = !READ_ONLY_TOOLS.has(call.name);
+    // A result saved by `tool_output` changes the workspace, whatever the tool.
+    const mutating = !READ_ONLY_TOOLS.has(call.name) || mayBudget(input.tool_output, call.name);
     const served = await whileHeartbeating((signal) =>
       workspaces.serve(placement, input.workspace, mutating, run(signal)),
     );
@@ -167,4 +214,23 @@ async function executeToolCall(
     if (err instanceof ToolError) return refuse(err.message);
     throw err;
   }
+}
+
+/** `tool_output` for a result the workflow produced (MCP, `task`): saved on the workspace's host, as a tool's. */
+async function externalizeToolOutput(
+  input: ExternalizeInput,
+  workspaces: WorkspaceHost,
+): Promise<ExternalizeResult> {
+  const output = { content: input.content, is_error: false };
+  const budget = (signal: AbortSignal) => async () =>
+    budgetedOutput(output, input.tool, input.tool_output, await toolContext(input, signal));
+  const { placement } = input;
+  if (placement === undefined) {
+    const { content } = await whileHeartbeating((signal) => budget(signal)());
+    return { content };
+  }
+  const served = await whileHeartbeating((signal) =>
+    workspaces.serve(placement, input.workspace, true, budget(signal)),
+  );
+  return withWorkspaceOutcome({ ...served, result: { content: served.result.content } });
 }

@@ -6,6 +6,8 @@ import type { MountInUse } from './skill-mounts';
 export interface ToolOutput {
   content: string;
   is_error: boolean;
+  /** A `read_file` under `read_before_write`: the hash of the file's whole content when it was read. */
+  read_mark?: string;
 }
 
 /** Everything a tool implementation may touch besides its arguments. */

@@ -180,6 +180,16 @@ export class WorkspaceHost {
   }
 
   /**
+   * A fork's workspace (docs/fork.md): another run's save (`manifest`) restored into the new folder `workspace`,
+   * which is then placed here as run `runKey`'s, its first snapshot what was restored.
+   */
+  async placeRestored(runKey: string, workspace: string, manifest: string): Promise<WorkspacePlacement> {
+    await mkdir(workspace, { recursive: true });
+    await this.images.materialize(workspace, manifest, this.deps.settings.snapshot);
+    return this.place(runKey, workspace);
+  }
+
+  /**
    * Runs `work` on the run's workspace here, as its placement says (an unplaced run is placed here first), and
    * saves what it changed when `mutating`. Throws `WorkspaceMoved` when the workspace lives elsewhere (this host
    * holds an older epoch, or another host placed it), `WorkspaceUnavailable` when the folder is neither here nor

@@ -18,16 +18,18 @@ import { ownEntry } from '../records';
 import { roleNotFor } from '../routing-policy';
 import type { ResolvedAgent, TokenBudgetSettings } from '../subagent';
 import type { SummarizationRuntime } from '../summarization';
-import { CLARIFICATION_TOOL_NAME, type ClarificationSettings } from '../clarification';
-import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
+import { CLARIFICATION_TOOL_NAME } from '../clarification';
+import type { ClarificationSettings } from '../input-schemas';
+import { BUILTIN_TOOL_NAMES, isBuiltinToolName, TASK_TOOL_NAME, TOOL_ACTIVITY_NAMES } from '../tools';
+import { configuredToolNames, toolsInGroups } from './tools';
 import type { McpToolFilter } from '../mcp';
-import { resolveMcpFilter } from './mcp';
+import { hasMcpRouting, resolveMcpFilter } from './mcp';
 
 interface BuiltinAgentDefinition {
   description: string;
   system_prompt: string;
-  /** The agent's tools when config names none; `task` is never among them. */
-  tools: readonly string[];
+  /** The agent's tools when config names none (absent: every configured tool); `task` is never among them. */
+  tools?: readonly string[];
   max_turns: number;
 }
 
@@ -52,7 +54,6 @@ const BUILTIN_AGENTS: Readonly<Record<BuiltinAgentName, BuiltinAgentDefinition>>
         'the test) before you finish.',
       FINAL_ANSWER_RULE,
     ].join('\n\n'),
-    tools: BUILTIN_TOOL_NAMES,
     max_turns: 150,
   },
   bash: {
@@ -111,7 +112,11 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
       name,
       description: builtin.description,
       system_prompt: builtin.system_prompt,
-      tools: filterTools(override.tools?.allow ?? builtin.tools, override.tools?.deny ?? []),
+      tools: inToolGroups(
+        config,
+        filterTools(override.tools?.allow ?? builtin.tools ?? agentTools(config), override.tools?.deny ?? []),
+        override.tool_groups,
+      ),
       // The global turn and time limits are for built-ins only; custom agents carry their own.
       max_turns: override.max_turns ?? settings.max_turns ?? builtin.max_turns,
       timeout_seconds: override.timeout_seconds ?? settings.timeout_seconds,
@@ -132,9 +137,13 @@ export function resolveAgent(config: Config, name: string): ResolvedAgent {
     description: custom.description,
     // Checked when the config was parsed: only a graph agent may leave it out.
     system_prompt: custom.system_prompt ?? '',
-    tools: filterTools(
-      override.tools?.allow ?? custom.tools?.allow ?? BUILTIN_TOOL_NAMES,
-      override.tools?.deny ?? custom.tools?.deny ?? [],
+    tools: inToolGroups(
+      config,
+      filterTools(
+        override.tools?.allow ?? custom.tools?.allow ?? agentTools(config),
+        override.tools?.deny ?? custom.tools?.deny ?? [],
+      ),
+      override.tool_groups ?? custom.tool_groups,
     ),
     max_turns: override.max_turns ?? custom.max_turns,
     timeout_seconds: override.timeout_seconds ?? custom.timeout_seconds,
@@ -244,16 +253,40 @@ export function resolveModel(config: Config, name: string): ModelSettings {
 export function withMcp(filter: McpToolFilter | undefined, config: Config): { mcp?: McpToolFilter } {
   if (filter === undefined) return {};
   // tool_search: after the filter, what is left goes to the model by name until promoted.
-  return { mcp: config.tool_search.enabled ? { ...filter, deferred: true } : filter };
+  if (!config.tool_search.enabled) return { mcp: filter };
+  // Routing metadata promotes up to `auto_promote_top_k` schemas before a call, when some server declares it.
+  const routed = Object.values(config.mcp_servers).some(hasMcpRouting);
+  return {
+    mcp: {
+      ...filter,
+      deferred: true,
+      ...(routed && { auto_promote_top_k: config.tool_search.auto_promote_top_k }),
+    },
+  };
 }
 
 function isBuiltin(name: string): name is BuiltinAgentName {
   return (BUILTIN_AGENT_NAMES as readonly string[]).includes(name);
 }
 
+/**
+ * The tools an agent gets when nothing names its own: every tool of the `tools:` section (DeerFlow: every tool
+ * but `task`), or the sandbox's five when the config has no such section.
+ */
+export function agentTools(config: Config): readonly string[] {
+  return configuredToolNames(config.tools) ?? BUILTIN_TOOL_NAMES;
+}
+
+/** DeerFlow's `tool_groups` on an agent: of the configured tools, only those of these groups (others untouched). */
+function inToolGroups(config: Config, tools: string[], groups: readonly string[] | undefined): string[] {
+  if (groups === undefined) return tools;
+  const inGroups = toolsInGroups(config.tools ?? [], groups);
+  return tools.filter((tool) => !isBuiltinToolName(tool) || inGroups.includes(tool));
+}
+
 /** In the fixed order of the tool list, so the model sees the same tools in the same order every run. */
 export function filterTools(allow: readonly string[], deny: readonly string[]): string[] {
-  return [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME, CLARIFICATION_TOOL_NAME].filter(
+  return [...TOOL_ACTIVITY_NAMES, TASK_TOOL_NAME, CLARIFICATION_TOOL_NAME].filter(
     (tool) => allow.includes(tool) && !deny.includes(tool),
   );
 }

@@ -2,6 +2,7 @@
 import { resolveAgent, resolveSummarization } from './agents';
 import type { Config } from './index';
 import type { BatchInput, BatchItem, BatchLimits } from '../batch';
+import { resolveTreeBudget } from './budget';
 import { configBatchLimits, runSkillsSettings, withGuardrails } from './lead-input';
 
 export interface BatchRequest {
@@ -22,6 +23,8 @@ export interface BatchRequest {
 export function buildBatchInput(config: Config, request: BatchRequest): BatchInput {
   const agent = resolveAgent(config, request.subagent_type);
   const summarization = resolveSummarization(config);
+  // One budget for the whole batch (its items share it), as a lead run's covers its tree.
+  const treeBudget = resolveTreeBudget(config.token_budget);
   return {
     ...(request.run_id !== undefined && { run_id: request.run_id }),
     description: request.description,
@@ -29,15 +32,18 @@ export function buildBatchInput(config: Config, request: BatchRequest): BatchInp
     agent,
     items: request.items,
     limits: { ...configBatchLimits(config), ...request.limits },
-    loop_detection: config.loop_detection,
-    workspace: request.workspace,
-    sandbox: config.sandbox,
-    ...(summarization && { summarization }),
+    scope: {
+      workspace: request.workspace,
+      sandbox: config.sandbox,
+      loop_detection: config.loop_detection,
+      ...(summarization && { summarization }),
+      ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
+      ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
+      ...(request.skills_root !== undefined && { skills: runSkillsSettings(config, request.skills_root) }),
+      ...withGuardrails(config),
+      ...(treeBudget && { tree_budget: treeBudget }),
+    },
     depth: 1,
-    ...(request.fairness_key !== undefined && { fairness_key: request.fairness_key }),
-    ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
-    ...(request.skills_root !== undefined && { skills: runSkillsSettings(config, request.skills_root) }),
-    ...withGuardrails(config),
     honest_close: true,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * DeerFlow's spellings of the sections this project reads, so a DeerFlow `config.yaml` works as written.
  */
+import type { z } from 'zod';
 import { formatPath, isSecretPath, problem, type ProblemPath } from '../problems';
 import { envReferenceName } from './fields';
 
@@ -42,7 +43,6 @@ const MODEL_COMPAT: Compat = {
     'when_thinking_disabled',
     'context_window',
     'max_retries',
-    'pricing',
   ],
 };
 const SANDBOX_COMPAT: Compat = {
@@ -52,7 +52,7 @@ const SANDBOX_COMPAT: Compat = {
 const LOOP_DETECTION_COMPAT: Compat = { ignored: ['max_tracked_threads'] };
 const SUMMARIZATION_COMPAT: Compat = {
   aliases: { model_name: 'model' },
-  ignored: ['trim_tokens_to_summarize', 'skill_file_read_tool_names'],
+  ignored: ['trim_tokens_to_summarize'],
 };
 
 export type Mapping = Record<string, unknown>;
@@ -191,4 +191,113 @@ export function normalizeDeerFlowConfig(
     }
   }
   return { sections: out, ...n };
+}
+
+/**
+ * The top-level sections DeerFlow's own `config.example.yaml` has (commented ones included). DeerFlow adds keys to
+ * them every month, so an unknown key inside one reads as a newer DeerFlow key, dropped with a warning, not as a
+ * typo; the sections only this project has stay strict, because a typo there would silently change a limit.
+ */
+export const DEERFLOW_SECTIONS: ReadonlySet<string> = new Set([
+  'models',
+  'subagents',
+  'token_budget',
+  'tool_groups',
+  'tools',
+  'tool_search',
+  'tool_output',
+  'loop_detection',
+  'read_before_write',
+  'safety_finish_reason',
+  'sandbox',
+  'skills',
+  'summarization',
+  'memory',
+  'guardrails',
+  'mcp_tasks',
+  'circuit_breaker',
+  'stream_bridge',
+]);
+
+/** The mapping at `path` inside `root`, if there is one. */
+function mappingAt(root: Mapping, path: readonly PropertyKey[]): Mapping | undefined {
+  let at: unknown = root;
+  for (const segment of path) {
+    if (Array.isArray(at) && typeof segment === 'number') at = at[segment];
+    else if (isMapping(at) && typeof segment === 'string') at = at[segment];
+    else return undefined;
+  }
+  return isMapping(at) ? at : undefined;
+}
+
+/**
+ * Whether the mapping at `path` is one DeerFlow writes: a DeerFlow section itself, one entry of its lists
+ * (`models[0]`, `tools[2]`), or one of its named agents. Mappings this project nests inside them
+ * (`models[0].retry`, `subagents.batch`) stay strict.
+ */
+function isDeerFlowMapping(path: readonly PropertyKey[]): boolean {
+  const [section, second, third] = path;
+  if (!DEERFLOW_SECTIONS.has(String(section))) return false;
+  if (path.length === 1) return true;
+  // DeerMem's `backend_config` takes keys DeerFlow adds as freely as the section itself.
+  if (path.length === 2)
+    return typeof second === 'number' || (section === 'memory' && second === 'backend_config');
+  return (
+    path.length === 3 &&
+    section === 'subagents' &&
+    (second === 'agents' || second === 'custom_agents') &&
+    typeof third === 'string'
+  );
+}
+
+/** Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** A key one or two edits from an accepted one is a typo of it, whatever section it is in. */
+function looksLikeTypo(key: string, accepted: readonly string[]): boolean {
+  const near = key.length >= 6 ? 2 : 1;
+  return accepted.some((name) => editDistance(key, name) <= near);
+}
+
+/**
+ * Parses `sections`, dropping each unknown key inside a DeerFlow section (its path added to `dropped`) and parsing
+ * again, until what is left is a result or problems of other kinds. A key that looks like a typo of an accepted
+ * one (`max_turn` for `max_turns`) stays a problem. `sections` is changed in place.
+ */
+export function parseDroppingDeerFlowKeys<T>(
+  schema: z.ZodType<T>,
+  sections: Mapping,
+  dropped: string[],
+): z.ZodSafeParseResult<T> {
+  for (;;) {
+    const parsed = schema.safeParse(sections, { reportInput: true });
+    if (parsed.success) return parsed;
+    let changed = false;
+    for (const issue of parsed.error.issues) {
+      if (issue.code !== 'unrecognized_keys' || !isDeerFlowMapping(issue.path)) continue;
+      const at = mappingAt(sections, issue.path);
+      // The section's error map words an unknown-keys issue as its accepted keys (config/fields.ts).
+      const accepted = issue.message.split(', ');
+      for (const key of issue.keys) {
+        if (at === undefined || !Object.hasOwn(at, key) || looksLikeTypo(key, accepted)) continue;
+        delete at[key];
+        dropped.push(formatPath([...issue.path, key]));
+        changed = true;
+      }
+    }
+    if (!changed) return parsed;
+  }
 }

@@ -12,7 +12,13 @@ import type { LoopDetectionSettings } from '../subagent';
 import { problem, type ProblemPath } from '../problems';
 import { ownEntry, withoutUndefined } from '../records';
 import { DEFAULT_SANDBOX, SANDBOX_KINDS, TASK_TOOL_NAME, type SandboxSettings } from '../tools';
-import { isMapping, normalizeDeerFlowConfig, type Env, type Mapping } from './deerflow';
+import {
+  isMapping,
+  normalizeDeerFlowConfig,
+  parseDroppingDeerFlowKeys,
+  type Env,
+  type Mapping,
+} from './deerflow';
 import {
   bool,
   ConfigError,
@@ -48,14 +54,22 @@ import {
 import { CLARIFICATION_TOOL_NAME, DEFAULT_CLARIFICATION_TIMEOUT_SECONDS } from '../clarification';
 import { DEFAULT_BATCH_LIMITS, DEFAULT_BATCH_MAX_ITEMS } from '../batch';
 import { isMcpToolName } from '../mcp';
+import { clampAutoPromoteTopK, DEFAULT_AUTO_PROMOTE_TOP_K } from '../tool-search';
 import { extensionsConfigKey, mcpServersSection } from './mcp';
 import { agentSkillsList, skillsSection } from './skills';
 import { agentGuardrailsSection, guardrailsSection } from './guardrails';
 import { modelsSection } from './models';
+import { tokenBudgetTopSection } from './budget';
+import { budgetsSection } from './budgets';
+import { readBeforeWriteSection, toolOutputSection } from './tool-output';
 import { applyOverrides, attributeProblem, type ConfigOverrides } from './overrides';
 import { payloadsSection } from './payloads';
+import { streamBridgeSection } from './stream-bridge';
 import { subagentProvidersSection, subagentToolsSection, toolLoadProblems } from './providers';
 import { temporalSection } from './temporal';
+import { toolGroupsSection, toolsSection, type ToolEntry } from './tools';
+import { circuitBreakerSection, memorySection } from './memory';
+import { mcpTasksSection } from './mcp-tasks';
 import { graphAgentProblems } from '../graph';
 import {
   DEFAULT_WORKSPACE_SETTINGS,
@@ -102,6 +116,7 @@ const agentOverride = section('subagents.agents.<name>', {
   token_budget: tokenBudgetSection('subagents.agents.<name>.token_budget').optional(),
   model: text.optional(),
   tools: toolFilterSection('subagents.agents.<name>.tools').optional(),
+  tool_groups: listOf(text, 'tool group names').optional(),
   skills: agentSkillsList.optional(),
   guardrails: agentGuardrailsSection('subagents.agents.<name>.guardrails').optional(),
 });
@@ -115,6 +130,7 @@ const customAgent = section('subagents.custom_agents.<name>', {
   nodes_per_turn: wholeNumber(1).optional(),
   one_time_nodes: wholeNumber(0).optional(),
   tools: toolFilterSection('subagents.custom_agents.<name>.tools').optional(),
+  tool_groups: listOf(text, 'tool group names').optional(),
   skills: agentSkillsList.optional(),
   guardrails: agentGuardrailsSection('subagents.custom_agents.<name>.guardrails').optional(),
   model: text.optional(),
@@ -204,6 +220,8 @@ const summarization = section('summarization', {
   trigger_tokens: wholeNumber(1).default(80_000),
   keep_messages: wholeNumber(1).default(10),
   summary_prompt: text.optional(),
+  // The tools whose read of a SKILL.md activates its skill and is remembered through compaction (DeerFlow's).
+  skill_file_read_tool_names: listOf(text, 'tool names').optional(),
 });
 
 // The lead agent's own budgets (DeerFlow has none of these for its lead; they are this project's).
@@ -308,6 +326,10 @@ const tracing = section('tracing', {
 // Deferred MCP tools (DeerFlow's tool_search): MCP tools reach the model by name until `tool_search` loads them.
 const toolSearch = section('tool_search', {
   enabled: bool.default(false),
+  // Deferred MCP schemas promoted before a model call when their routing keywords match (DeerFlow clamps to 1..5).
+  auto_promote_top_k: wholeNumber(0)
+    .default(DEFAULT_AUTO_PROMOTE_TOP_K)
+    .transform((k) => clampAutoPromoteTopK(k)),
 });
 
 // Where runs' folders are made, and how they follow a run across worker hosts (contracts/workspace.ts).
@@ -343,6 +365,7 @@ const workspace = section('workspace', {
 
 const sections = {
   models: modelsSection,
+  token_budget: tokenBudgetTopSection.prefault({}),
   subagents: subagents.prefault({}),
   subagent_runtime: subagentRuntime.prefault({}),
   subagent_providers: subagentProvidersSection.prefault({}),
@@ -361,10 +384,23 @@ const sections = {
   safety_finish_reason: safetyFinishReason.prefault({}),
   payloads: payloadsSection,
   mcp_servers: mcpServersSection.prefault({}),
+  // DeerFlow's long-running MCP tasks (contracts/config/mcp-tasks.ts); absent: off, as DeerFlow's default.
+  mcp_tasks: mcpTasksSection.optional(),
   tool_search: toolSearch.prefault({}),
+  // DeerFlow's tools list (contracts/config/tools.ts); absent: the sandbox's five tools, as before it was read.
+  tools: toolsSection.optional(),
+  tool_groups: toolGroupsSection.prefault([]),
   skills: skillsSection.prefault({}),
   guardrails: guardrailsSection.prefault({}),
   extensions_config: extensionsConfigKey.optional(),
+  // DeerFlow's `memory:` and `circuit_breaker:` (contracts/config/memory.ts); absent: none.
+  memory: memorySection.optional(),
+  circuit_breaker: circuitBreakerSection.optional(),
+  budgets: budgetsSection.prefault({}),
+  // DeerFlow's large tool outputs and write gate (contracts/config/tool-output.ts); absent: off.
+  tool_output: toolOutputSection.optional(),
+  read_before_write: readBeforeWriteSection.optional(),
+  stream_bridge: streamBridgeSection.prefault({}),
 };
 
 /** The top-level sections this project reads; any other section is ignored with a warning. */
@@ -421,6 +457,7 @@ export type MetricsSettings = z.output<typeof metrics>;
 export type { SkillsSettings } from './skills';
 export type { GuardrailsSettings } from './guardrails';
 export type TracingSettings = z.output<typeof tracing>;
+export type { ToolEntry };
 
 type CrossProblem = [path: ProblemPath, input: unknown, message: string];
 
@@ -481,6 +518,7 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
   }
 
   out.push(...toolLoadProblems(config.subagent_providers, config.subagent_tools, checkModel));
+  out.push(...toolGroupProblems(config));
 
   const batch = config.subagents.batch;
   if (batch.max_running_items > batch.max_live_items) {
@@ -529,6 +567,38 @@ function crossSectionProblems(config: z.output<typeof sectionsSchema>): CrossPro
   return out;
 }
 
+/** An agent's `tool_groups` name groups of the `tools:` list; a tool's `group`, one `tool_groups:` lists. */
+function toolGroupProblems(config: z.output<typeof sectionsSchema>): CrossProblem[] {
+  const out: CrossProblem[] = [];
+  const declared = config.tool_groups.map((group) => group.name);
+  const used = (config.tools ?? []).flatMap((entry: ToolEntry) => (entry.group ? [entry.group] : []));
+  const known = [...new Set([...declared, ...used])];
+  (config.tools ?? []).forEach((entry: ToolEntry, index) => {
+    if (declared.length > 0 && entry.group !== undefined && !declared.includes(entry.group)) {
+      out.push([['tools', index, 'group'], entry.group, `is not in tool_groups (${declared.join(', ')})`]);
+    }
+  });
+  const { agents, custom_agents: customAgents } = config.subagents;
+  for (const [kind, entries] of [
+    ['agents', agents],
+    ['custom_agents', customAgents],
+  ] as const) {
+    for (const [name, agent] of Object.entries(entries)) {
+      (agent.tool_groups ?? []).forEach((group, index) => {
+        if (!known.includes(group)) {
+          const groups = known.length > 0 ? known.join(', ') : 'none: the config has no tools: section';
+          out.push([
+            ['subagents', kind, name, 'tool_groups', index],
+            group,
+            `is not a tool group (${groups})`,
+          ]);
+        }
+      });
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Entry points
 
@@ -545,6 +615,13 @@ export interface ParsedConfig {
   config: Config;
   /** Things the user should know that do not stop the run; the caller prints them. */
   warnings: string[];
+  /** The file's top-level sections: those read, and those ignored (`doctor` shows both). */
+  sections: ConfigSections;
+}
+
+export interface ConfigSections {
+  read: string[];
+  ignored: string[];
 }
 
 /** Validates a config file's content (already read from YAML) and applies every default. */
@@ -574,7 +651,8 @@ export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedCon
     if (unresolved[name] !== undefined) normalized.sections[name] = unresolved[name];
   }
   const { sections, sources } = applyOverrides(normalized.sections, options.overrides);
-  const parsed = configSchema.safeParse(sections, { reportInput: true });
+  const dropped: string[] = [];
+  const parsed = parseDroppingDeerFlowKeys(configSchema, sections, dropped);
   const problems = [
     ...normalized.problems,
     ...(parsed.success ? [] : parsed.error.issues.flatMap(configIssueProblems)),
@@ -586,8 +664,18 @@ export function parseConfig(raw: unknown, options: ParseOptions = {}): ParsedCon
   }
 
   const config = parsed.data;
-  const warnings = [...sectionWarnings, ...normalized.warnings, ...configWarnings(config, sections)];
-  return { config, warnings };
+  const droppedWarnings =
+    dropped.length === 0
+      ? []
+      : [`ignoring DeerFlow keys this project does not read (yet): ${dropped.join(', ')}`];
+  const warnings = [
+    ...sectionWarnings,
+    ...normalized.warnings,
+    ...droppedWarnings,
+    ...configWarnings(config, sections),
+  ];
+  const read = Object.keys(source).filter((name) => CONFIG_SECTIONS.includes(name));
+  return { config, warnings, sections: { read, ignored: unknown } };
 }
 
 /** Every problem; the file is named above them unless each is a given value's (a flag names itself). */

@@ -9,15 +9,18 @@ import {
   resolveLeadTokenBudget,
   resolveSummarization,
 } from './agents';
-import { withMcp } from './agents';
+import { agentTools, withMcp } from './agents';
 import type { Config } from './index';
 import type { BatchLimits, BatchToolSettings } from '../batch';
 import type { LeadRunInput } from '../lead';
 import type { RunSkillsSettings } from '../run-skills';
-import { BUILTIN_TOOL_NAMES } from '../tools';
 import { allMcpTools } from './mcp';
 import { agentPolicy } from './guardrails';
 import { resolveToolLoads } from './tool-loads';
+import { resolveTreeBudget } from './budget';
+import { resolveMemory } from './memory';
+import { resolveDailyBudget } from './budgets';
+import { resolveReadBeforeWrite, resolveToolOutput } from './tool-output';
 import type { GuardrailPolicy, RunGuardrailsSettings } from '../guardrail-rules';
 
 export interface LeadRunRequest {
@@ -40,32 +43,43 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
   const loads = resolveToolLoads(config);
   const skills =
     request.skills_root === undefined ? undefined : runSkillsSettings(config, request.skills_root);
+  // The run's tree budget (`token_budget:` at the top, when enabled): the lead keeps it for the whole tree.
+  const treeBudget = resolveTreeBudget(config.token_budget);
+  const memory = resolveMemory(config.memory);
+  // The user's daily budget (`budgets.per_user`): the lead asks the user's ledger before its first model call.
+  const dailyBudget = resolveDailyBudget(config.budgets);
   return {
     prompt: request.prompt,
     ...(request.run_id !== undefined && { run_id: request.run_id }),
-    ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
-    ...(skills && { skills }),
-    ...withGuardrails(config),
+    scope: {
+      ...(config.lead.user_id !== undefined && { user_id: config.lead.user_id }),
+      ...(skills && { skills }),
+      ...withGuardrails(config),
+      workspace: request.workspace,
+      sandbox: config.sandbox,
+      loop_detection: config.loop_detection,
+      ...(summarization && { summarization }),
+      ...(clarification && { clarification }),
+      ...(config.lead.fairness_key !== undefined && { fairness_key: config.lead.fairness_key }),
+      ...(treeBudget && { tree_budget: treeBudget }),
+      ...(memory && { memory }),
+      ...(dailyBudget && { daily_budget: dailyBudget }),
+      ...withToolOutput(config),
+    },
     model: resolveLeadModel(config),
-    tools: [...BUILTIN_TOOL_NAMES],
+    tools: [...agentTools(config)],
     ...withMcp(allMcpTools(config.mcp_servers), config),
     agents,
-    workspace: request.workspace,
-    sandbox: config.sandbox,
-    loop_detection: config.loop_detection,
     token_budget: resolveLeadTokenBudget(config),
     max_turns: config.lead.max_turns,
     // 0: no wall clock. The default is applied here, where the config is read: a running lead's input is its own.
     ...(config.lead.timeout_seconds > 0 && { timeout_seconds: config.lead.timeout_seconds }),
-    ...(summarization && { summarization }),
-    ...(clarification && { clarification }),
     limits: {
       // Defaulted and capped by subagent_runtime.max_running where the config is parsed.
       max_concurrent: subagents.max_concurrent,
       max_total_per_run: subagents.max_total_per_run,
       max_depth: subagents.max_depth,
       provider: subagents.provider,
-      ...(config.lead.fairness_key !== undefined && { fairness_key: config.lead.fairness_key }),
       queue_timeout_seconds: config.subagent_runtime.queue_timeout_seconds,
     },
     ...(loads.length > 0 && { subagent_tools: loads }),
@@ -77,12 +91,22 @@ export function buildLeadRunInput(config: Config, request: LeadRunRequest): Lead
   };
 }
 
+/** The run's `tool_output` and `read_before_write` settings, when the config turns them on. */
+function withToolOutput(config: Config): Pick<LeadRunInput['scope'], 'tool_output' | 'read_before_write'> {
+  const toolOutput = resolveToolOutput(config.tool_output);
+  return {
+    ...(toolOutput && { tool_output: toolOutput }),
+    ...(resolveReadBeforeWrite(config.read_before_write) && { read_before_write: true as const }),
+  };
+}
+
 /**
  * The skills settings of a run whose skills folder is `root`: the config's `skills:` keys, and the `skills:` list
  * of the lead and of each agent that has one (an agent without one gets every enabled skill).
  */
 export function runSkillsSettings(config: Config, root: string): RunSkillsSettings {
   const lead = leadSkillNames(config);
+  const skillReads = config.summarization.skill_file_read_tool_names;
   const lists: Record<string, string[]> = {};
   for (const name of listAgentNames(config)) {
     const list = agentSkillNames(config, name);
@@ -92,6 +116,7 @@ export function runSkillsSettings(config: Config, root: string): RunSkillsSettin
     root,
     container_path: config.skills.container_path,
     deferred_discovery: config.skills.deferred_discovery,
+    ...(skillReads !== undefined && { skill_file_read_tool_names: [...skillReads] }),
     ...(config.extensions_config !== undefined && { extensions_config: config.extensions_config }),
     ...(lead !== undefined && { lead: [...lead] }),
     ...(Object.keys(lists).length > 0 && { agents: lists }),

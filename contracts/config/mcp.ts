@@ -32,11 +32,31 @@ import {
 import { isMapping } from './deerflow';
 import { checkSkillStates, extensionsConfigError, type SkillStates } from './skills';
 import { typeError, type RawIssue } from './value-types';
+import { mcpTaskToolset, toolsetBindingProblems } from './mcp-tasks';
 
 export const MCP_TRANSPORTS = ['stdio', 'http', 'sse'] as const;
+export const MCP_ROUTING_MODES = ['off', 'prefer'] as const;
 export type McpTransport = (typeof MCP_TRANSPORTS)[number];
 
 const anyText = z.string({ error: 'is not text' });
+
+/**
+ * DeerFlow's MCP routing hints: `mode: prefer` with `keywords` marks a tool to prefer for matching requests;
+ * with `tool_search` its deferred schema is promoted before a model call whose latest user message holds a
+ * keyword (`priority` 0..100 orders the matches). Per tool, `tools.<tool>.routing` overrides the fields it sets.
+ */
+const mcpRouting = section('mcp_servers.<name>.routing', {
+  mode: oneOf(MCP_ROUTING_MODES).optional(),
+  priority: z
+    .number({ error: 'is not a number' })
+    .int({ error: 'is not a whole number' })
+    .transform((priority) => Math.min(100, Math.max(0, priority)))
+    .optional(),
+  keywords: listOf(anyText, 'keywords').optional(),
+});
+
+// DeerFlow allows other keys in a tool's override; only `routing` is read.
+const mcpToolOverride = z.looseObject({ routing: mcpRouting.optional() });
 
 const mcpServer = section('mcp_servers.<name>', {
   enabled: bool.default(true),
@@ -50,11 +70,23 @@ const mcpServer = section('mcp_servers.<name>', {
   description: anyText.optional(),
   tool_timeout_seconds: seconds.default(DEFAULT_MCP_TOOL_TIMEOUT_SECONDS),
   output_cap_chars: wholeNumber(1).default(DEFAULT_MCP_OUTPUT_CAP_CHARS),
+  routing: mcpRouting.optional(),
+  tools: mappingOf(mcpToolOverride, 'tool overrides').optional(),
+  // DeerFlow's long-running task tools (contracts/config/mcp-tasks.ts): each a submit / status / cancel group.
+  task_toolsets: listOf(mcpTaskToolset, 'task toolsets').default([]),
 }).transform((server, ctx) => {
   const type: McpTransport | undefined =
     server.type ?? (server.command !== undefined ? 'stdio' : server.url !== undefined ? 'http' : undefined);
   const issue = (path: string, message: string) =>
     ctx.issues.push({ code: 'custom', path: [path], input: undefined, message });
+  for (const problem of toolsetBindingProblems(server.task_toolsets)) {
+    ctx.issues.push({
+      code: 'custom',
+      path: ['task_toolsets', ...problem.path],
+      input: undefined,
+      message: problem.message,
+    });
+  }
   if (type === undefined) {
     issue('command', 'is missing (a stdio server needs command; an http server needs url)');
     return z.NEVER;
@@ -110,6 +142,23 @@ export function parseExtensionsConfig(
   ];
   if (!parsed.success || problems.length > 0) throw extensionsConfigError(file, problems);
   return { servers: parsed.data, skills: skills.states, warnings };
+}
+
+export type McpRoutingConfig = NonNullable<McpServerConfig['routing']>;
+
+/** A tool's routing as DeerFlow merges it: the server's, then the fields its `tools.<tool>.routing` sets. */
+export function effectiveMcpRouting(server: McpServerConfig, tool: string): McpRoutingConfig {
+  const override = server.tools?.[tool]?.routing ?? {};
+  return {
+    ...server.routing,
+    ...Object.fromEntries(Object.entries(override).filter(([, v]) => v !== undefined)),
+  };
+}
+
+/** Whether a server's routing (its own or a tool's) can prefer some tool: `mode: prefer` somewhere. */
+export function hasMcpRouting(server: McpServerConfig): boolean {
+  const overrides = Object.values(server.tools ?? {}).map((tool) => tool.routing?.mode);
+  return server.routing?.mode === 'prefer' || overrides.includes('prefer');
 }
 
 /** `extensions_config:`: a path (relative to the config file) of DeerFlow's extensions_config.json. */

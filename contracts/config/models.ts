@@ -16,6 +16,7 @@ import {
 } from '../model';
 import { modelCallFields } from '../input-schemas';
 import { withoutUndefined } from '../records';
+import { modelPricingSection, resolvePricing } from './budget';
 import {
   apiKeyReference,
   bool,
@@ -68,6 +69,7 @@ const modelEntry = section('models[]', {
   /** DeerFlow's ChatOllama `reasoning: true`: Ollama's `think`, read as `thinking`. */
   reasoning: bool.optional(),
   retry: modelRetry.optional(),
+  pricing: modelPricingSection.optional(),
 }).transform((entry, ctx): ModelSettings => {
   const refuse = (path: string[], input: unknown, message: string): never => {
     ctx.issues.push({ code: 'custom', path, input, message });
@@ -122,6 +124,7 @@ const modelEntry = section('models[]', {
     azure_deployment: entry.azure_deployment,
     api_version: entry.api_version,
     retry: entry.retry,
+    pricing: resolvePricing(entry.pricing),
   });
 });
 

@@ -84,6 +84,11 @@ export interface EncryptionSettings {
 export interface PayloadSettings {
   /** A payload whose encoded size passes this goes to the store; history keeps a reference. */
   threshold_bytes: number;
+  /**
+   * Store each large top-level field of a JSON payload once, by digest (payloads/shared-fields-codec.ts).
+   * Off: payloads are written whole; those written with it are still read.
+   */
+  shared_fields: boolean;
   store: PayloadStoreKind;
   /** The local store's folder; absent → `$SUBAGENTS_PAYLOAD_DIR`, else `<cache>/durable-subagents/payloads`. */
   path?: string;
@@ -184,6 +189,7 @@ export const payloadsSection = section('payloads', {
   threshold_bytes: wholeNumber(MIN_PAYLOAD_THRESHOLD_BYTES, MAX_PAYLOAD_THRESHOLD_BYTES).default(
     DEFAULT_PAYLOAD_THRESHOLD_BYTES,
   ),
+  shared_fields: bool.default(false),
   store: oneOf(PAYLOAD_STORES).default('local'),
   path: z
     .string({ error: 'is not text (a folder)' })

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { NOT_A_USER_ID, userIdProblem } from '../user';
 import { CLARIFICATION_TOOL_NAME } from '../clarification';
 import { isMcpToolPattern } from '../mcp';
-import { BUILTIN_TOOL_NAMES, TASK_TOOL_NAME } from '../tools';
+import { TASK_TOOL_NAME, TOOL_ACTIVITY_NAMES } from '../tools';
 
 // zod completes its settings (its default locale, its memoizer) on the global object when it builds its first
 // schema. The worker freezes the globals once the shared modules are evaluated, so one is built now, while
@@ -52,7 +52,7 @@ export function wholeNumber(min: number, max?: number) {
   return max === undefined ? atLeast : atLeast.max(max, { error: outOfRange });
 }
 
-export const KNOWN_TOOL_NAMES = [...BUILTIN_TOOL_NAMES, TASK_TOOL_NAME, CLARIFICATION_TOOL_NAME] as const;
+export const KNOWN_TOOL_NAMES = [...TOOL_ACTIVITY_NAMES, TASK_TOOL_NAME, CLARIFICATION_TOOL_NAME] as const;
 
 /** The value types without arguments, built anew on each call. */
 export function valueTypes() {

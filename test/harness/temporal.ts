@@ -7,7 +7,7 @@ import type { AdmissionSettings } from '../../contracts/admission';
 import type { LeadRunInput } from '../../contracts/lead';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { projectDataConverter } from '../../payloads/data-converter';
-import { createProjectWorker, type ProjectWorkerOptions } from '../../worker/worker';
+import { createProjectWorker, hostWorkerStopped, type ProjectWorkerOptions } from '../../worker/worker';
 import { WORKER_HEARTBEAT_INTERVAL_MS } from '../../worker/runtime';
 import { spawnWorkerProcess, type WorkerProcessOptions } from '../support/chaos-workers';
 import { cliEnv, runCli, type Finished } from '../support/cli-process';
@@ -115,7 +115,10 @@ export async function withProjectWorker<T>(
     server?: { address: string; namespace: string };
     /** Worker options over the project's (e.g. a small workflow cache). */
     tuning?: ProjectWorkerOptions['tuning'];
-  } & Pick<ProjectWorkerOptions, 'mcpCatalog' | 'transcripts' | 'remote' | 'leases' | 'leadInputs'> = {},
+  } & Pick<
+    ProjectWorkerOptions,
+    'mcpCatalog' | 'transcripts' | 'remote' | 'leases' | 'leadInputs' | 'providers' | 'workspaces' | 'stream'
+  > = {},
 ): Promise<T> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address: worker.server?.address ?? testAddress() });
@@ -134,8 +137,16 @@ export async function withProjectWorker<T>(
       ...(worker.remote && { remote: worker.remote }),
       ...(worker.leases === false && { leases: false }),
       ...(worker.leadInputs && { leadInputs: worker.leadInputs }),
+      ...(worker.providers && { providers: worker.providers }),
+      ...(worker.workspaces && { workspaces: worker.workspaces }),
+      ...(worker.stream !== undefined && { stream: worker.stream }),
     });
-    return await projectWorker.runUntil(body());
+    try {
+      return await projectWorker.runUntil(body());
+    } finally {
+      // A home host's own queue has a worker of its own on the same connection: stopped with this one.
+      await hostWorkerStopped(projectWorker);
+    }
   } finally {
     await connection.close();
   }

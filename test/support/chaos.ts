@@ -20,6 +20,7 @@ import { subagentStepsQuery } from '../../contracts/queries';
 import { WORKSPACE_FAILURES } from '../../contracts/workspace';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { WorkerFleet, type WorkerProcessOptions } from './chaos-workers';
+import { historyOutline } from './histories';
 import { leadInput, tempDir, writeScript } from './subagent-input';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -496,7 +497,14 @@ async function checkRun(client: Client, run: ChaosRun): Promise<RunCheck> {
   }
   const ledger = run.result?.ledger.map((entry) => entry.status) ?? [];
   if (ledger.length !== CHAOS_PARTS.length || ledger.some((status) => status !== 'completed')) {
-    violations.push(`${id}: ledger is [${ledger.join(', ')}], not ${CHAOS_PARTS.length} × completed`);
+    // Why each one that did not complete ended, for the one who reads the failure.
+    const why = (run.result?.ledger ?? [])
+      .filter((entry) => entry.status !== 'completed')
+      .map((entry) => `${entry.status}: ${entry.error ?? entry.result_brief ?? '(no error recorded)'}`);
+    violations.push(
+      `${id}: ledger is [${ledger.join(', ')}], not ${CHAOS_PARTS.length} × completed` +
+        (why.length > 0 ? ` (${why.join('; ')})` : ''),
+    );
   }
 
   countRecoveries(leadEvents, recoveries);
@@ -521,6 +529,11 @@ async function checkRun(client: Client, run: ChaosRun): Promise<RunCheck> {
     const started = starts.has(child);
     const childEvents = started ? await historyChain(client, child) : [];
     countRecoveries(childEvents, recoveries);
+    const entry = run.result?.ledger.find((e) => e.workflow_id === child);
+    if (entry && entry.status !== 'completed') {
+      // Where the subagent's own history went wrong, for the one who reads the failure.
+      violations.push(`${child} ended ${entry.status}; its history:\n${historyOutline(childEvents)}`);
+    }
     const scheduled = appendActivities(childEvents);
     if (scheduled > APPENDS_PER_SUBAGENT) {
       violations.push(`${child}: ${scheduled} append activities scheduled (a call was retried blindly)`);

@@ -7,6 +7,7 @@
  * fake-anthropic.ts, fake-gemini.ts, fake-bedrock.ts, fake-ollama.ts); the answers themselves are written by
  * activities/model/wire-replies.ts, as the worker's warm-up writes them.
  */
+import { performance } from 'node:perf_hooks';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -136,6 +137,11 @@ export interface FakeServerOptions<Body = Record<string, unknown>> {
   api_key?: string;
   /** Starts in an outage (see `startOutage`). */
   outage?: FakeOutage;
+  /**
+   * Told of each part of an answer as soon as it was handed to the network: the chat request's index, the part,
+   * and when (epoch ms, `performance.timeOrigin + performance.now()`): latency benchmarks' send stamps.
+   */
+  sent?: (index: number, part: string | Buffer, at: number) => void;
 }
 
 /** A chat request as a dialect reads it from its route. */
@@ -341,7 +347,9 @@ export class FakeModelServer<Body = Record<string, unknown>> {
       if (res.destroyed) return;
       // As a provider's network would, the client's reading paces the writing: a 10 MB answer written in one
       // synchronous loop would hold this process (and the worker beside it in a test) for seconds on a busy host.
-      if (!res.write(part)) await drained(res);
+      const flowing = res.write(part);
+      this.options.sent?.(index, part, performance.timeOrigin + performance.now());
+      if (!flowing) await drained(res);
       if (streamed) await this.pause(reply.chunk_delay_ms);
     }
     if (!res.destroyed) res.end();

@@ -16,3 +16,24 @@ export async function executionHistories(
   }
   return out;
 }
+
+/** One line an event (id, type, and what it names), for a failure's message: where a replay parted. */
+export function historyOutline(events: readonly temporal.api.history.v1.IHistoryEvent[]): string {
+  return events
+    .map((event) => {
+      const type = String(event.eventType ?? '').replace(/^EVENT_TYPE_/, '');
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      const named =
+        (scheduled && `${scheduled.activityType?.name} @${scheduled.taskQueue?.name}`) ??
+        event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName ??
+        event.workflowExecutionSignaledEventAttributes?.signalName ??
+        event.timerStartedEventAttributes?.timerId ??
+        event.markerRecordedEventAttributes?.markerName ??
+        event.activityTaskTimedOutEventAttributes?.failure?.message ??
+        event.activityTaskFailedEventAttributes?.failure?.message ??
+        event.workflowTaskFailedEventAttributes?.failure?.message?.slice(0, 120) ??
+        '';
+      return `${String(event.eventId)} ${type} ${named}`.trimEnd();
+    })
+    .join('\n');
+}

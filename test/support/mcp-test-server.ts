@@ -11,8 +11,15 @@
  * the `Authorization: Bearer …` header over HTTP, compared with the file's content; it never echoes it),
  * `sleep` (writes the server's pid to the pid file, then sleeps: the test kills it mid-call), `fail` (an
  * `isError` result), `picture` (text and an image), and `bad.name` (not usable as a tool name: left out).
+ *
+ * A long-running task toolset in DeerFlow's ordinary contract (answers in `structuredContent`), its tasks kept by
+ * the server process (an HTTP server outlives the workers that call it): `submit_report` ({topic, seconds, ask?}:
+ * a report that takes `seconds`, asking `ask` first when given), `get_report_status`, `cancel_report` and
+ * `answer_report` ({task_id, input}), with `--task-tools`. `--task-log F` appends one JSON line per call to F
+ * (the tests count submits and see cancels there).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -30,6 +37,8 @@ const { values } = parseArgs({
     'expect-secret-file': { type: 'string' },
     'pid-file': { type: 'string' },
     'extra-tools': { type: 'string' },
+    'task-tools': { type: 'boolean' },
+    'task-log': { type: 'string' },
   },
 });
 
@@ -68,6 +77,96 @@ const expectedSecret = values['expect-secret-file']
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 
+interface ReportTask {
+  topic: string;
+  seconds: number;
+  /** The question still waiting for an answer. */
+  ask?: string;
+  answer?: string;
+  /** When the report is done (ms), once nothing waits. */
+  doneAt?: number;
+  cancelled?: boolean;
+}
+
+/** The server process's tasks, by id. */
+const tasks = new Map<string, ReportTask>();
+
+function logTaskCall(entry: Record<string, unknown>): void {
+  if (values['task-log']) appendFileSync(values['task-log'], `${JSON.stringify(entry)}\n`);
+}
+
+const structured = (value: Record<string, unknown>) => ({
+  content: [{ type: 'text' as const, text: JSON.stringify(value) }],
+  structuredContent: value,
+});
+
+function reportStatus(taskId: string): Record<string, unknown> {
+  const task = tasks.get(taskId);
+  if (!task)
+    return { task_id: taskId, status: 'failed', error_code: 'task_not_found', error: 'no such task' };
+  if (task.cancelled) return { task_id: taskId, status: 'cancelled' };
+  if (task.ask !== undefined)
+    return { task_id: taskId, status: 'input_required', input_required: { message: task.ask } };
+  if (Date.now() < (task.doneAt ?? 0)) return { task_id: taskId, status: 'running' };
+  const answered = task.answer === undefined ? '' : ` (${task.answer})`;
+  return { task_id: taskId, status: 'completed', result: { report: `Report on ${task.topic}${answered}` } };
+}
+
+function registerTaskTools(server: McpServer): void {
+  server.registerTool(
+    'submit_report',
+    {
+      description: 'Starts writing a report; it takes a while.',
+      inputSchema: { topic: z.string(), seconds: z.number(), ask: z.string().optional() },
+    },
+    ({ topic, seconds, ask }) => {
+      const taskId = `report-${randomUUID()}`;
+      tasks.set(taskId, {
+        topic,
+        seconds,
+        ...(ask !== undefined ? { ask } : { doneAt: Date.now() + seconds * 1000 }),
+      });
+      logTaskCall({ call: 'submit', task_id: taskId, topic });
+      return structured({ task_id: taskId, status: 'running' });
+    },
+  );
+  server.registerTool(
+    'get_report_status',
+    { description: "A report's status.", inputSchema: { task_id: z.string() } },
+    ({ task_id: taskId }) => {
+      const status = reportStatus(taskId);
+      logTaskCall({ call: 'status', task_id: taskId, status: status.status });
+      return structured(status);
+    },
+  );
+  server.registerTool(
+    'cancel_report',
+    { description: 'Cancels a report.', inputSchema: { task_id: z.string() } },
+    ({ task_id: taskId }) => {
+      const task = tasks.get(taskId);
+      if (task && reportStatus(taskId).status !== 'completed') task.cancelled = true;
+      logTaskCall({ call: 'cancel', task_id: taskId });
+      return structured({
+        task_id: taskId,
+        status: reportStatus(taskId).status === 'completed' ? 'completed' : 'cancelled',
+      });
+    },
+  );
+  server.registerTool(
+    'answer_report',
+    { description: "Answers a report's question.", inputSchema: { task_id: z.string(), input: z.string() } },
+    ({ task_id: taskId, input }) => {
+      const task = tasks.get(taskId);
+      logTaskCall({ call: 'answer', task_id: taskId, input });
+      if (!task || task.ask === undefined) return { ...text('no question is waiting'), isError: true };
+      task.ask = undefined;
+      task.answer = input;
+      task.doneAt = Date.now() + task.seconds * 1000;
+      return text('answered');
+    },
+  );
+}
+
 /** A server whose `check_secret` compares `secret()` (what arrived) with the expected one. */
 function buildServer(secret: () => string | undefined): McpServer {
   const server = new McpServer({ name: 'mcp-test-server', version: '1.0.0' });
@@ -103,6 +202,7 @@ function buildServer(secret: () => string | undefined): McpServer {
     ],
   }));
   server.registerTool('bad.name', { description: 'A name providers refuse.' }, () => text('unreachable'));
+  if (values['task-tools']) registerTaskTools(server);
   for (let i = 0; i < Number(values['extra-tools'] ?? 0); i++) {
     const { name, description, inputSchema } = extraTool(i);
     server.registerTool(name, { description, inputSchema }, () => text(`${name}: no records`));

@@ -102,11 +102,13 @@ export function subagentInput(options: SubagentInputOptions): SubagentInput {
     prompt: options.prompt ?? 'Do the task.',
     subagent_type: agent.name,
     agent,
-    loop_detection: config.loop_detection,
-    workspace: options.workspace,
-    sandbox: config.sandbox,
+    scope: {
+      loop_detection: config.loop_detection,
+      workspace: options.workspace,
+      sandbox: config.sandbox,
+      ...(summarization && { summarization }),
+    },
     depth: 1,
-    ...(summarization && { summarization }),
   };
 }
 
@@ -184,7 +186,7 @@ export function gatedFanOutLeadInput(
     })),
   );
   const input = fanOutLeadInput(ids, childMs, script);
-  return { input, open: () => writeFileSync(join(input.workspace, '.gate'), '') };
+  return { input, open: () => writeFileSync(join(input.scope.workspace, '.gate'), '') };
 }
 
 /**

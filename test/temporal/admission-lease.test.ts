@@ -112,7 +112,14 @@ describe('admission leases', () => {
             return state.running.length === 0 && state.counters.released === state.counters.granted;
           });
           if (!state) throw new Error('no admission state');
-          expect(state.counters.granted).toBe(pool === 'runs' ? 3 : 9);
+          // A slot granted from the lease and given back before the worker's next report is settled on the
+          // worker alone, so the workflow counts at most one grant per run or subagent, and at least every one
+          // it answered by signal.
+          const ids = pool === 'runs' ? leads : children;
+          const answers = pool === 'runs' ? heard.slice(0, leads.length) : heard.slice(leads.length);
+          const bySignal = answers.filter((count) => count > 0).length;
+          expect(state.counters.granted).toBeLessThanOrEqual(ids.length);
+          expect(state.counters.granted).toBeGreaterThanOrEqual(bySignal);
           expect(state.queued).toEqual([]);
           expect(state.leases?.[0].tokens.length).toBeGreaterThan(0);
           const spare = state.leases?.reduce((sum, hold) => sum + hold.tokens.length, 0) ?? 0;

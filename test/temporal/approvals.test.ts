@@ -334,7 +334,7 @@ describe('with the deciding side (guardrails: rules deciding ask)', () => {
       expect(approved.code).toBe(0);
       const result = await handle.result();
       expect(result.status).toBe('completed');
-      expect(readFileSync(join(input.workspace, 'log.txt'), 'utf8')).toBe('ran\n');
+      expect(readFileSync(join(input.scope.workspace, 'log.txt'), 'utf8')).toBe('ran\n');
     } finally {
       for (const worker of workers) worker.kill('SIGKILL');
     }
@@ -377,7 +377,7 @@ describe('with the deciding side (guardrails: rules deciding ask)', () => {
       expect(again.code).toBe(1);
       const result = await handle.result();
       expect(result.final_output).toBe('Done.');
-      expect(existsSync(join(input.workspace, 'log.txt'))).toBe(false);
+      expect(existsSync(join(input.scope.workspace, 'log.txt'))).toBe(false);
     } finally {
       for (const worker of workers) worker.kill('SIGKILL');
     }
@@ -425,6 +425,23 @@ describe('after the run has ended, with no worker', () => {
           (await run.pending().catch(() => [])).some((held) => held.ref === ref),
         );
       await heldAs('call_1/a1');
+      // The client reads the held call by any workflow id of the run: the lead's, or the subagent's that holds it.
+      const client = new SubagentsClient(testClient(), testNamespace());
+      const refs = async (workflowId: string) => (await client.approvals(workflowId)).map((held) => held.ref);
+      expect(await refs(runId)).toEqual(['call_1/a1']);
+      expect(await refs(`${runId}/task/call_1`)).toEqual(['call_1/a1']);
+      expect(await client.delegationStatus(`${runId}/task/call_1`)).toMatchObject({
+        kind: 'subagent',
+        state: 'open',
+        lead_run_id: runId,
+        progress: {
+          state: 'running',
+          approvals: [expect.objectContaining({ ref: 'call_1/a1', tool: 'bash' })],
+        },
+      });
+      await expect(client.delegationStatus(runId)).rejects.toThrow(
+        `${runId} is not a subagent, a batch item or a batch (it is a lead run)`,
+      );
       // The subagent's own status says it waits for a person, with the commands that decide it.
       const child = await suiteCli(['status', `${runId}/task/call_1`]);
       expect(child.code).toBe(0);
@@ -447,6 +464,13 @@ describe('after the run has ended, with no worker', () => {
       worker.kill('SIGKILL');
       await once(worker, 'exit');
     }
+    // Closed: nothing is held, and the subagent's status is its result, read with no worker.
+    const client = new SubagentsClient(testClient(), testNamespace());
+    expect(await client.approvals(runId)).toEqual([]);
+    expect(await client.delegationStatus(`${runId}/task/call_1`)).toMatchObject({
+      state: 'finished',
+      result: { status: 'completed' },
+    });
     const who = cliApprover();
     const steps = await suiteCli(['steps', `${runId}/task/call_1`]);
     expect(steps.code).toBe(0);

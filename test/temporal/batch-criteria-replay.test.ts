@@ -5,7 +5,9 @@
  * them. A new batch with the same input is refused (test/temporal/batch-criteria-re2.test.ts).
  */
 import type { temporal } from '@temporalio/proto';
+import type { Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
+import { projectCodec, projectDataConverter } from '../../payloads/data-converter';
 import { scriptedBatchInput } from '../support/subagent-input';
 import type { BatchInput } from '../../contracts/batch';
 import type { batchWorkflow } from '../../workflows/batch';
@@ -13,13 +15,14 @@ import { testWorkflowBundle, uniqueTaskQueue, useTestClient, withProjectWorker }
 
 const testClient = useTestClient();
 
-/** The history with the workflow's input rewritten by `edit` (a plain JSON payload). */
-function withInput(
+/** The history with the workflow's input rewritten by `edit` (decoded by the project's codecs to plain JSON). */
+async function withInput(
   history: temporal.api.history.v1.IHistory,
   edit: (input: BatchInput) => BatchInput,
-): temporal.api.history.v1.IHistory {
+): Promise<temporal.api.history.v1.IHistory> {
   const [started, ...rest] = history.events ?? [];
-  const payload = started?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  const stored = started?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  const [payload] = stored ? await projectCodec().decode([stored as Payload]) : [];
   const encoding = Buffer.from(payload?.metadata?.encoding ?? []).toString();
   if (!payload?.data || encoding !== 'json/plain')
     throw new Error(`the input is ${encoding}, not plain JSON`);
@@ -56,10 +59,14 @@ it('replays a batch whose lookahead the JavaScript check accepted, as it ran', a
   const end = await withProjectWorker(taskQueue, () => handle.result());
   expect(end).toMatchObject({ status: 'completed', counts: { completed: 1 } });
   const recorded = await handle.fetchHistory();
-  const bundle = { workflowBundle: { codePath: testWorkflowBundle() } };
+  // As a worker replays it: the project's codecs decode what they encoded.
+  const bundle = {
+    workflowBundle: { codePath: testWorkflowBundle() },
+    dataConverter: projectDataConverter(),
+  };
   await expect(Worker.runReplayHistory(bundle, recorded, workflowId)).resolves.toBeUndefined();
 
-  const lookahead = withInput(recorded, (input) => ({
+  const lookahead = await withInput(recorded, (input) => ({
     ...input,
     items: input.items.map((item) => ({ ...item, acceptance_criteria: ['matches: Done(?=!)'] })),
   }));

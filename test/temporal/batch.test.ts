@@ -377,7 +377,7 @@ describe('batches (batchWorkflow)', () => {
         ],
       },
     );
-    symlinkSync('/etc/hostname', join(input.workspace, 'outside'));
+    symlinkSync('/etc/hostname', join(input.scope.workspace, 'outside'));
     const { end, lines } = await runBatch(taskQueue, input);
     expect(end).toMatchObject({
       status: 'completed',

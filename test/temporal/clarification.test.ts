@@ -131,7 +131,7 @@ it('waits for an answer across a worker restart, takes it from the CLI, and refu
     expect(answered.stderr).toBe('');
     expect(answered.code).toBe(0);
     expect(answered.stdout).toMatch(
-      new RegExp(`^${runId}: answer to q1 \\(lead\\) recorded at \\S+; the run goes on\\n$`),
+      new RegExp(`^${runId}: answer to q1 \\(lead\\) recorded at \\S+ by \\S+@\\S+; the run goes on\\n$`),
     );
 
     await waitForQuestion(handle, 'q2');
@@ -360,6 +360,12 @@ it("passes a nested subagent's question up to the lead, and its answer down to t
     const handle = await startLead(input, taskQueue);
     const runId = handle.workflowId;
     await waitForQuestion(handle, 'co/paint/q1');
+    // By any workflow id on the way down to the one that asks: what it and the subagents under it wait on.
+    const api = new SubagentsClient(testClient(), testNamespace());
+    const refs = async (workflowId: string) => (await api.questions(workflowId)).map((q) => q.ref);
+    expect(await refs(runId)).toEqual(['co/paint/q1']);
+    expect(await refs(`${runId}/task/co`)).toEqual(['co/paint/q1']);
+    expect(await refs(`${runId}/task/co/task/paint`)).toEqual(['co/paint/q1']);
     const answered = await suiteCli(['answer', runId, 'Green', '--question', 'co/paint/q1']);
     expect(answered.code).toBe(0);
     const result = await handle.result();
@@ -372,6 +378,7 @@ it("passes a nested subagent's question up to the lead, and its answer down to t
       'clarification_answered co/paint/q1',
       'task_completed co',
     ]);
+    expect(await refs(runId)).toEqual([]);
   });
 });
 

@@ -36,6 +36,7 @@ it('on a machine with everything: Node, the CLI with its version and route, the 
   expect(stdout).toMatch(/(ok|note)\s+Sandbox\s+bash runs in: (bubblewrap|just-bash)/);
   // Which limits bound a call's processes together, whichever this machine offers.
   expect(stdout).toMatch(/\n\s+bash limits: (cgroup v[12].* per bash call|ulimit only: .+)\n/);
+  expect(stdout).toMatch(/ok {6}Config {8}none: the defaults/);
   expect(stdout).toMatch(/ok {6}Models {8}config: none/);
   expect(stdout).toContain('scripted: scripted (offline; no key needed)');
   // The key that encrypts, by its id alone.
@@ -77,6 +78,7 @@ it('--json: a model without its key and a server that does not answer, each with
   expect(Object.keys(byName)).toEqual([
     'Node.js',
     'Temporal CLI',
+    'Config',
     'Sandbox',
     'Models',
     'Payloads',

@@ -52,7 +52,7 @@ describe('a run with encryption on, each part a process of its own', () => {
   let keylessRun: LeadRunResult;
 
   /** A config whose scripted lead delegates once and answers, `mark` in every text (a bulk of it with `bulk`). */
-  function markedConfig(mark: string, bulk = ''): string {
+  function markedConfig(mark: string, bulk = '', extra = ''): string {
     const configDir = tempDir('encrypted-config');
     const script = writeScript(configDir, {
       scripts: [
@@ -81,7 +81,7 @@ describe('a run with encryption on, each part a process of its own', () => {
     const config = join(configDir, 'config.yaml');
     writeFileSync(
       config,
-      `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n`,
+      `models:\n  - name: scripted\n    provider: scripted\n    script_file: ${script}\n${extra}`,
     );
     return config;
   }
@@ -113,8 +113,13 @@ describe('a run with encryption on, each part a process of its own', () => {
     expect(result.final_output).toContain(`${marker}-final`);
 
     const plainEnv = cliEnv({ SUBAGENTS_PAYLOAD_DIR: tempDir('plain-payloads') });
+    // The control writes payloads whole: with shared fields, the marker's large fields would be in the store
+    // (the encrypted run's are, encrypted at rest: checked below), not in history for this reading to find.
+    const whole = 'payloads:\n  shared_fields: false\n';
+    const wholeConfig = join(tempDir('keyless-config'), 'config.yaml');
+    writeFileSync(wholeConfig, whole);
     const plainWorker = await startProcess(
-      [CLI, 'worker', '--address', server.address, '--task-queue', 'keyless'],
+      [CLI, 'worker', '--address', server.address, '--task-queue', 'keyless', '--config', wholeConfig],
       plainEnv,
       /^payloads: /,
     );
@@ -123,7 +128,7 @@ describe('a run with encryption on, each part a process of its own', () => {
       [
         'run',
         ...['--address', server.address, '--task-queue', 'keyless'],
-        ...['--config', markedConfig(plainMarker), '--json'],
+        ...['--config', markedConfig(plainMarker, '', whole), '--json'],
         `Plan ${plainMarker}-prompt.`,
       ],
       plainEnv,

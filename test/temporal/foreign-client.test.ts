@@ -118,8 +118,14 @@ describe('a lead started by another Temporal client', () => {
   it('prints the input’s JSON Schema: `{prompt}` alone, or the full input', async () => {
     const { code, stdout } = await suiteCli(['schema', 'lead-input']);
     expect(code).toBe(0);
-    const schema = JSON.parse(stdout) as { anyOf: { required: string[]; properties: object }[] };
+    const schema = JSON.parse(stdout) as {
+      anyOf: { required: string[]; properties: Record<string, { required?: string[] }> }[];
+    };
     expect(schema.anyOf[0]?.required).toEqual(['prompt']);
-    expect(schema.anyOf[1]?.required).toEqual(expect.arrayContaining(['prompt', 'model', 'workspace']));
+    expect(schema.anyOf[1]?.required).toEqual(expect.arrayContaining(['prompt', 'model', 'scope']));
+    // The run's settings are one object, the workspace among them.
+    expect(schema.anyOf[1]?.properties.scope?.required).toEqual(
+      expect.arrayContaining(['workspace', 'sandbox']),
+    );
   });
 });

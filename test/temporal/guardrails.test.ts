@@ -229,19 +229,18 @@ describe('guardrails', () => {
         },
       ],
     };
-    const input = {
-      ...subagentInput({ workspace, scriptFile: writeScript(dir, script) }),
-      guardrails: {
-        approval_timeout_seconds: 60,
-        run: {
-          provider: 'module' as const,
-          module,
-          export: 'provider',
-          fail_closed: true,
-          unattended: 'deny' as const,
-        },
+    const child = subagentInput({ workspace, scriptFile: writeScript(dir, script) });
+    const guardrails = {
+      approval_timeout_seconds: 60,
+      run: {
+        provider: 'module' as const,
+        module,
+        export: 'provider',
+        fail_closed: true,
+        unattended: 'deny' as const,
       },
     };
+    const input = { ...child, scope: { ...child.scope, guardrails } };
     const taskQueue = uniqueTaskQueue('guardrails-module');
     await withProjectWorker(taskQueue, async () => {
       const handle = await testClient().workflow.start(subagentWorkflow, {
@@ -266,18 +265,16 @@ describe('guardrails', () => {
       ],
     };
     const base = scriptedBatchInput([{ key: 'only', prompt: 'Say hi.' }], {}, script);
-    const input = {
-      ...base,
-      guardrails: {
-        approval_timeout_seconds: 3600,
-        run: {
-          provider: 'rules' as const,
-          rules: [{ tool: 'bash', decision: 'ask' as const }],
-          fail_closed: true,
-          unattended: 'deny' as const,
-        },
+    const guardrails = {
+      approval_timeout_seconds: 3600,
+      run: {
+        provider: 'rules' as const,
+        rules: [{ tool: 'bash', decision: 'ask' as const }],
+        fail_closed: true,
+        unattended: 'deny' as const,
       },
     };
+    const input = { ...base, scope: { ...base.scope, guardrails } };
     const taskQueue = uniqueTaskQueue('guardrails-batch');
     await withProjectWorker(taskQueue, async () => {
       const batch = await new BatchesClient(testClient()).start(input, { taskQueue });

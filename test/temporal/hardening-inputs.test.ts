@@ -95,7 +95,11 @@ async function replaysAsRefused(handle: WorkflowHandle): Promise<void> {
 describe('bad inputs at the client API', () => {
   const cases: [string, (input: LeadRunInput, dir: string) => unknown, RegExp][] = [
     ['a missing prompt', (i) => ({ ...i, prompt: undefined }), /prompt: is missing \(text\)/],
-    ['a relative workspace', (i) => ({ ...i, workspace: 'work' }), /workspace: "work" is not an absolute/],
+    [
+      'a relative workspace',
+      (i) => ({ ...i, scope: { ...i.scope, workspace: 'work' } }),
+      /workspace: "work" is not an absolute/,
+    ],
     ['max_turns 0', (i) => ({ ...i, max_turns: 0 }), /max_turns: 0 is out of range \(1 or more\)/],
     [
       'max_total_per_run -1',
@@ -114,16 +118,28 @@ describe('bad inputs at the client API', () => {
       /^ {2}limits\.max_concurrent: 5 is out of range \(1–4\)$/m,
     ],
     ['a missing model', (i) => ({ ...i, model: undefined }), /model: is missing/],
-    ['the root folder', (i) => ({ ...i, workspace: '/' }), /workspace: "\/" is a system folder/],
-    ['/etc', (i) => ({ ...i, workspace: '/etc' }), /workspace: "\/etc" is a system folder/],
-    ['/usr/lib', (i) => ({ ...i, workspace: '/usr/lib' }), /"\/usr\/lib" is a system folder/],
-    ['the home folder', (i) => ({ ...i, workspace: homedir() }), /is a system folder/],
+    [
+      'the root folder',
+      (i) => ({ ...i, scope: { ...i.scope, workspace: '/' } }),
+      /workspace: "\/" is a system folder/,
+    ],
+    [
+      '/etc',
+      (i) => ({ ...i, scope: { ...i.scope, workspace: '/etc' } }),
+      /workspace: "\/etc" is a system folder/,
+    ],
+    [
+      '/usr/lib',
+      (i) => ({ ...i, scope: { ...i.scope, workspace: '/usr/lib' } }),
+      /"\/usr\/lib" is a system folder/,
+    ],
+    ['the home folder', (i) => ({ ...i, scope: { ...i.scope, workspace: homedir() } }), /is a system folder/],
     [
       'a file',
       (i, dir) => {
         const file = join(dir, 'a-file');
         writeFileSync(file, 'x');
-        return { ...i, workspace: file };
+        return { ...i, scope: { ...i.scope, workspace: file } };
       },
       /is a file, not a folder/,
     ],
@@ -132,7 +148,7 @@ describe('bad inputs at the client API', () => {
       (i, dir) => {
         const file = join(dir, 'b-file');
         writeFileSync(file, 'x');
-        return { ...i, workspace: join(file, 'sub') };
+        return { ...i, scope: { ...i.scope, workspace: join(file, 'sub') } };
       },
       /is a file, not a folder/,
     ],
@@ -155,7 +171,7 @@ describe('bad inputs at the client API', () => {
     const workspace = join(dir, 'new', 'folder');
     const taskQueue = uniqueTaskQueue('new-ws');
     const result = await withProjectWorker(taskQueue, async () =>
-      (await api().startRun({ ...input, workspace }, { taskQueue })).result(),
+      (await api().startRun({ ...input, scope: { ...input.scope, workspace } }, { taskQueue })).result(),
     );
     expect(result.status).toBe('completed');
     expect(statSync(workspace).isDirectory()).toBe(true);
@@ -173,7 +189,7 @@ describe('bad inputs at workflow start', () => {
         args: [
           {
             ...input,
-            workspace: 'relative',
+            scope: { ...input.scope, workspace: 'relative' },
             limits: { ...input.limits, max_concurrent: 0 },
             prompt: undefined as unknown as string,
           },

@@ -8,10 +8,14 @@ import { workflowResult } from '../../client/results';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { BatchesClient } from '../../client/batches';
-import { batchStatusQuery, leadBatchWorkflowId } from '../../contracts/batch';
+import { batchItemWorkflowId, batchStatusQuery, leadBatchWorkflowId } from '../../contracts/batch';
+import { UNATTENDED_DENY_REASON } from '../../contracts/guardrail-rules';
+import type { SubagentInput } from '../../contracts/subagent';
 import { leadEventsQuery, leadLedgerQuery, type LeadRunInput } from '../../contracts/lead';
+import { projectCodec } from '../../payloads/data-converter';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
 import {
   childStarts,
@@ -50,6 +54,15 @@ function setUp(
       ...config,
     },
   });
+}
+
+/** The input a workflow was started with, as its history holds it. */
+async function startedInput(handle: WorkflowHandle): Promise<SubagentInput> {
+  const [first] = (await handle.fetchHistory()).events ?? [];
+  const stored = first.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  // History holds what the project's codecs made of it (large fields by digest): decoded as a worker does.
+  const [payload] = await projectCodec().decode([stored as Payload]);
+  return JSON.parse(Buffer.from(payload.data!).toString('utf8')) as SubagentInput;
 }
 
 function jsonl(keys: readonly string[]): string {
@@ -157,6 +170,77 @@ describe('the lead’s batch tools', () => {
       'batch_started',
       'batch_finished',
     ]);
+  });
+
+  it('runs each item with the run’s scope: its user, its guardrails (nobody to ask), its admission turn', async () => {
+    const input = setUp(
+      {
+        scripts: [
+          {
+            agent: 'lead',
+            turns: [
+              {
+                tool_calls: [
+                  {
+                    name: 'batch_task',
+                    id: 'b1',
+                    args: {
+                      description: 'Greet',
+                      subagent_type: 'general-purpose',
+                      items: [{ key: 'only', prompt: 'Say hi.' }],
+                    },
+                  },
+                ],
+              },
+              {
+                tool_calls: [{ name: 'batch_status', id: 's1', args: { batch_id: 'b1', wait_seconds: 300 } }],
+              },
+              { tool_calls: [{ name: 'read_batch_result', id: 'r1', args: { batch_id: 'b1' } }] },
+              { content: 'READ {{tool_result:r1}}' },
+            ],
+          },
+          {
+            agent: 'general-purpose',
+            turns: [
+              { tool_calls: [{ name: 'bash', id: 'h1', args: { command: 'echo hi' } }] },
+              // The run's `ask` on bash, decided at once in an item: nobody is attached to approve it.
+              {
+                content: 'DENIED UNATTENDED',
+                if_missing: { text: UNATTENDED_DENY_REASON, turn: { content: 'RAN WITHOUT GUARDRAILS' } },
+              },
+            ],
+          },
+        ],
+      },
+      {},
+      {
+        lead: { user_id: 'alice', fairness_key: 'team-a' },
+        guardrails: { enabled: true, rules: [{ tool: 'bash', decision: 'ask' }] },
+      },
+    );
+    const taskQueue = uniqueTaskQueue('lead-batch-scope');
+    const client = testClient();
+    const { result, item } = await withProjectWorker(taskQueue, async () => {
+      const handle = await startLead(input, taskQueue);
+      const result = await handle.result();
+      const batchId = leadBatchWorkflowId(handle.workflowId, 'b1');
+      const item = client.workflow.getHandle(batchItemWorkflowId(batchId, 'only', 1));
+      return { result, item: await startedInput(item) };
+    });
+    expect(result.status).toBe('completed');
+    expect(result.final_output).toContain('DENIED UNATTENDED');
+    expect(result.final_output).not.toContain('RAN WITHOUT GUARDRAILS');
+    // The item's scope is the lead's, carried through the batch: only what changes with depth changed.
+    const { clarification: _asked, ...shared } = input.scope;
+    expect(item.scope).toEqual({
+      ...shared,
+      guardrails: { ...input.scope.guardrails, no_approver: true },
+      workspace_key: expect.any(String) as unknown,
+      ...(item.scope.workspace_placement !== undefined && {
+        workspace_placement: item.scope.workspace_placement,
+      }),
+    });
+    expect(item.scope).toMatchObject({ user_id: 'alice', fairness_key: 'team-a' });
   });
 
   it('refuses bad items with every problem named, and starts nothing', async () => {

@@ -4,44 +4,25 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
-import { NativeConnection } from '@temporalio/worker';
 import {
   leadEventsQuery,
   leadStatusQuery,
   type LeadRunInput,
   type LeadRunResult,
 } from '../../contracts/lead';
-import { startDevServer, type TemporalServer } from '../../devserver/temporal-server';
 import { createProjectWorker } from '../../worker/worker';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { executionHistories } from '../support/histories';
 import { testWorkflowBundle, uniqueTaskQueue } from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
-import { projectDataConverter } from '../../payloads/data-converter';
 import type { RemoteActivityDeps } from '../../activities/remote';
+import { EAGER_CONTINUE_AS_NEW, useServerOfItsOwn } from '../harness/server-of-its-own';
 
 // One server for the file: a history of ~30 events suggests continue-as-new, every few turns here instead of
 // every few thousand events.
-let server: TemporalServer;
-let connection: Connection;
-let native: NativeConnection;
-let client: Client;
-beforeAll(async () => {
-  server = await startDevServer({
-    headless: true,
-    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 30 },
-  });
-  connection = await Connection.connect({ address: server.address });
-  native = await NativeConnection.connect({ address: server.address });
-  client = new Client({ connection, namespace: server.namespace, dataConverter: projectDataConverter() });
-});
-afterAll(async () => {
-  await native?.close();
-  await connection?.close();
-  await server?.stop();
-});
+const own = useServerOfItsOwn(EAGER_CONTINUE_AS_NEW);
 
 /** Runs a lead on this file's server, then `inspect`s it while the worker still polls (queries need one). */
 async function runLead<T>(
@@ -52,14 +33,14 @@ async function runLead<T>(
 ): Promise<{ result: LeadRunResult; workflowId: string } & T> {
   const taskQueue = uniqueTaskQueue(label);
   const worker = await createProjectWorker({
-    connection: native,
-    namespace: server.namespace,
+    connection: own.native,
+    namespace: own.server.namespace,
     taskQueue,
     workflowBundlePath: testWorkflowBundle(),
     ...(remote && { remote }),
   });
   return worker.runUntil(async () => {
-    const handle = await client.workflow.start(leadRunWorkflow, {
+    const handle = await own.client.workflow.start(leadRunWorkflow, {
       taskQueue,
       workflowId: `${taskQueue}-lead`,
       args: [input],
@@ -115,10 +96,14 @@ it('continues a long lead run as new, carrying turns, ledger and events, and end
   const { result, workflowId, runs, events, status } = await runLead(input, 'lead-can', async (handle) => {
     // Follow the chain of executions (describe and history are consistent at once; the list is not).
     const runs: string[] = [];
-    for (const { runId } of await executionHistories(client, handle.workflowId, handle.firstExecutionRunId)) {
-      runs.push((await client.workflow.getHandle(handle.workflowId, runId).describe()).status.name);
+    for (const { runId } of await executionHistories(
+      own.client,
+      handle.workflowId,
+      handle.firstExecutionRunId,
+    )) {
+      runs.push((await own.client.workflow.getHandle(handle.workflowId, runId).describe()).status.name);
     }
-    const latest = client.workflow.getHandle(handle.workflowId);
+    const latest = own.client.workflow.getHandle(handle.workflowId);
     return {
       runs,
       events: await latest.query(leadEventsQuery, 0),
@@ -201,7 +186,7 @@ it('keeps the tools its remote providers gave the run when it started, across co
     async (handle) => {
       const probed: number[] = [];
       for (const { history } of await executionHistories(
-        client,
+        own.client,
         handle.workflowId,
         handle.firstExecutionRunId,
       )) {
@@ -256,13 +241,13 @@ it('continues a lead whose transcript grows by ~95 KB a turn, each execution sta
     const { result, startBytes } = await runLead(input, 'lead-can-big', async (handle) => {
       const startBytes: number[] = [];
       for (const { history } of await executionHistories(
-        client,
+        own.client,
         handle.workflowId,
         handle.firstExecutionRunId,
       )) {
         // The input as the workflow sees it (decoded): what the codec would otherwise hide behind a reference.
         const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
-        const decoded = await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, started);
+        const decoded = await decodeFromPayloadsAtIndex(own.client.options.loadedDataConverter, 0, started);
         startBytes.push(JSON.stringify(decoded).length);
       }
       return { startBytes };

@@ -14,7 +14,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import type { LeadRunResult } from '../../contracts/lead';
 import { leadStatusQuery } from '../../contracts/lead';
@@ -27,6 +26,7 @@ import { Host, hostsUnavailable } from '../support/hosts';
 import { MOTO_CREDENTIALS, motoMissing, startMoto, type MotoServer } from '../support/moto';
 import { available, itWhere } from '../support/required';
 import { artifactsDir } from '../support/outcomes';
+import { historyOutline } from '../support/histories';
 import { WORKSPACE_FAILURES } from '../../contracts/workspace';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
@@ -42,10 +42,10 @@ const journalLine = (part: string) => `${part} appended`;
 
 /**
  * The lead writes a brief, delegates both parts at once, reads their notes and answers. Each subagent writes its
- * note, runs a slow bash that reads it back and appends a journal line (not idempotent: the kill's window), then
- * reads its note, the brief and its journal, and answers.
+ * note, runs a slow bash (it waits for the test to open a gate) that reads it back and appends a journal line
+ * (not idempotent: the kill's window), then reads its note, the brief and its journal, and answers.
  */
-function script(bashSeconds: number): ModelScriptFileInput {
+function script(gate: string): ModelScriptFileInput {
   return {
     scripts: [
       {
@@ -88,7 +88,7 @@ function script(bashSeconds: number): ModelScriptFileInput {
               {
                 name: 'bash',
                 args: {
-                  command: `sleep ${bashSeconds}; cat notes/${part}.txt; echo '${journalLine(part)}' >> journal-${part}.txt`,
+                  command: `until [ -e '${gate}' ]; do sleep 0.1; done; cat notes/${part}.txt; echo '${journalLine(part)}' >> journal-${part}.txt`,
                 },
               },
             ],
@@ -115,27 +115,32 @@ interface Scenario {
   taskQueue: string;
   scriptFile: string;
   hostConfig: (name: string) => string;
+  /** Lets every slow bash call go on (they wait for it, however long the subagents take to gather). */
+  openGate: () => void;
   hostEnv?: NodeJS.ProcessEnv;
   logs: string[];
 }
 
-function scenario(client: Client, label: string, payloads: string, bashSeconds: number): Scenario {
+function scenario(client: Client, label: string, payloads: string): Scenario {
   const dir = tempDir(label);
   const root = join(dir, 'hosts-root');
   mkdirSync(root);
-  const scriptFile = writeScript(dir, script(bashSeconds));
+  // Outside every host's workspace root, so all hosts see it: the slow bash calls wait for it, not for a clock.
+  const gate = join(dir, 'gate');
+  const scriptFile = writeScript(dir, script(gate));
   const hostConfig = (name: string) => {
     const file = join(dir, `${name}.yaml`);
     writeFileSync(
       file,
-      'sandbox: {allow_host_bash: true}\n' +
+      'sandbox: {kind: host, allow_host_bash: true, bash_timeout_seconds: 900}\n' +
         `${payloads}\n` +
         'subagent_runtime: {max_running: 50}\n' +
         `worker: {host_id: ${name}}\n`,
     );
     return file;
   };
-  return { client, dir, root, taskQueue: uniqueTaskQueue(label), scriptFile, hostConfig, logs: [] };
+  const openGate = () => writeFileSync(gate, '');
+  return { client, dir, root, taskQueue: uniqueTaskQueue(label), scriptFile, hostConfig, openGate, logs: [] };
 }
 
 function startHost(s: Scenario, name: string): Promise<Host> {
@@ -161,7 +166,11 @@ async function startRuns(s: Scenario, count: number): Promise<WorkflowHandle<typ
           leadInput({
             workspace: join(s.root, `run-${i}`),
             scriptFile: s.scriptFile,
-            config: { subagents: { max_concurrent: 2 }, sandbox: { allow_host_bash: true } },
+            config: {
+              subagents: { max_concurrent: 2 },
+              // Host bash, in the host's mount namespace: it sees the gate (a sandbox would not).
+              sandbox: { kind: 'host', allow_host_bash: true, bash_timeout_seconds: 900 },
+            },
           }),
         ],
       }),
@@ -199,27 +208,6 @@ async function finishedSteps(client: Client, id: string): Promise<StepRecord[]> 
     `the steps of ${id} cannot be read: ${String(last)}${cause ? `: ${cause}` : ''} (history: ${kept})\n` +
       historyOutline(history.events ?? []),
   );
-}
-
-/** One line an event (id, type, and what it names), for a failure's message: where a replay parted. */
-function historyOutline(events: readonly temporal.api.history.v1.IHistoryEvent[]): string {
-  return events
-    .map((event) => {
-      const type = String(event.eventType ?? '').replace(/^EVENT_TYPE_/, '');
-      const scheduled = event.activityTaskScheduledEventAttributes;
-      const named =
-        (scheduled && `${scheduled.activityType?.name} @${scheduled.taskQueue?.name}`) ??
-        event.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName ??
-        event.workflowExecutionSignaledEventAttributes?.signalName ??
-        event.timerStartedEventAttributes?.timerId ??
-        event.markerRecordedEventAttributes?.markerName ??
-        event.activityTaskTimedOutEventAttributes?.failure?.message ??
-        event.activityTaskFailedEventAttributes?.failure?.message ??
-        event.workflowTaskFailedEventAttributes?.failure?.message?.slice(0, 120) ??
-        '';
-      return `${String(event.eventId)} ${type} ${named}`.trimEnd();
-    })
-    .join('\n');
 }
 
 /** The runs whose subagents sit in their slow bash call now (asked, not answered), once per such subagent. */
@@ -363,7 +351,7 @@ describeWithHosts('a run on many hosts', () => {
       const moto: MotoServer = await startMoto();
       try {
         const payloads = `payloads: {store: s3, s3: ${JSON.stringify(moto.settings)}}`;
-        const s = { ...scenario(client, 'hosts-s3', payloads, 8), hostEnv: MOTO_CREDENTIALS };
+        const s = { ...scenario(client, 'hosts-s3', payloads), hostEnv: MOTO_CREDENTIALS };
         hosts.push(...(await Promise.all(['h1', 'h2', 'h3'].map((name) => startHost(s, name)))));
         const runs = await startRuns(s, 20);
         let inBash: WorkflowHandle[] = [];
@@ -384,6 +372,7 @@ describeWithHosts('a run on many hosts', () => {
         );
         await victim.kill();
         const killedAt = Date.now();
+        s.openGate();
         const results = await allResults(runs);
         process.stderr.write(
           `many hosts (S3): ${victimId} killed, home of ${homeBefore.filter((h) => h === victimId).length} of ` +
@@ -421,7 +410,10 @@ describeWithHosts('a run on many hosts', () => {
         const input = leadInput({
           workspace: join(s.root, `run-${runs.indexOf(moved)}`),
           scriptFile: s.scriptFile,
-          config: { subagents: { max_concurrent: 2 }, sandbox: { allow_host_bash: true } },
+          config: {
+            subagents: { max_concurrent: 2 },
+            sandbox: { kind: 'host', allow_host_bash: true, bash_timeout_seconds: 900 },
+          },
         });
         // The run's workspace records are keyed by its workflow id and first run id (workflows/workspace-route.ts).
         const runKey = `${moved.workflowId}@${(await moved.describe()).runId}`;
@@ -432,14 +424,17 @@ describeWithHosts('a run on many hosts', () => {
             {
               ...input,
               run_id: moved.workflowId,
-              workspace_key: runKey,
-              workspace_placement: {
-                mode: 'home',
-                run_key: runKey,
-                host_id: victimId,
-                queue: `${s.taskQueue}@${victimId}`,
-                epoch: 1,
-                snapshots: true,
+              scope: {
+                ...input.scope,
+                workspace_key: runKey,
+                workspace_placement: {
+                  mode: 'home',
+                  run_key: runKey,
+                  host_id: victimId,
+                  queue: `${s.taskQueue}@${victimId}`,
+                  epoch: 1,
+                  snapshots: true,
+                },
               },
             },
           ],
@@ -465,7 +460,6 @@ describeWithHosts('a run on many hosts', () => {
       client,
       'hosts-all',
       `payloads: {store: local, path: ${join(tempDir('hosts-store'), 'payloads')}}`,
-      6,
     );
     hosts.push(...(await Promise.all(['h1', 'h2', 'h3'].map((name) => startHost(s, name)))));
     const runs = await startRuns(s, 20);
@@ -475,6 +469,7 @@ describeWithHosts('a run on many hosts', () => {
       120_000,
     );
     await Promise.all(hosts.map((host) => host.kill()));
+    s.openGate();
     hosts.push(await startHost(s, 'h4'));
     const results = await allResults(runs);
     const problems = (await Promise.all(runs.map((run, i) => checkRun(client, run, results[i])))).flat();

@@ -162,7 +162,7 @@ it('runs an ACP load as a subagent: persona before the prompt, completed is succ
     provider: { type: 'acp', name: 'local_acp', command: 'node', args: ['agent.mjs'], env: {} },
     prompt: `${PERSONA}\n\nFix the bug.`,
     model: 'agent-x',
-    workspace: lead.workspace,
+    workspace: lead.scope.workspace,
   });
   expect(ok?.deadline_ms).toBeGreaterThan(Date.now());
   expect(child.memo).toMatchObject({

@@ -301,7 +301,7 @@ describe('three loads on the real server', () => {
       // The ACP agent ran in the run's workspace, once, and is gone.
       const [spawned] = eventsNamed(acpLog, 'spawned');
       expect(eventsNamed(acpLog, 'spawned')).toHaveLength(1);
-      expect(spawned.cwd).toBe(input.workspace);
+      expect(spawned.cwd).toBe(input.scope.workspace);
       expect(processAlive(spawned.pid)).toBe(false);
 
       // A remote delegation's child is shown like a local one's, with its provider (memo and summary).

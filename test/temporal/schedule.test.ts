@@ -295,7 +295,7 @@ it('runs a batch on a schedule: each occurrence a batch of its own, its items ru
     { scripts: [{ agent: 'general-purpose', repeat_last: true, turns: [{ content: 'Checked.' }] }] },
     'Nightly checks',
   );
-  const { workspace } = input;
+  const { workspace } = input.scope;
   await withProjectWorker(taskQueue, async () => {
     await schedules().create({
       name,

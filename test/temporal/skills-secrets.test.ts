@@ -128,10 +128,9 @@ it('a skill script gets the secret in bash; it shows masked, and no history or s
   });
   // The test process is the worker too: it seals with a key of its own, which its worker holds.
   useEphemeralSecretsKey();
-  const input = {
-    ...buildLeadRunInput(config, { prompt: 'Check the stock.', workspace, skills_root: root }),
-    secrets: sealSecrets(processSecretsKeyring(), { [SECRET]: value }),
-  };
+  const built = buildLeadRunInput(config, { prompt: 'Check the stock.', workspace, skills_root: root });
+  const secrets = sealSecrets(processSecretsKeyring(), { [SECRET]: value });
+  const input = { ...built, scope: { ...built.scope, secrets } };
   const taskQueue = uniqueTaskQueue('skills-secrets');
   const client = testClient();
   const result = await withProjectWorker(taskQueue, async () =>

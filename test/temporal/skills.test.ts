@@ -20,6 +20,7 @@ import type { RunSkillsSettings } from '../../contracts/run-skills';
 import type { SealedSecret } from '../../contracts/secrets';
 import type { SubagentStep } from '../../contracts/steps';
 import type { SubagentInput, SubagentResult } from '../../contracts/subagent';
+import type { RunScope } from '../../contracts/run-scope';
 import type { ToolCallInput } from '../../contracts/tools';
 import type { ModelScriptFileInput } from '../../activities/model/model-script';
 import { subagentWorkflow } from '../../workflows/subagent';
@@ -75,17 +76,13 @@ function settings(agents?: Record<string, string[]>): RunSkillsSettings {
 function skilledSubagent(
   script: ModelScriptFileInput,
   user: string,
-  extra: Partial<SubagentInput> = {},
+  extra: Partial<RunScope> = {},
 ): SubagentInput {
   const dir = tempDir('skills-subagent');
   const workspace = join(dir, 'workspace');
   mkdirSync(workspace);
-  return {
-    ...subagentInput({ workspace, scriptFile: writeScript(dir, script) }),
-    user_id: user,
-    skills: settings(),
-    ...extra,
-  };
+  const input = subagentInput({ workspace, scriptFile: writeScript(dir, script) });
+  return { ...input, scope: { ...input.scope, user_id: user, skills: settings(), ...extra } };
 }
 
 async function runSubagent(
@@ -220,7 +217,9 @@ describe('skills in a run', () => {
     // One snapshot per execution, a local activity: one marker in history.
     expect(snapshotMarkers(bob.history)).toBe(1);
     // A run without skills takes none.
-    const plain = await runSubagent({ ...skilledSubagent(script, 'bob'), skills: undefined });
+    const skilled = skilledSubagent(script, 'bob');
+    const { skills: _none, ...unskilled } = skilled.scope;
+    const plain = await runSubagent({ ...skilled, scope: unskilled });
     expect(plain.result).toMatchObject({ status: 'completed', result: 'NO PUBLIC A' });
     expect(snapshotMarkers(plain.history)).toBe(0);
   });
@@ -334,7 +333,7 @@ describe('skills in a run', () => {
     );
     const { result, steps, history } = await runSubagent({
       ...input,
-      skills: { ...settings(), deferred_discovery: true },
+      scope: { ...input.scope, skills: { ...settings(), deferred_discovery: true } },
     });
     expect(result).toMatchObject({ status: 'completed', result: 'NAMES ONLY' });
     const described = steps.find((step) => step.kind === 'tool' && step.name === 'describe_skill');

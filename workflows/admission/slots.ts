@@ -278,11 +278,6 @@ export class Slots {
       .map(([owner]) => owner);
   }
 
-  /** Every owner holding a slot: what a sweep described before ADMISSION_SWEEP_BATCH (histories recorded then). */
-  allOwners(): string[] {
-    return [...new Set(this.running.map((holder) => holder.owner))];
-  }
-
   /** After a sweep: these owners were found open now. */
   checkedOpen(owners: readonly string[], now: number): void {
     for (const owner of owners) this.checked.set(owner, now);

@@ -16,16 +16,11 @@ export const ADMISSION_SWEEP_INTERVAL_MS = 10_000;
 export const ADMISSION_SWEEP_BATCH = 16;
 
 /** What a sweep reads and changes of the semaphore. */
-export type SweptSlots = Pick<Slots, 'running' | 'owners' | 'allOwners' | 'reclaim' | 'checkedOpen'>;
+export type SweptSlots = Pick<Slots, 'running' | 'owners' | 'reclaim' | 'checkedOpen'>;
 
 export interface SweepEffects {
   /** The owners, of those named, that have closed (an activity). */
   closedOwners(owners: string[]): Promise<string[]>;
-  /**
-   * Whether a sweep describes a batch of owners (ADMISSION_SWEEP_BATCH) rather than every one: asked at each
-   * sweep, where executions recorded before the batch decided it.
-   */
-  bounded(): boolean;
 }
 
 export class Sweep {
@@ -63,7 +58,7 @@ export class Sweep {
    * after it. A sweep that fails gives nothing back on a guess: the next one tries again.
    */
   async run(): Promise<void> {
-    const owners = this.effects.bounded() ? this.slots.owners(Date.now()) : this.slots.allOwners();
+    const owners = this.slots.owners(Date.now());
     if (owners.length > 0) {
       try {
         const closed = await this.effects.closedOwners(owners);

@@ -240,10 +240,8 @@ export class BatchScheduler {
   }
 
   /** The batch was cancelled: items never started end cancelled. */
-  cancelPending(): void {
-    this.records.forEach(
-      (item, i) => item.state === 'pending' && this.finish(i, 'cancelled', { error: 'Batch cancelled' }),
-    );
+  cancelPending(error = 'Batch cancelled'): void {
+    this.records.forEach((item, i) => item.state === 'pending' && this.finish(i, 'cancelled', { error }));
   }
 
   /** An item leaves the live set (its slot given back or its attempt over). */

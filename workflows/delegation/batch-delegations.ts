@@ -31,6 +31,7 @@ import {
   type BatchToolName,
 } from '../../contracts/batch';
 import { depthRefusalText } from '../../contracts/delegation-result';
+import { childScope } from '../../contracts/run-scope';
 import type { TaskEvent } from '../../contracts/events';
 import type { LedgerEntry } from '../../contracts/ledger';
 import { toolMessageFor, type ToolCall, type ToolMessage, type ToolSpec } from '../../contracts/messages';
@@ -113,7 +114,7 @@ export class BatchDelegations {
         (place) =>
           loadBatchItemsFile.executeWithOptions({ ...ITEMS_FILE_OPTIONS, ...place.home }, [
             {
-              workspace: this.options.workspace,
+              workspace: this.options.scope.workspace,
               placement: place.placement,
               path,
               max_items: settings.max_items,
@@ -145,7 +146,7 @@ export class BatchDelegations {
           parentClosePolicy: ParentClosePolicy.ABANDON,
           cancellationType: ChildWorkflowCancellationType.ABANDON,
           staticSummary: summaryLine(`batch: ${agent.name}: ${args.description} (${items.length} items)`),
-          typedSearchAttributes: runSearchAttributes(runId, 'batch', depth, this.options.userId),
+          typedSearchAttributes: runSearchAttributes(runId, 'batch', depth, this.options.scope.user_id),
         }),
       );
       this.watched.add(id);
@@ -182,7 +183,7 @@ export class BatchDelegations {
 
   /** The batch's workflow input: the delegating agent's settings, one level deeper. */
   private batchInput(args: BatchTaskArgs, agent: ResolvedAgent, items: BatchItem[]): BatchInput {
-    const { limits, depth, runId } = this.options;
+    const { depth, runId } = this.options;
     return {
       run_id: runId,
       description: args.description,
@@ -190,17 +191,8 @@ export class BatchDelegations {
       agent,
       items,
       limits: args.limits,
-      loop_detection: this.options.loopDetection,
-      workspace: this.options.workspace,
-      ...this.options.route.inputField(),
-      sandbox: this.options.sandbox,
-      ...(this.options.summarization && { summarization: this.options.summarization }),
+      scope: childScope(this.options.scope, runId, this.options.route.inputField()),
       depth: depth + 1,
-      fairness_key: limits.fairness_key ?? runId,
-      ...(this.options.userId !== undefined && { user_id: this.options.userId }),
-      ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
-      ...(this.options.skills !== undefined && { skills: this.options.skills }),
-      ...(this.options.guardrails !== undefined && { guardrails: this.options.guardrails }),
       honest_close: true,
     };
   }

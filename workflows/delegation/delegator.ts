@@ -36,7 +36,7 @@ import {
   refusedTaskMessage,
 } from '../../contracts/delegation-result';
 import { DEFAULT_QUEUE_TIMEOUT_SECONDS, type SubagentAdmissionUpdate } from '../../contracts/admission';
-import { questionRef, type ClarificationSettings } from '../../contracts/clarification';
+import { questionRef } from '../../contracts/clarification';
 import type { GuardrailNotice, NewTaskEvent, TaskEvent, WorkspaceNotice } from '../../contracts/events';
 import { forkMessages } from '../../contracts/fork';
 import type { DelegationLimitSettings } from '../../contracts/lead';
@@ -48,19 +48,15 @@ import {
   type ToolSpec,
 } from '../../contracts/messages';
 import { guardrailNoticeSignal, type SubagentProgressUpdate } from '../../contracts/queries';
-import type { RunSkillsSettings } from '../../contracts/run-skills';
-import type { RunGuardrailsSettings } from '../../contracts/guardrail-rules';
+import { childScope, type RunScope } from '../../contracts/run-scope';
 import { runSearchAttributes } from '../../contracts/search-attributes';
-import type { SealedSecret } from '../../contracts/secrets';
 import {
   failedSubagentResult,
   SUBAGENT_TIMEOUT_GRACE_SECONDS,
-  type LoopDetectionSettings,
   type ResolvedAgent,
   type SubagentInput,
   type SubagentResult,
 } from '../../contracts/subagent';
-import type { SummarizationRuntime } from '../../contracts/summarization';
 import {
   isRemoteProvider,
   PROVIDER_CAPABILITIES,
@@ -69,7 +65,7 @@ import {
   type SubagentProviderRef,
   type SubagentToolLoad,
 } from '../../contracts/subagent-providers';
-import { TASK_TOOL_NAME, type SandboxSettings } from '../../contracts/tools';
+import { TASK_TOOL_NAME } from '../../contracts/tools';
 import type { Transcript } from '../../contracts/transcript';
 import type { LoopPlugins } from '../agent-loop';
 // Type only: the child is started by its workflow type name, so this module and the subagent's don't cycle.
@@ -108,33 +104,20 @@ export interface DelegatorOptions {
   runId: string;
   /** Depth of the agent that delegates: the lead is 0, its children 1. */
   depth: number;
-  agents: ResolvedAgent[];
-  limits: DelegationLimitSettings;
-  workspace: string;
+  /** The run's settings (contracts/run-scope.ts): each child gets them as `childScope` hands them down. */
+  scope: RunScope;
   /** The delegating agent's workspace route: its children start where it knows the workspace is. */
   route: WorkspaceRoute;
-  sandbox: SandboxSettings;
-  loopDetection: LoopDetectionSettings;
+  agents: ResolvedAgent[];
+  limits: DelegationLimitSettings;
   /** The delegating agent's transcript, for the `fork` provider. */
   transcript: () => Transcript;
-  /** Compaction settings handed to every child (the same switch for lead and subagents). */
-  summarization?: SummarizationRuntime;
   /** Entries carried in (continue-as-new, or earlier runs of the same conversation). */
   ledger?: LedgerEntry[];
   /** The event log so far (continue-as-new). */
   events?: TaskEvent[];
   /** Present when the agent may start durable batches (`batch_task`; the lead, when the config enables it). */
   batch?: BatchToolSettings;
-  /** The run's `ask_clarification` settings, handed to every child (its agent's tools decide if it may ask). */
-  clarification?: ClarificationSettings;
-  /** The run's user (contracts/user.ts), handed to every child. Absent: `default`. */
-  userId?: string;
-  /** The run's request-scoped secrets, sealed, handed to every child. Absent: none. */
-  secrets?: SealedSecret[];
-  /** The run's skills settings, handed to every child (each takes its own snapshot). Absent: none. */
-  skills?: RunSkillsSettings;
-  /** The run's guardrails, handed to every child (each applies its own agent's policy). Absent: none. */
-  guardrails?: RunGuardrailsSettings;
   /** The tools besides `task` that delegate (the lead's `subagent_tools`), each bound to one provider. */
   loads?: SubagentToolLoad[];
   /**
@@ -257,7 +240,7 @@ export class Delegator {
     this.ledger = applyProgress(
       this.ledger,
       update.task_id,
-      { modelName: update.model_name, tokenUsage: update.token_usage },
+      { modelName: update.model_name, tokenUsage: update.token_usage, costUsd: update.cost_usd },
       now(),
     );
     this.events = appendEvent(this.events, {
@@ -454,26 +437,13 @@ export class Delegator {
       prompt,
       subagent_type: subagentType,
       agent,
-      loop_detection: this.options.loopDetection,
-      workspace: this.options.workspace,
-      ...this.options.route.inputField(),
-      sandbox: this.options.sandbox,
+      scope: childScope(this.options.scope, runId, this.options.route.inputField()),
       depth: depth + 1,
       ...(delegation.fork && this.forkSource()),
       ...remote,
       ...(agent.tools.includes(TASK_TOOL_NAME) && {
         delegation: { agents: this.options.agents, limits, ...this.childLoads() },
       }),
-      ...(this.options.summarization && { summarization: this.options.summarization }),
-      ...(this.options.clarification && {
-        clarification: { timeout_seconds: this.options.clarification.timeout_seconds },
-      }),
-      // Its turn at admission: the run's (or its tenant's), at every depth.
-      fairness_key: limits.fairness_key ?? runId,
-      ...(this.options.userId !== undefined && { user_id: this.options.userId }),
-      ...(this.options.secrets !== undefined && { secrets: this.options.secrets }),
-      ...(this.options.skills !== undefined && { skills: this.options.skills }),
-      ...(this.options.guardrails !== undefined && { guardrails: this.options.guardrails }),
       first_report_at: new Date(Date.now() + FIRST_PROGRESS_REPORT_MS).toISOString(),
       asks_slot: true,
       uncancelled_timers: true,
@@ -507,7 +477,12 @@ export class Delegator {
           model: modelName,
           ...(provider && { provider: provider.name, provider_type: provider.type }),
         },
-        typedSearchAttributes: runSearchAttributes(runId, subagentType, depth + 1, this.options.userId),
+        typedSearchAttributes: runSearchAttributes(
+          runId,
+          subagentType,
+          depth + 1,
+          this.options.scope.user_id,
+        ),
       });
       this.events = appendEvent(this.events, {
         type: 'task_started',

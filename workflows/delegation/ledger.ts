@@ -7,7 +7,8 @@ import {
   type LedgerBatchCounts,
   type LedgerEntry,
 } from '../../contracts/ledger';
-import type { LeadTokenUsage } from '../../contracts/lead';
+import { roundUsd } from '../../contracts/budget';
+import type { LeadCostUsd, LeadTokenUsage } from '../../contracts/lead';
 import { addUsage, ZERO_USAGE, type TokenUsage } from '../../contracts/messages';
 import { STOP_REASON_LABELS, type LedgerStatus } from '../../contracts/status';
 import { RESULT_BRIEF_MAX_CHARS, type SubagentResult } from '../../contracts/subagent';
@@ -33,6 +34,8 @@ export interface EntryProgress {
   modelName?: string;
   /** Cumulative for the child, never a delta. */
   tokenUsage?: TokenUsage;
+  /** Cumulative too: USD of its priced calls so far. */
+  costUsd?: number;
 }
 
 export function isTerminal(status: LedgerStatus): boolean {
@@ -125,6 +128,7 @@ export function applyProgress(
     ...entry,
     ...(progress.modelName !== undefined && { model_name: progress.modelName }),
     ...(progress.tokenUsage !== undefined && { token_usage: progress.tokenUsage }),
+    ...(progress.costUsd !== undefined && { cost_usd: progress.costUsd }),
     updated_at: now,
   }));
 }
@@ -164,6 +168,7 @@ export function applyResult(
     ...(result.error !== undefined && { error: truncateHeadTail(result.error, RESULT_BRIEF_MAX_CHARS) }),
     ...(modelName !== undefined && { model_name: modelName }),
     ...(tokenUsage !== undefined && { token_usage: tokenUsage }),
+    ...(result.cost_usd !== undefined && { cost_usd: result.cost_usd }),
     updated_at: now,
   }));
 }
@@ -206,6 +211,26 @@ export function leadTokenUsage(
     ...(lead !== undefined && { lead }),
     ...(subagents !== undefined && { subagents }),
     ...(total !== undefined && { total }),
+  };
+}
+
+/** What the lead's and this run's children's priced calls cost; absent when none was priced. */
+export function leadCostUsd(
+  ledger: readonly LedgerEntry[],
+  runId: string,
+  lead: number | undefined,
+): LeadCostUsd | undefined {
+  let subagents: number | undefined;
+  for (const entry of ledger) {
+    if (entry.run_id === runId && entry.cost_usd !== undefined) {
+      subagents = roundUsd((subagents ?? 0) + entry.cost_usd);
+    }
+  }
+  if (lead === undefined && subagents === undefined) return undefined;
+  return {
+    ...(lead !== undefined && { lead }),
+    ...(subagents !== undefined && { subagents }),
+    total: roundUsd((lead ?? 0) + (subagents ?? 0)),
   };
 }
 

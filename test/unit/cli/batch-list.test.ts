@@ -176,8 +176,8 @@ describe('the listing both commands share', () => {
         'search attribute: UserId); register the search attributes with `temporal operator search-attribute ' +
         'create --name LeadRunId --type Keyword --name SubagentType --type Keyword --name DelegationDepth ' +
         '--type Int --name SubagentStatus --type Keyword --name StopReason --type Keyword --name TotalTokens ' +
-        '--type Int --name UserId --type Keyword --name FailedItems --type Int` (the dev server registers them ' +
-        'itself)',
+        '--type Int --name UserId --type Keyword --name FailedItems --type Int --name TotalCostUsd --type Double ' +
+        '--name ForkedFrom --type Keyword --name ForkTurn --type Keyword` (the dev server registers them itself)',
     );
     const other = new Error('14 UNAVAILABLE: connection refused');
     expect(refusedQuery('list', other, query)).toBe(other);

@@ -101,6 +101,7 @@ describe('questions as the CLI prints them', () => {
         at: '2025-01-01T00:00:09.000Z',
         question_id: 'q1',
         answer: 'EU',
+        by: 'ana@desk',
       },
       {
         seq: 3,
@@ -114,7 +115,7 @@ describe('questions as the CLI prints them', () => {
     expect(foldTaskProgress({}, events)).toEqual({});
     expect(events.map((event) => eventLine(event))).toEqual([
       '00:00:05 q1 (lead, missing_info): "Which region?" waits for an answer (60 s)',
-      '00:00:09 q1 answered: "EU"',
+      '00:00:09 q1 answered by ana@desk: "EU"',
       '00:01:09 q2 timed out: no answer within 60 s',
     ]);
   });

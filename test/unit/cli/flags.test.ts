@@ -76,28 +76,28 @@ describe('run flags', () => {
   it('--fairness-key puts the run in a tenant’s turn at admission; without it each run has its own', () => {
     const input = (args: string[], file: Record<string, unknown> = {}) =>
       buildLeadRunInput(configWith(args, file), { prompt: 'Go.', workspace: '/srv/project' });
-    expect(input([]).limits.fairness_key).toBeUndefined();
-    expect(input(['--fairness-key', 'team-a']).limits.fairness_key).toBe('team-a');
-    expect(input([], { lead: { fairness_key: 'team-b' } }).limits.fairness_key).toBe('team-b');
-    expect(
-      input(['--fairness-key', 'team-a'], { lead: { fairness_key: 'team-b' } }).limits.fairness_key,
-    ).toBe('team-a');
+    expect(input([]).scope.fairness_key).toBeUndefined();
+    expect(input(['--fairness-key', 'team-a']).scope.fairness_key).toBe('team-a');
+    expect(input([], { lead: { fairness_key: 'team-b' } }).scope.fairness_key).toBe('team-b');
+    expect(input(['--fairness-key', 'team-a'], { lead: { fairness_key: 'team-b' } }).scope.fairness_key).toBe(
+      'team-a',
+    );
   });
 
   it('--user names whose run it is, for the run and a batch; without it neither carries one (default)', () => {
     const input = (args: string[], file: Record<string, unknown> = {}) =>
       buildLeadRunInput(configWith(args, file), { prompt: 'Go.', workspace: '/srv/project' });
-    expect(input([]).user_id).toBeUndefined();
-    expect(input(['--user', 'alice']).user_id).toBe('alice');
-    expect(input([], { lead: { user_id: 'bob@example.org' } }).user_id).toBe('bob@example.org');
-    expect(input(['--user', 'alice'], { lead: { user_id: 'bob' } }).user_id).toBe('alice');
+    expect(input([]).scope.user_id).toBeUndefined();
+    expect(input(['--user', 'alice']).scope.user_id).toBe('alice');
+    expect(input([], { lead: { user_id: 'bob@example.org' } }).scope.user_id).toBe('bob@example.org');
+    expect(input(['--user', 'alice'], { lead: { user_id: 'bob' } }).scope.user_id).toBe('alice');
     const batch = buildBatchInput(configWith(['--user', 'alice']), {
       description: 'Parts',
       subagent_type: 'general-purpose',
       items: [{ key: 'a', prompt: 'Do a.' }],
       workspace: '/srv/project',
     });
-    expect(batch.user_id).toBe('alice');
+    expect(batch.scope.user_id).toBe('alice');
   });
 
   it('refuses a user id that could leave its folder, naming the flag', () => {

@@ -174,7 +174,7 @@ describe('list', () => {
     );
     expect(() => listFilter("x' OR 1=1", undefined)).toThrow(UsageError);
     expect(() => listFilter(undefined, 'bored')).toThrow(
-      '--stop-reason: "bored" is not one of token_capped, turn_capped, loop_capped, subagent_limit_capped, model_length_capped',
+      '--stop-reason: "bored" is not one of token_capped, turn_capped, loop_capped, cost_capped, subagent_limit_capped, model_length_capped',
     );
   });
 

@@ -61,12 +61,15 @@ describe('the sealed input', () => {
     const serialized = JSON.stringify(sealed);
     expect(serialized).not.toContain(VALUE);
     expect(serialized).not.toContain('second-value');
-    expect(sealed.secrets?.map((secret) => [secret.name, secret.key_id])).toEqual([
+    expect(sealed.scope.secrets?.map((secret) => [secret.name, secret.key_id])).toEqual([
       ['API_TOKEN', 'shared'],
       ['B_KEY', 'shared'],
     ]);
     expect(() => assertLeadRunInput(sealed)).not.toThrow();
-    expect(openSecrets(keyring, sealed.secrets ?? [])).toEqual({ API_TOKEN: VALUE, B_KEY: 'second-value' });
+    expect(openSecrets(keyring, sealed.scope.secrets ?? [])).toEqual({
+      API_TOKEN: VALUE,
+      B_KEY: 'second-value',
+    });
     // The same request sealed again is the same input (a retried start keeps its digest).
     expect(withSecrets(input(), { API_TOKEN: VALUE, B_KEY: 'second-value' }, keyring)).toEqual(sealed);
   });
@@ -74,7 +77,7 @@ describe('the sealed input', () => {
   it('replaces a secret of the same name, and leaves an input without secrets as it was', () => {
     const first = withSecrets(input(), { API_TOKEN: 'old-value' }, keyring);
     const again = withSecrets(first, { API_TOKEN: VALUE }, keyring);
-    expect(openSecrets(keyring, again.secrets ?? [])).toEqual({ API_TOKEN: VALUE });
+    expect(openSecrets(keyring, again.scope.secrets ?? [])).toEqual({ API_TOKEN: VALUE });
     expect(withSecrets(input(), undefined, keyring)).toEqual(input());
     expect(withSecrets(input(), {}, keyring)).toEqual(input());
   });
@@ -105,7 +108,9 @@ describe('the key secrets are sealed with', () => {
     expect(client.keyId).toMatch(/^process-[0-9a-f]{8}$/);
     const sealed = withSecrets(input(), { API_TOKEN: VALUE }, client);
     // The worker builds its own keyring from the same process state (worker/worker.ts).
-    expect(openSecrets(processSecretsKeyring(settings), sealed.secrets ?? [])).toEqual({ API_TOKEN: VALUE });
+    expect(openSecrets(processSecretsKeyring(settings), sealed.scope.secrets ?? [])).toEqual({
+      API_TOKEN: VALUE,
+    });
   });
 });
 

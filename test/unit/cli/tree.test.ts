@@ -83,6 +83,28 @@ describe('renderTree', () => {
     ]);
   });
 
+  it("draws each running agent's newest line of streamed text under its row, not an ended one's", () => {
+    const snapshot: TreeSnapshot = {
+      ...runningSnapshot(),
+      newest_text: { '': 'Waiting on the counts.', a: 'Audit done.', b: '  3 files have\tmore lines ' },
+    };
+    expect(renderTree(snapshot, { now: T0 + 12_300, color: false }).slice(1)).toEqual([
+      'lead  running · turn 2 · 1,234 tok · 12.3s',
+      '│  › Waiting on the counts.',
+      '├─ ✓ general-purpose  Audit north      completed · 3 turns · 2,100 tok · 4.1s',
+      '├─ ⠿ bash             Count the lines  running · 1 turn · 300 tok · 2.3s',
+      '│    › 3 files have more lines',
+      '└─ ✗ general-purpose  Check suppliers  failed (capped: turn budget) · 60 turns · 9.9s',
+    ]);
+    // Cut to the terminal's width like every row.
+    const narrow = renderTree(
+      { ...snapshot, newest_text: { b: 'x'.repeat(200) } },
+      { now: T0 + 12_300, color: false, width: 60 },
+    );
+    expect(narrow[4]).toBe(`│    › ${'x'.repeat(52)}…`);
+    expect(displayWidth(narrow[4])).toBe(60);
+  });
+
   it('draws a finished run with its outcome and links the children that did not complete', () => {
     const snapshot: TreeSnapshot = {
       run_id: 'run-1',
@@ -350,6 +372,15 @@ describe('renderLedgerTable', () => {
   it('says so when there were no delegations', () => {
     expect(renderLedgerTable([], { color: false })).toEqual(['(no delegations)']);
   });
+
+  it('adds a cost column when some entry was priced, a dash for one that was not', () => {
+    const priced = [{ ...ledger[0], cost_usd: 0.0123 }, ledger[1]];
+    expect(renderLedgerTable(priced, { color: false })).toEqual([
+      'ID      TYPE             STATUS     STOP REASON  TOKENS     COST  RESULT',
+      'call_1  general-purpose  completed  -            12,345  $0.0123  Found 3 items below reorder level.',
+      'call_2  bash             failed     turn_capped       -        -  error: No text.',
+    ]);
+  });
 });
 
 describe('renderSummary', () => {
@@ -369,6 +400,11 @@ describe('renderSummary', () => {
     };
   }
 
+  it('prints what the tokens cost when some call was priced', () => {
+    const lines = renderSummary(result({ cost_usd: { subagents: 2, total: 2 } }), { color: false });
+    expect(lines[4]).toBe('cost    lead not priced · subagents $2.0000 · total $2.0000');
+  });
+
   it('prints the outcome, the work done, the usage, the link, then the answer', () => {
     expect(renderSummary(result(), { color: false, ui_url: 'http://ui/run-1' })).toEqual([
       'run     run-1',
@@ -383,7 +419,11 @@ describe('renderSummary', () => {
   });
 
   it.each<[RunStopReason, string]>([
-    ['token_capped', 'the lead spent its whole token budget; the answer may be partial'],
+    [
+      'token_capped',
+      'the lead (or the run as a whole: token_budget) spent its token budget; the answer may be partial',
+    ],
+    ['cost_capped', 'the run spent its cost budget (token_budget.max_cost_usd); the answer may be partial'],
     ['turn_capped', 'the lead used all its turns; the answer may be partial'],
     ['loop_capped', 'the lead kept repeating the same tool calls and was stopped (loop_detection)'],
     ['subagent_limit_capped', 'the run used all its delegations (subagents.max_total_per_run)'],

@@ -122,7 +122,7 @@ describe('workflow input schemas', () => {
       leadRunInputProblems({
         ...input,
         prompt: '',
-        workspace: 'rel/ws',
+        scope: { ...input.scope, workspace: 'rel/ws' },
         max_turns: -1,
         tools: ['bash', 'rm'],
         limits: { ...input.limits, max_concurrent: 5, max_total_per_run: 51 },
@@ -131,9 +131,9 @@ describe('workflow input schemas', () => {
       }),
     ).toEqual([
       'prompt: "" is empty (write some text)',
+      'scope.workspace: "rel/ws" is not an absolute path (the workspace must be absolute, e.g. /home/me/project)',
       'model: is missing (a mapping)',
-      'tools[1]: "rm" is not a known tool (bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
-      'workspace: "rel/ws" is not an absolute path (the workspace must be absolute, e.g. /home/me/project)',
+      'tools[1]: "rm" is not a known tool (bash, ls, read_file, write_file, str_replace, glob, grep, web_search, web_fetch, image_search, task, ask_clarification)',
       'token_budget.max_tokens: 0 is out of range (1 or more)',
       'max_turns: -1 is out of range (1 or more)',
       // The config's ranges and messages (subagents.max_concurrent, subagents.max_total_per_run).

@@ -1,4 +1,6 @@
 import {
+  autoPromotions,
+  clampAutoPromoteTopK,
   deferredToolsSection,
   notPromotedText,
   parseToolSearchQuery,
@@ -137,4 +139,34 @@ it('tells the model to search for a tool that was not promoted', () => {
     'Tool "github__create_issue" is a deferred tool whose schema has not been loaded in this run: search for it ' +
       'with tool_search first (e.g. query "select:github__create_issue"), then call it.',
   );
+});
+
+describe('auto-promotion (tool_search.auto_promote_top_k)', () => {
+  const routed = [
+    { name: 'pg__query', priority: 100, keywords: ['orders table', 'SQL'] },
+    { name: 'pg__describe', priority: 50, keywords: ['sql', 'schema'] },
+    { name: 'web__search', priority: 10, keywords: ['news'] },
+    { name: 'pg__admin', priority: 50, keywords: ['sql'] },
+  ];
+
+  it('promotes the tools whose keywords the user message holds, highest priority first, then by name', () => {
+    expect(autoPromotions(routed, 'Run some sql over the Orders Table', 3)).toEqual([
+      'pg__query',
+      'pg__admin',
+      'pg__describe',
+    ]);
+  });
+
+  it('promotes at most top_k (clamped to 1..5, as DeerFlow does)', () => {
+    expect(autoPromotions(routed, 'sql', 2)).toEqual(['pg__query', 'pg__admin']);
+    expect(autoPromotions(routed, 'sql', 0)).toEqual(['pg__query']);
+    expect(clampAutoPromoteTopK(9)).toBe(5);
+  });
+
+  it('matches substrings, case-insensitively; nothing for no match or no user text', () => {
+    expect(autoPromotions(routed, 'breaking NEWSROOM', 3)).toEqual(['web__search']);
+    expect(autoPromotions(routed, 'hello', 3)).toEqual([]);
+    expect(autoPromotions(routed, undefined, 3)).toEqual([]);
+    expect(autoPromotions([{ name: 'a__b', priority: 0, keywords: ['  '] }], 'anything', 3)).toEqual([]);
+  });
 });

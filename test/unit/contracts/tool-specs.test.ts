@@ -2,18 +2,23 @@ import {
   bashArgsSchema,
   BUILTIN_TOOL_SPECS,
   builtinToolSpecs,
+  globArgsSchema,
+  grepArgsSchema,
+  imageSearchArgsSchema,
   isIdempotentCall,
   lsArgsSchema,
   readFileArgsSchema,
   strReplaceArgsSchema,
+  webFetchArgsSchema,
+  webSearchArgsSchema,
   writeFileArgsSchema,
 } from '../../../contracts/tool-specs';
-import { BUILTIN_TOOL_NAMES } from '../../../contracts/tools';
+import { TOOL_ACTIVITY_NAMES } from '../../../contracts/tools';
 
 describe('built-in tool specs', () => {
   it('exist for every built-in tool, under its own name', () => {
-    expect(Object.keys(BUILTIN_TOOL_SPECS).sort()).toEqual([...BUILTIN_TOOL_NAMES].sort());
-    for (const name of BUILTIN_TOOL_NAMES) expect(BUILTIN_TOOL_SPECS[name].name).toBe(name);
+    expect(Object.keys(BUILTIN_TOOL_SPECS).sort()).toEqual([...TOOL_ACTIVITY_NAMES].sort());
+    for (const name of TOOL_ACTIVITY_NAMES) expect(BUILTIN_TOOL_SPECS[name].name).toBe(name);
   });
 
   it('show the model exactly the argument names the validator accepts', () => {
@@ -26,6 +31,21 @@ describe('built-in tool specs', () => {
         properties: ['new_str', 'old_str', 'path', 'replace_all'],
         required: ['new_str', 'old_str', 'path'],
       },
+      // DeerFlow's argument shapes.
+      glob: {
+        properties: ['description', 'include_dirs', 'max_results', 'path', 'pattern'],
+        required: ['pattern'],
+      },
+      grep: {
+        properties: ['case_sensitive', 'description', 'glob', 'literal', 'max_results', 'path', 'pattern'],
+        required: ['pattern'],
+      },
+      web_search: { properties: ['max_results', 'query'], required: ['query'] },
+      web_fetch: { properties: ['url'], required: ['url'] },
+      image_search: {
+        properties: ['layout', 'max_results', 'query', 'size', 'type_image'],
+        required: ['query'],
+      },
     };
     const validators = {
       bash: bashArgsSchema,
@@ -33,8 +53,13 @@ describe('built-in tool specs', () => {
       read_file: readFileArgsSchema,
       write_file: writeFileArgsSchema,
       str_replace: strReplaceArgsSchema,
+      glob: globArgsSchema,
+      grep: grepArgsSchema,
+      web_search: webSearchArgsSchema,
+      web_fetch: webFetchArgsSchema,
+      image_search: imageSearchArgsSchema,
     };
-    for (const name of BUILTIN_TOOL_NAMES) {
+    for (const name of TOOL_ACTIVITY_NAMES) {
       const { parameters } = BUILTIN_TOOL_SPECS[name];
       const args = validators[name];
       expect(parameters.type).toBe('object');
@@ -50,8 +75,17 @@ describe('built-in tool specs', () => {
   });
 
   it('declare which tools are safe to retry', () => {
-    const idempotent = BUILTIN_TOOL_NAMES.filter((name) => BUILTIN_TOOL_SPECS[name].idempotent);
-    expect(idempotent.sort()).toEqual(['ls', 'read_file', 'write_file']);
+    const idempotent = TOOL_ACTIVITY_NAMES.filter((name) => BUILTIN_TOOL_SPECS[name].idempotent);
+    expect(idempotent.sort()).toEqual([
+      'glob',
+      'grep',
+      'image_search',
+      'ls',
+      'read_file',
+      'web_fetch',
+      'web_search',
+      'write_file',
+    ]);
   });
 
   it('treat an appending write as not idempotent', () => {

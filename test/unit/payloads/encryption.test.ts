@@ -189,7 +189,7 @@ describe('encryption before the claim-check', () => {
     const previous = process.env.SUBAGENTS_ENCRYPTION_KEY;
     process.env.SUBAGENTS_ENCRYPTION_KEY = `env-key:${newKeyText()}`;
     try {
-      const [encryption] = projectCodec(defaultPayloadSettings()).codecs as [EncryptionCodec];
+      const [, encryption] = projectCodec(defaultPayloadSettings()).codecs as [unknown, EncryptionCodec];
       expect(encryption.keyring.keyIds).toEqual(['env-key']);
     } finally {
       if (previous === undefined) delete process.env.SUBAGENTS_ENCRYPTION_KEY;

@@ -82,6 +82,17 @@ describe('configDigest', () => {
     const google = configOf({ models: [{ name: 'g', provider: 'google', model: 'gemini-2.5-flash' }] });
     expect(digestedEnvNames(google)).toEqual(['GEMINI_API_KEY', 'GOOGLE_API_KEY']);
   });
+
+  it("reads each web tool's key variable: its api_key, else its provider's", () => {
+    const tools = configOf({
+      tools: [
+        { name: 'web_search', use: 'tavily', api_key: '$TEAM_TAVILY' },
+        { name: 'web_fetch', use: 'jina_ai' },
+        { name: 'image_search', use: 'image_search' },
+      ],
+    });
+    expect(digestedEnvNames(tools)).toEqual(['JINA_API_KEY', 'TEAM_TAVILY']);
+  });
 });
 
 describe('the digest in a heartbeat', () => {

@@ -1,4 +1,6 @@
+import { runInNewContext } from 'node:vm';
 import type { LogEntry } from '@temporalio/worker';
+import { SUBAGENT_TIMED_OUT_PREFIX } from '../../../contracts/subagent';
 import { logLines } from '../../../worker/runtime';
 
 const AT = 1_700_000_000_000n * 1_000_000n;
@@ -61,6 +63,22 @@ describe('logLines', () => {
     expect(logLines(LEASE_GIVEN_UP, 'TRACE')[1]).toMatch(
       /^\S+ \[DEBUG\] admission lease given up: its worker stopped reporting \{.*lease: 'lease-7'/,
     );
+  });
+
+  it("leaves out a subagent's reported timeout, its error from this realm or from a workflow context's", () => {
+    const failed = (error: unknown): LogEntry => ({
+      level: 'WARN',
+      message: 'Workflow failed',
+      timestampNanos: AT,
+      meta: { sdkComponent: 'worker', workflowType: 'subagentWorkflow', error },
+    });
+    const text = `${SUBAGENT_TIMED_OUT_PREFIX}Execution timed out after 1 seconds`;
+    // A worker running its workflows in the main thread logs the workflow context's Error: another realm's.
+    const otherRealm: unknown = runInNewContext('new Error(text)', { text });
+    expect(otherRealm instanceof Error).toBe(false);
+    expect(logLines(failed(new Error(text)), 'INFO')).toEqual([]);
+    expect(logLines(failed(otherRealm), 'INFO')).toEqual([]);
+    expect(logLines(failed(new Error('something else broke')), 'INFO')).toHaveLength(1);
   });
 
   it('prints any other log whole, on one line, and leaves out the activities-only warning', () => {

@@ -83,6 +83,54 @@ it('lists a server that was down at start once it is up and the worker gets SIGH
   }
 }, 60_000);
 
+it("offers a task toolset's submit tool alone, and says so at start", async () => {
+  const { config } = parseConfig({
+    mcp_servers: {
+      reports: {
+        command: process.execPath,
+        args: [serverScript, '--stdio', '--task-tools'],
+        task_toolsets: [
+          {
+            name: 'report-generation',
+            submit_tool: 'submit_report',
+            status_tool: 'get_report_status',
+            cancel_tool: 'cancel_report',
+          },
+        ],
+      },
+    },
+    mcp_tasks: { enabled: true, poll_interval_seconds: 2 },
+  });
+  const lines: string[] = [];
+  const mcp = await startWorkerMcp(
+    config.mcp_servers,
+    (line) => lines.push(line),
+    process.env,
+    config.mcp_tasks,
+  );
+  try {
+    expect(lines).toEqual([
+      'MCP server reports (stdio): 7 tools: reports__add, reports__check_secret, reports__sleep, reports__fail, ' +
+        'reports__picture, reports__submit_report, reports__answer_report; task toolsets: report-generation ' +
+        '(submit_report); left out (names not usable as tool names): bad.name',
+    ]);
+    const names = mcpToolSpecs(mcp?.catalog, { allow: ['*'], deny: [] }).map((spec) => spec.name);
+    expect(names).toContain('reports__submit_report');
+    expect(names).not.toContain('reports__get_report_status');
+    expect(names).not.toContain('reports__cancel_report');
+    const info = mcpCallInfo(mcp?.catalog, { allow: ['*'], deny: [] }, [
+      { id: 'c1', name: 'reports__submit_report', args: '{"topic":"x","seconds":1}' },
+    ]);
+    expect(info?.reports__submit_report?.task).toMatchObject({
+      server: 'reports',
+      toolset: { name: 'report-generation', status_tool: 'get_report_status' },
+      polling: { poll_interval_seconds: 2, max_poll_backoff_seconds: 300 },
+    });
+  } finally {
+    await mcp?.close();
+  }
+});
+
 it("connects to a server over DeerFlow's older SSE transport, headers included", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-sse-'));
   writeFileSync(join(dir, 'secret'), 'sse-secret');

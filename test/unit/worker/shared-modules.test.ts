@@ -99,7 +99,7 @@ describe('the workflow modules a worker shares', () => {
         expect(inputs.leadRunInputProblems(lead)).toEqual([]);
         expect(inputs.subagentInputProblems(subagent)).toEqual([]);
         expect(inputs.leadRunInputProblems({ ...lead, max_turns: 0, tools: ['rm'] })).toEqual([
-          'tools[0]: "rm" is not a known tool (bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
+          'tools[0]: "rm" is not a known tool (bash, ls, read_file, write_file, str_replace, glob, grep, web_search, web_fetch, image_search, task, ask_clarification)',
           'max_turns: 0 is out of range (1 or more)',
         ]);
       });

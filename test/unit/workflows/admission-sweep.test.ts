@@ -19,7 +19,7 @@ const SETTINGS: AdmissionSettings = {
 const req = (slot: string): SlotRequest => ({ slot, owner: `owner-${slot}`, fairness_key: 'run-1' });
 
 /** A sweep over real slots; `closed` lists the owners the activity finds closed (`fail`: it throws). */
-function sweeping(bounded = true) {
+function sweeping() {
   const told: AdmissionAnswer[] = [];
   const slots = new Slots({ settings: SETTINGS }, (_owner, answer) => told.push(answer));
   const described: string[][] = [];
@@ -30,7 +30,6 @@ function sweeping(bounded = true) {
       if (plan.fail) throw new Error('server unreachable');
       return plan.closed.filter((owner) => owners.includes(owner));
     },
-    bounded: () => bounded,
   });
   return { slots, sweep, described, plan, told };
 }
@@ -93,13 +92,5 @@ describe('Sweep', () => {
     expect(sweep.due(now)).toBe(false);
     expect(sweep.due(now + ADMISSION_SWEEP_INTERVAL_MS)).toBe(true);
     warn.mockRestore();
-  });
-
-  it('describes every owner at once in executions recorded before the batch', async () => {
-    const { slots, sweep, described } = sweeping(false);
-    for (let i = 0; i < SETTINGS.max_running; i += 1) slots.acquire(req(`s${i}`), now);
-    now = T0 + 1;
-    await sweep.run();
-    expect(described[0]).toHaveLength(SETTINGS.max_running);
   });
 });

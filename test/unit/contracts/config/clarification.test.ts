@@ -12,7 +12,7 @@ describe('clarification: config', () => {
     expect(config.clarification).toEqual({ enabled: true, timeout_seconds: 3600 });
     expect(resolveClarification(config)).toEqual({ timeout_seconds: 3600 });
     const input = buildLeadRunInput(config, { prompt: 'p', workspace: '/srv/work/1' });
-    expect(input.clarification).toEqual({ timeout_seconds: 3600 });
+    expect(input.scope.clarification).toEqual({ timeout_seconds: 3600 });
     expect(leadRunInputProblems(input)).toEqual([]);
   });
 
@@ -20,7 +20,7 @@ describe('clarification: config', () => {
     const { config } = parseConfig({ clarification: { enabled: false } });
     expect(resolveClarification(config)).toBeUndefined();
     expect(
-      buildLeadRunInput(config, { prompt: 'p', workspace: '/srv/work/1' }).clarification,
+      buildLeadRunInput(config, { prompt: 'p', workspace: '/srv/work/1' }).scope.clarification,
     ).toBeUndefined();
   });
 
@@ -58,8 +58,13 @@ describe('clarification: config', () => {
 
   it('checks the settings a workflow input carries', () => {
     const input = buildLeadRunInput(defaultConfig(), { prompt: 'p', workspace: '/srv/work/1' });
-    expect(leadRunInputProblems({ ...input, clarification: { timeout_seconds: -1 } })).toEqual([
-      'clarification.timeout_seconds: -1 is out of range (more than 0)',
+    const clarification = { timeout_seconds: -1 };
+    expect(leadRunInputProblems({ ...input, scope: { ...input.scope, clarification } })).toEqual([
+      'scope.clarification.timeout_seconds: -1 is out of range (more than 0)',
+    ]);
+    // Beside the scope it would be ignored: it is refused, naming where it goes.
+    expect(leadRunInputProblems({ ...input, clarification })).toEqual([
+      'clarification: a mapping is a run-wide setting: it goes in scope (scope.clarification)',
     ]);
   });
 });

@@ -52,6 +52,8 @@ models:
 tools:
   - name: web_search
     group: web
+    use: deerflow.community.ddg_search.tools:web_search_tool
+    max_results: 5
 loop_detection:
   enabled: true
   warn_threshold: 3
@@ -80,7 +82,7 @@ summarization:
     value: 10
   trim_tokens_to_summarize: 15564
   summary_prompt: null
-memory:
+scheduler:
   enabled: true
 `;
 
@@ -132,7 +134,7 @@ describe('a DeerFlow user’s config', () => {
     const { warnings } = parseConfig(parse(DEERFLOW_CONFIG));
     const sectionWarnings = warnings.filter((w) => w.startsWith('ignoring sections'));
     expect(sectionWarnings).toHaveLength(1);
-    expect(sectionWarnings[0]).toContain('config_version, log_level, token_usage, tools, memory (it reads');
+    expect(sectionWarnings[0]).toContain('config_version, log_level, token_usage, scheduler (it reads');
     expect(warnings).toContain(
       'models[0]: ignoring DeerFlow keys this project does not use: supports_vision, context_window, max_retries',
     );

@@ -98,6 +98,7 @@ describe('the configuration with nothing written', () => {
   it('names the sections it reads', () => {
     expect(CONFIG_SECTIONS).toEqual([
       'models',
+      'token_budget',
       'subagents',
       'subagent_runtime',
       'subagent_providers',
@@ -116,10 +117,19 @@ describe('the configuration with nothing written', () => {
       'safety_finish_reason',
       'payloads',
       'mcp_servers',
+      'mcp_tasks',
       'tool_search',
+      'tools',
+      'tool_groups',
       'skills',
       'guardrails',
       'extensions_config',
+      'memory',
+      'circuit_breaker',
+      'budgets',
+      'tool_output',
+      'read_before_write',
+      'stream_bridge',
     ]);
   });
 });

@@ -21,22 +21,38 @@ describe('config problems', () => {
   });
 
   it('ignores an unknown top-level section with one warning, not an error', () => {
-    const { config, warnings } = parseConfig({ memory: { enabled: true }, title: { max_words: 6 } });
+    const { config, warnings } = parseConfig({ scheduler: { enabled: true }, title: { max_words: 6 } });
     expect(config.subagents.enabled).toBe(true);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(
-      /^ignoring sections this project does not read: memory, title \(it reads models, /,
+      /^ignoring sections this project does not read: scheduler, title \(it reads models, /,
     );
   });
 
-  it('refuses an unknown key inside a section it reads, naming it and listing the accepted keys', () => {
-    const [line] = problemsOf({ subagents: { max_total: 10 } });
-    expect(line).toMatch(
-      /^subagents\.max_total: unknown key \(accepted: enabled, timeout_seconds, max_turns, /,
-    );
-    expect(line).toContain('max_total_per_run');
+  it('refuses an unknown key inside a section only this project has, naming it and listing the accepted keys', () => {
+    const [line] = problemsOf({ subagent_runtime: { max_total: 10 } });
+    expect(line).toMatch(/^subagent_runtime\.max_total: unknown key \(accepted: max_running, /);
+  });
+
+  it('refuses a misspelt key inside a section DeerFlow also has', () => {
     expect(problemsOf({ subagents: { agents: { bash: { max_turn: 3 } } } })[0]).toMatch(
       /^subagents\.agents\.bash\.max_turn: unknown key \(accepted: timeout_seconds, max_turns, /,
+    );
+    expect(problemsOf({ sandbox: { bash_timeout_secnds: 3 } })[0]).toMatch(
+      /^sandbox\.bash_timeout_secnds: unknown key \(accepted: /,
+    );
+  });
+
+  it('drops a key DeerFlow adds to its own sections (it adds some every month), with a warning', () => {
+    const { config, warnings } = parseConfig({
+      subagents: { max_total: 10, max_turns: 7 },
+      tool_search: { enabled: true, auto_promote_top_k: 9 },
+      models: [{ name: 'm', provider: 'openai', model: 'gpt', supports_audio: true }],
+    });
+    expect(config.subagents.max_turns).toBe(7);
+    expect(config.tool_search).toEqual({ enabled: true, auto_promote_top_k: 5 }); // read, clamped as DeerFlow does
+    expect(warnings).toContain(
+      'ignoring DeerFlow keys this project does not read (yet): models[0].supports_audio, subagents.max_total',
     );
   });
 
@@ -101,13 +117,14 @@ describe('config problems', () => {
       problemsOf({
         subagents: {
           custom_agents: {
-            a: { description: 'A', system_prompt: 'P', tools: { allow: ['bash'], deny: ['web_search'] } },
+            a: { description: 'A', system_prompt: 'P', tools: { allow: ['bash'], deny: ['web_browse'] } },
           },
         },
       }),
     ).toEqual([
-      'subagents.custom_agents.a.tools.deny[0]: "web_search" is not a known tool ' +
-        '(bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
+      'subagents.custom_agents.a.tools.deny[0]: "web_browse" is not a known tool ' +
+        '(bash, ls, read_file, write_file, str_replace, glob, grep, web_search, web_fetch, image_search, task, ' +
+        'ask_clarification)',
     ]);
   });
 

@@ -56,5 +56,10 @@ describe('config.example.yaml', () => {
       tools: ['bash', 'ls', 'read_file'],
     });
     expect(resolveAgent(config, 'analysis')).toMatchObject({ max_turns: 50, timeout_seconds: 900 });
+    expect(config.tool_output).toMatchObject({
+      externalize_min_chars: 12000,
+      tool_overrides: { web_search: 8000 },
+    });
+    expect(config.read_before_write).toEqual({ enabled: true });
   });
 });

@@ -25,7 +25,7 @@ describe('guardrails: in the config', () => {
           provider: { use, config: { allowed_tools: ['bash', 'github__*'], denied_tools: ['task'] } },
         },
       });
-      expect(buildLeadRunInput(config, request).guardrails).toEqual({
+      expect(buildLeadRunInput(config, request).scope.guardrails).toEqual({
         approval_timeout_seconds: 3600,
         run: {
           provider: 'allowlist',
@@ -59,7 +59,7 @@ describe('guardrails: in the config', () => {
     };
     expect(runGuardrailsSettings(config)).toEqual(expected);
     const batch = buildBatchInput(config, { ...request, description: 'd', subagent_type: 'bash', items: [] });
-    expect(batch.guardrails).toEqual(expected);
+    expect(batch.scope.guardrails).toEqual(expected);
   });
 
   it('takes a module provider, its export named or `provider`', () => {

@@ -103,7 +103,7 @@ describe('loadConfig', () => {
   });
 
   it('returns warnings for the caller to print, and prints nothing itself', () => {
-    const file = write('deerflow.yaml', 'memory:\n  enabled: true\nsubagents:\n  max_total_per_run: 4\n');
+    const file = write('deerflow.yaml', 'scheduler:\n  enabled: true\nsubagents:\n  max_total_per_run: 4\n');
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
@@ -111,7 +111,7 @@ describe('loadConfig', () => {
       const { config, warnings } = loadConfig(file, {});
       expect(config.subagents.max_total_per_run).toBe(4);
       expect(warnings).toEqual([
-        expect.stringMatching(/^ignoring sections this project does not read: memory /),
+        expect.stringMatching(/^ignoring sections this project does not read: scheduler /),
       ]);
       expect(log).not.toHaveBeenCalled();
       expect(warn).not.toHaveBeenCalled();

@@ -1,7 +1,7 @@
 import { parseConfig } from '../../../../contracts/config';
 import { resolveAgent } from '../../../../contracts/config/agents';
 import { buildLeadRunInput } from '../../../../contracts/config/lead-input';
-import { parseExtensionsConfig } from '../../../../contracts/config/mcp';
+import { effectiveMcpRouting, parseExtensionsConfig } from '../../../../contracts/config/mcp';
 import { leadRunInputProblems } from '../../../../contracts/inputs';
 import { configProblems } from '../../../support/config-problems';
 
@@ -23,6 +23,7 @@ describe('mcp_servers', () => {
         headers: {},
         tool_timeout_seconds: 60,
         output_cap_chars: 20_000,
+        task_toolsets: [],
       },
       docs: {
         enabled: true,
@@ -33,6 +34,7 @@ describe('mcp_servers', () => {
         headers: { Authorization: 'Bearer ${DOCS_TOKEN}' },
         tool_timeout_seconds: 60,
         output_cap_chars: 20_000,
+        task_toolsets: [],
       },
     });
     expect(parseConfig({}).config.mcp_servers).toEqual({});
@@ -130,7 +132,7 @@ describe('MCP tool filters', () => {
     ).toEqual([
       'subagents.custom_agents.c.tools.allow[0]: "github__" is not an MCP tool name (<server>__<tool> or <server>__*; a server name has letters, digits, - and single _)',
       'subagents.custom_agents.c.tools.allow[1]: "__x" is not an MCP tool name (<server>__<tool> or <server>__*; a server name has letters, digits, - and single _)',
-      'subagents.custom_agents.c.tools.allow[2]: "web" is not a known tool (bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
+      'subagents.custom_agents.c.tools.allow[2]: "web" is not a known tool (bash, ls, read_file, write_file, str_replace, glob, grep, web_search, web_fetch, image_search, task, ask_clarification)',
     ]);
   });
 });
@@ -141,7 +143,7 @@ describe('MCP filters in workflow inputs', () => {
     const input = buildLeadRunInput(config, { prompt: 'p', workspace: '/srv/work/run' });
     expect(leadRunInputProblems(input)).toEqual([]);
     expect(leadRunInputProblems({ ...input, mcp: { allow: ['github__*', 'rm -rf'], deny: 'x' } })).toEqual([
-      'mcp.allow[1]: "rm -rf" is not a known tool (bash, ls, read_file, write_file, str_replace, task, ask_clarification)',
+      'mcp.allow[1]: "rm -rf" is not a known tool (bash, ls, read_file, write_file, str_replace, glob, grep, web_search, web_fetch, image_search, task, ask_clarification)',
       'mcp.deny: "x" is not a list of tool names',
     ]);
   });
@@ -150,7 +152,7 @@ describe('MCP filters in workflow inputs', () => {
 describe('tool_search', () => {
   it('is off by default: filters stay as they were', () => {
     const { config } = parseConfig({ mcp_servers: servers });
-    expect(config.tool_search).toEqual({ enabled: false });
+    expect(config.tool_search).toEqual({ enabled: false, auto_promote_top_k: 3 });
     expect(buildLeadRunInput(config, { prompt: 'p', workspace: '/w' }).mcp).toEqual({
       allow: ['*'],
       deny: [],
@@ -189,9 +191,68 @@ describe('tool_search', () => {
   });
 
   it('checks the keys inside the section strictly', () => {
-    expect(configProblems({ tool_search: { enabled: 'sometimes', max_results: 3 } })).toEqual([
+    expect(configProblems({ tool_search: { enabled: 'sometimes', enable: true } })).toEqual([
       expect.stringMatching(/^tool_search\.enabled: /),
-      'tool_search.max_results: unknown key (accepted: enabled)',
+      'tool_search.enable: unknown key (accepted: enabled, auto_promote_top_k)',
+    ]);
+  });
+});
+
+describe('MCP routing metadata and auto-promotion (issue 46)', () => {
+  const routedServers = {
+    ...servers,
+    pg: {
+      command: 'pg-mcp',
+      routing: { mode: 'prefer', priority: 50, keywords: ['orders', 'SQL'] },
+      tools: {
+        query: { routing: { priority: 140 } },
+        drop: { routing: { mode: 'off' }, note: 'DeerFlow allows' },
+      },
+    },
+  };
+
+  it("reads DeerFlow's routing per server and per tool, a tool's fields over its server's", () => {
+    const { config, warnings } = parseConfig({ mcp_servers: routedServers, tool_search: { enabled: true } });
+    expect(warnings).toEqual([]);
+    const pg = config.mcp_servers.pg;
+    expect(effectiveMcpRouting(pg, 'query')).toEqual({
+      mode: 'prefer',
+      priority: 100,
+      keywords: ['orders', 'SQL'],
+    });
+    expect(effectiveMcpRouting(pg, 'drop').mode).toBe('off');
+    expect(effectiveMcpRouting(pg, 'other')).toEqual({
+      mode: 'prefer',
+      priority: 50,
+      keywords: ['orders', 'SQL'],
+    });
+    expect(effectiveMcpRouting(config.mcp_servers.github, 'x')).toEqual({});
+  });
+
+  it('carries auto_promote_top_k in the deferred filters once some server routes, clamped to 1..5', () => {
+    const routed = parseConfig({
+      mcp_servers: routedServers,
+      tool_search: { enabled: true, auto_promote_top_k: 8 },
+    }).config;
+    const input = buildLeadRunInput(routed, { prompt: 'p', workspace: '/w' });
+    expect(input.mcp).toEqual({ allow: ['*'], deny: [], deferred: true, auto_promote_top_k: 5 });
+    expect(leadRunInputProblems(input)).toEqual([]);
+    expect(resolveAgent(routed, 'general-purpose').mcp?.auto_promote_top_k).toBe(5);
+    // No routing anywhere: the filters keep the shape they had.
+    const plain = parseConfig({ mcp_servers: servers, tool_search: { enabled: true } }).config;
+    expect(buildLeadRunInput(plain, { prompt: 'p', workspace: '/w' }).mcp).toEqual({
+      allow: ['*'],
+      deny: [],
+      deferred: true,
+    });
+  });
+
+  it('refuses a routing mode it does not know and an unknown routing key', () => {
+    expect(
+      configProblems({ mcp_servers: { pg: { command: 'x', routing: { mode: 'always', keyword: ['a'] } } } }),
+    ).toEqual([
+      expect.stringMatching(/^mcp_servers\.pg\.routing\.mode: /),
+      expect.stringMatching(/^mcp_servers\.pg\.routing\.keyword: unknown key/),
     ]);
   });
 });

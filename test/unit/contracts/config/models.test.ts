@@ -130,9 +130,9 @@ describe('models: keys one provider reads are refused on the others', () => {
     expect(problemsOf(entry)).toEqual([problem]);
   });
 
-  it('names the keys it accepts when it meets one it does not know', () => {
-    const [line] = problemsOf({ provider: 'anthropic', model: 'c', top_k: 5 });
-    expect(line).toMatch(/^models\[0\]\.top_k: unknown key \(accepted: /);
+  it('names the keys it accepts when it meets a misspelt one', () => {
+    const [line] = problemsOf({ provider: 'anthropic', model: 'c', temprature: 0.5 });
+    expect(line).toMatch(/^models\[0\]\.temprature: unknown key \(accepted: /);
     expect(line).toContain('thinking');
     expect(line).toContain('azure_deployment');
   });

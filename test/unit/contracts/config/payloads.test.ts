@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultConfig, parseConfig } from '../../../../contracts/config';
 import { defaultPayloadSettings } from '../../../../contracts/config/payloads';
+import { projectCodec } from '../../../../payloads/data-converter';
+import type { SharedFieldsCodec } from '../../../../payloads/shared-fields-codec';
 import { loadConfig } from '../../../../worker/config';
 import { configProblems } from '../../../support/config-problems';
 
@@ -23,6 +25,7 @@ describe('the payloads: section', () => {
   it('defaults to a local store, a 16 KiB threshold and the codec endpoint on, trusting no page, /encode off', () => {
     expect(defaultConfig().payloads).toEqual({
       threshold_bytes: 16384,
+      shared_fields: false,
       store: 'local',
       codec_server: CODEC_SERVER_DEFAULTS,
       encryption: { key_env: 'SUBAGENTS_ENCRYPTION_KEY', key_command_timeout_seconds: 10 },
@@ -47,6 +50,7 @@ describe('the payloads: section', () => {
     });
     expect(config.payloads).toEqual({
       threshold_bytes: 65536,
+      shared_fields: false,
       store: 's3',
       s3: {
         endpoint: 'http://minio.internal:9000',
@@ -139,9 +143,18 @@ describe('the payloads: section', () => {
     );
   });
 
+  it('shares fields only when asked: by default the project codec writes payloads whole', () => {
+    expect((projectCodec(parseConfig({}).config.payloads).codecs[0] as SharedFieldsCodec).share).toBe(false);
+    const { config } = parseConfig({ payloads: { shared_fields: true } });
+    expect(config.payloads.shared_fields).toBe(true);
+    const [shared] = projectCodec(config.payloads).codecs as [SharedFieldsCodec];
+    expect(shared.share).toBe(true);
+    expect(problemsOf({ shared_fields: 'no' })).toHaveLength(1);
+  });
+
   it('refuses unknown keys, naming the accepted ones', () => {
     expect(problemsOf({ treshold_bytes: 20000 })).toEqual([
-      'payloads.treshold_bytes: unknown key (accepted: threshold_bytes, store, path, s3, codec_server, encryption)',
+      'payloads.treshold_bytes: unknown key (accepted: threshold_bytes, shared_fields, store, path, s3, codec_server, encryption)',
     ]);
     expect(problemsOf({ s3: { bucket: 'runs', secret: 'x' } })[0]).toMatch(
       /^payloads\.s3\.secret: unknown key \(accepted: endpoint, bucket, region, prefix, access_key_id_env, /,

@@ -43,9 +43,12 @@ describe('skills:', () => {
     );
   });
 
-  it('refuses an unknown key, listing the accepted ones', () => {
-    expect(() => parseConfig({ skills: { enabled: true } })).toThrow(
-      'skills.enabled: unknown key (accepted: use, path, container_path, deferred_discovery)',
+  it('refuses a misspelt key, listing the accepted ones; drops a DeerFlow key it does not read, with a warning', () => {
+    expect(() => parseConfig({ skills: { container_pth: '/s' } })).toThrow(
+      'skills.container_pth: unknown key (accepted: use, path, container_path, deferred_discovery)',
+    );
+    expect(parseConfig({ skills: { enabled: true } }).warnings).toContain(
+      'ignoring DeerFlow keys this project does not read (yet): skills.enabled',
     );
   });
 });
@@ -115,9 +118,10 @@ describe("a run's skills settings", () => {
   }).config;
 
   it('rides on the lead run input only when the caller found a skills folder', () => {
-    expect(buildLeadRunInput(config, { prompt: 'p', workspace: '/tmp/w' }).skills).toBeUndefined();
+    expect(buildLeadRunInput(config, { prompt: 'p', workspace: '/tmp/w' }).scope.skills).toBeUndefined();
     expect(
-      buildLeadRunInput(config, { prompt: 'p', workspace: '/tmp/w', skills_root: '/srv/skills' }).skills,
+      buildLeadRunInput(config, { prompt: 'p', workspace: '/tmp/w', skills_root: '/srv/skills' }).scope
+        .skills,
     ).toEqual({
       root: '/srv/skills',
       container_path: '/opt/skills',
@@ -129,8 +133,8 @@ describe("a run's skills settings", () => {
 
   it('rides on a batch input the same way', () => {
     const request = { description: 'd', subagent_type: 'bash', items: [], workspace: '/tmp/w' };
-    expect(buildBatchInput(config, request).skills).toBeUndefined();
-    expect(buildBatchInput(config, { ...request, skills_root: '/srv/skills' }).skills).toMatchObject({
+    expect(buildBatchInput(config, request).scope.skills).toBeUndefined();
+    expect(buildBatchInput(config, { ...request, skills_root: '/srv/skills' }).scope.skills).toMatchObject({
       root: '/srv/skills',
       agents: { bash: [] },
     });
