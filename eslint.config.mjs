@@ -141,6 +141,21 @@ export default tseslint.config(
   ...cliRules,
   ...functionLengthRules,
   {
+    // A local activity's failure reaches workflow code bare, not as an ActivityFailure: workflows/local-activities.ts
+    // makes them alike, so every local activity is made there.
+    files: ['workflows/**/*.ts'],
+    ignores: ['workflows/local-activities.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportSpecifier[imported.name='proxyLocalActivities']",
+          message: 'Make local activities with localActivities (workflows/local-activities.ts).',
+        },
+      ],
+    },
+  },
+  {
     // The command's documented entry point (`node dist/client/cli.js`, the package's bin): it only runs cli/cli.ts.
     files: ['client/cli.ts'],
     rules: { 'no-restricted-imports': 'off' },

@@ -14,13 +14,13 @@ import {
   ChildWorkflowFailure,
   getExternalWorkflowHandle,
   patched,
-  proxyLocalActivities,
   setHandler,
   TerminatedFailure,
   TimeoutFailure,
   workflowInfo,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
+import { localActivities } from './local-activities';
 import type { AdmissionActivities } from '../activities/admission';
 import {
   admissionAnswerSignal,
@@ -46,7 +46,7 @@ const ADMISSION_LOCAL_ACTIVITY_OPTIONS: LocalActivityOptions = {
 };
 
 const { acquireSlot: acquireSlotActivity, releaseSlot: releaseSlotActivity } =
-  proxyLocalActivities<AdmissionActivities>(ADMISSION_LOCAL_ACTIVITY_OPTIONS);
+  localActivities<AdmissionActivities>(ADMISSION_LOCAL_ACTIVITY_OPTIONS);
 
 /**
  * Sends a slot request (again, with `again`: idempotent) and returns once it is sent; the answer comes by

@@ -26,11 +26,11 @@ import {
   patched,
   getExternalWorkflowHandle,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
+import { localActivities } from './local-activities';
 import type { AdmissionActivities } from '../activities/admission';
 import {
   ADMISSION_WORKFLOW_TASK_TIMEOUT,
@@ -108,7 +108,7 @@ const { sendAdmissionAnswers } = proxyActivities<AdmissionActivities>({
 });
 
 // Executions recorded before: the same delivery as a local activity, inside the workflow task.
-const { deliverAdmissionAnswers } = proxyLocalActivities<AdmissionActivities>({
+const { deliverAdmissionAnswers } = localActivities<AdmissionActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
 });

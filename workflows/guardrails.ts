@@ -12,7 +12,8 @@
  * from the approvals side's recorded Update: a replay never asks again, and since the decisions of a response are
  * all taken before any of its calls start, a crash never runs a call that was denied.
  */
-import { ActivityFailure, isCancellation, log, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation, log } from '@temporalio/workflow';
+import { localActivities } from './local-activities';
 import type { ProjectActivities } from '../activities';
 import {
   builtinEvaluator,
@@ -38,7 +39,7 @@ import { recordGuardrailDecision } from './metrics';
 
 // A policy may read a file or ask a service: a local activity (one marker in history), not retried — what it
 // threw is its answer, and `fail_closed` decides what that means.
-const { evaluateGuardrailModule } = proxyLocalActivities<ProjectActivities>({
+const { evaluateGuardrailModule } = localActivities<ProjectActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { maximumAttempts: 1 },
 });

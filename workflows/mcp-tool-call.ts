@@ -5,7 +5,8 @@
  * decides the same from history alone. `tool_search` (deferred MCP tools) is run here too: it reads the same
  * catalog.
  */
-import { executeChild, ParentClosePolicy, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { executeChild, ParentClosePolicy, proxyActivities } from '@temporalio/workflow';
+import { localActivities } from './local-activities';
 import type { LocalActivityOptions } from '@temporalio/common';
 import type { ProjectActivities } from '../activities';
 import {
@@ -93,6 +94,6 @@ export function runToolSearch(
   filter: McpToolFilter,
   summary: string,
 ): Promise<ToolSearchResult> {
-  const { searchMcpTools } = proxyLocalActivities<ProjectActivities>(TOOL_SEARCH_OPTIONS);
+  const { searchMcpTools } = localActivities<ProjectActivities>(TOOL_SEARCH_OPTIONS);
   return searchMcpTools.executeWithOptions({ ...TOOL_SEARCH_OPTIONS, summary }, [{ call, filter }]);
 }

@@ -3,7 +3,8 @@
  * activity that returns the full input from the worker's config, recorded in history, so a replay (and every
  * execution after a continue-as-new, which carries the full input) goes on with the same input.
  */
-import { patched, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
+import { localActivities } from './local-activities';
 import type { ProjectActivities } from '../activities';
 import type { LeadRunInput } from '../contracts/lead';
 import { isMinimalLeadRunInput, type MinimalLeadRunInput } from '../contracts/minimal-lead-input';
@@ -11,7 +12,7 @@ import { isMinimalLeadRunInput, type MinimalLeadRunInput } from '../contracts/mi
 /** Histories recorded before a minimal input was filled: such a run failed its input check at once. */
 export const MINIMAL_LEAD_INPUT_PATCH = 'lead-minimal-input';
 
-const { fillLeadRunInput } = proxyLocalActivities<ProjectActivities>({
+const { fillLeadRunInput } = localActivities<ProjectActivities>({
   startToCloseTimeout: '1 minute',
   // A worker without a config refuses at once (non-retryable); a transient fault retries.
   retry: { maximumAttempts: 5 },

@@ -3,7 +3,8 @@
  * taken once by an activity and kept in loop state, the prompt block, `describe_skill`, the folders its tools
  * mount, and activation with its `allowed-tools` policy (and the secrets an active skill grants bash).
  */
-import { log, patched, proxyLocalActivities } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
+import { localActivities } from './local-activities';
 import type { ProjectActivities } from '../activities';
 import type { McpToolFilter } from '../contracts/mcp';
 import type { ToolCall, ToolMessage, ToolSpec } from '../contracts/messages';
@@ -47,7 +48,7 @@ export interface VisibleTools {
 
 // Reading a catalog is quick (its hashes read each package once) and harmless to repeat: a local activity, one
 // marker in history.
-const { loadRunSkills } = proxyLocalActivities<ProjectActivities>({
+const { loadRunSkills } = localActivities<ProjectActivities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 });

@@ -3,13 +3,8 @@
  * calls, at most once for the rest), MCP tools, `tool_search`, and the calls a plugin runs itself (`task`: a
  * child workflow each). They run at once; their results come back in the order the model issued the calls.
  */
-import {
-  ActivityFailure,
-  ChildWorkflowFailure,
-  proxyActivities,
-  proxyLocalActivities,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ActivityFailure, ChildWorkflowFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { localActivities } from './local-activities';
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/common';
 import type { ProjectActivities } from '../activities';
 import { isMcpToolName, type McpCallInfo, type McpToolFilter } from '../contracts/mcp';
@@ -72,10 +67,10 @@ function toolActivities(sandbox: SandboxSettings): ToolRuns {
     heartbeatTimeout: AT_MOST_ONCE_HEARTBEAT_TIMEOUT,
     retry: { maximumAttempts: 1 },
   };
-  const idempotent = proxyLocalActivities<ProjectActivities>(local).executeToolCall;
+  const idempotent = localActivities<ProjectActivities>(local).executeToolCall;
   const once = proxyActivities<ProjectActivities>(remote).executeToolCall;
   // Saving a result is idempotent (its file is named by its content's hash): retried as a local activity is.
-  const saveLocal = proxyLocalActivities<ProjectActivities>(local).externalizeToolOutput;
+  const saveLocal = localActivities<ProjectActivities>(local).externalizeToolOutput;
   const saveRegular = proxyActivities<ProjectActivities>(remote).externalizeToolOutput;
   // Each call is named in the Web UI by its tool and arguments (metadata: replay does not compare it).
   return {

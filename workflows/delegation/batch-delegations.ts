@@ -13,10 +13,10 @@ import {
   isCancellation,
   ParentClosePolicy,
   proxyActivities,
-  proxyLocalActivities,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import { localActivities } from '../local-activities';
 import { WorkflowExecutionAlreadyStartedError, type ActivityOptions } from '@temporalio/common';
 import type { BatchToolActivities } from '../../activities/batch-tools';
 import {
@@ -61,7 +61,7 @@ const ITEMS_FILE_OPTIONS: ActivityOptions = {
 const { loadBatchItemsFile } = proxyActivities<BatchToolActivities>(ITEMS_FILE_OPTIONS);
 
 // A batch's status or a page of its answers, read through the worker's client: quick, local.
-const { describeBatchPage, readBatchResultsPage } = proxyLocalActivities<BatchToolActivities>({
+const { describeBatchPage, readBatchResultsPage } = localActivities<BatchToolActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });

@@ -16,11 +16,11 @@ import {
   isCancellation,
   log,
   patched,
-  proxyLocalActivities,
   startChild,
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
+import { localActivities } from '../local-activities';
 import type { ProjectActivities } from '../../activities';
 import {
   BATCH_TASK_TOOL_NAME,
@@ -144,7 +144,7 @@ interface Delegation {
 }
 
 // A cancelled child's result, read from its memo through the worker's client: one quick call, retried.
-const { readCancelledResult } = proxyLocalActivities<ProjectActivities>({
+const { readCancelledResult } = localActivities<ProjectActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3, initialInterval: '1 second' },
 });
