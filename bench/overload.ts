@@ -26,6 +26,7 @@ import { tsToMs } from '@temporalio/common/lib/time';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SubagentsClient } from '../client/api';
 import { admissionStateQuery, admissionWorkflowId } from '../contracts/admission';
+import { taskQueueHeartbeats } from '../contracts/worker-heartbeats';
 import { WORKSPACE_FAILURES } from '../contracts/workspace';
 import type { ModelScriptFileInput } from '../activities/model/model-script';
 import { projectDataConverter } from '../payloads/data-converter';
@@ -98,6 +99,8 @@ export interface OverloadFigures {
   failed_runs: number;
   unfinished_runs: number;
   worker_crashes: number;
+  /** The longest a live worker's heartbeat looked silent to a ListWorkers poller (ms). */
+  worker_heartbeat_silence_max_ms: number;
   model_calls: number;
   model_calls_needed: number;
   model_call_ratio: number;
@@ -421,6 +424,24 @@ export async function runOverload(
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
+  // How long a live worker's heartbeat looked silent to someone polling ListWorkers: for each worker, the time
+  // since its latest heartbeat was first seen (a poll that comes late sees a newer one, so a slow poller does
+  // not inflate it). What a watcher telling dead workers from slow ones would have to wait out on this host.
+  let heartbeatSilenceMax = 0;
+  const heartbeatSampler = (async () => {
+    const firstSeen = new Map<string, { atMs: number; seenAt: number }>();
+    while (sampling) {
+      const beats = await taskQueueHeartbeats(client, server.namespace, taskQueue).catch(() => undefined);
+      const now = performance.now();
+      for (const beat of beats ?? []) {
+        if (beat.status !== 'running' || beat.atMs === undefined) continue;
+        const known = firstSeen.get(beat.identity);
+        if (known?.atMs !== beat.atMs) firstSeen.set(beat.identity, { atMs: beat.atMs, seenAt: now });
+        else heartbeatSilenceMax = Math.max(heartbeatSilenceMax, now - known.seenAt);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  })();
   try {
     await Promise.all(Array.from({ length: options.workers ?? 1 }, () => startWorker()));
     const api = new SubagentsClient(client, server.namespace);
@@ -468,6 +489,7 @@ export async function runOverload(
       failed_runs: failed,
       unfinished_runs: options.runs - completed - failed,
       worker_crashes: crashes,
+      worker_heartbeat_silence_max_ms: Math.round(heartbeatSilenceMax),
       model_calls: calls.modelCalls,
       model_calls_needed: needed,
       model_call_ratio: round(calls.modelCalls / needed, 3),
@@ -482,6 +504,7 @@ export async function runOverload(
     stopping = true;
     sampling = false;
     await sampler;
+    await heartbeatSampler;
     await fake?.close();
     for (const loop of loops) loop.kill('SIGKILL');
     for (const worker of workers) worker.kill('SIGTERM');
@@ -494,7 +517,7 @@ export function formatOverload(f: OverloadFigures): string {
   return [
     `${f.label}: ${f.runs} runs × ${CHILDREN} subagents (${f.provider}), ${f.busy_loops} busy loops, max_running ${f.max_running}`,
     `  wall ${f.wall_s} s · ${f.runs_per_s} runs/s · latency p50 ${f.latency_p50_s} s, p95 ${f.latency_p95_s} s`,
-    `  completed ${f.completed_runs}, failed ${f.failed_runs}, unfinished ${f.unfinished_runs} · worker crashes ${f.worker_crashes}`,
+    `  completed ${f.completed_runs}, failed ${f.failed_runs}, unfinished ${f.unfinished_runs} · worker crashes ${f.worker_crashes} · a live worker's heartbeat silent at most ${f.worker_heartbeat_silence_max_ms} ms`,
     `  model calls ${f.model_calls} for ${f.model_calls_needed} needed (×${f.model_call_ratio}) · bash interrupted ${f.bash_interrupted} of ${f.bash_calls} (${f.bash_refused_moved} refused unrun by a host not the run's home)`,
     `  slots held at most ${f.peak_slots_held} (max_running ${f.max_running})`,
     `  admission: ${a.executions} executions, ${a.events} events (${a.events_per_delegation} per delegation), ` +

@@ -117,6 +117,67 @@ async function killOnce(
   };
 }
 
+/** A subagent whose first call is a bash call that would run for a minute: at most once, it is not retried. */
+function setUpBash(): SubagentInput {
+  const dir = tempDir('bench-recovery-bash');
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const scriptFile = writeScript(dir, {
+    scripts: [
+      {
+        turns: [
+          { content: 'A long one.', tool_calls: [{ name: 'bash', args: { command: 'sleep 60' } }] },
+          { content: 'Cut short; done.' },
+        ],
+      },
+    ],
+  });
+  return subagentInput({
+    workspace,
+    scriptFile,
+    config: { sandbox: { kind: 'host', allow_host_bash: true, bash_timeout_seconds: 300 } },
+  });
+}
+
+/**
+ * One kill during a bash call, a standby worker polling: kill → the run's end (its close in history), and how
+ * the call's attempt ended (failed by the standby's watch of worker heartbeats, or timed out).
+ */
+async function killDuringBash(
+  client: Client,
+  fleet: WorkerFleet,
+  taskQueue: string,
+  n: number,
+): Promise<{ endMs: number; ending: 'failed' | 'timed out' | 'none' }> {
+  const workflowId = `${taskQueue}-bash-${n}`;
+  const handle = await client.workflow.start('subagentWorkflow', {
+    taskQueue,
+    workflowId,
+    args: [setUpBash()],
+  });
+  let identity = '';
+  while (identity === '') {
+    const activity = await pendingActivity(client, workflowId);
+    if (activity?.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
+      identity = activity.lastWorkerIdentity ?? '';
+    } else await sleep(20);
+  }
+  const slot = fleet.slotOf(identity);
+  if (slot < 0) throw new Error(`the bash call runs on ${identity}, not on a worker of this benchmark`);
+  await sleep(500 + Math.random() * 1500);
+  const killedAt = await fleet.kill(slot);
+  await handle.result();
+  const events = (await handle.fetchHistory()).events ?? [];
+  const closed = events[events.length - 1];
+  await fleet.restart(slot);
+  const ending = events.some((e) => e.activityTaskFailedEventAttributes)
+    ? 'failed'
+    : events.some((e) => e.activityTaskTimedOutEventAttributes)
+      ? 'timed out'
+      : 'none';
+  return { endMs: tsToMs(closed.eventTime) - killedAt, ending };
+}
+
 /** Timeouts and retries in runs nobody killed: what the recovery settings must not add. */
 async function healthyNoise(client: Client, taskQueue: string): Promise<number[]> {
   const handles = await Promise.all(
@@ -182,9 +243,20 @@ export async function benchRecovery(server: TemporalServer): Promise<BenchResult
     const fleet = fleetOf(taskQueue, 2);
     let samples: Sample[];
     let noise: number[];
+    const bashEnds: number[] = [];
+    const bashEndings: string[] = [];
     try {
       await fleet.start();
       samples = await kills(taskQueue, fleet, false);
+      for (let n = 0; n < KILLS; n++) {
+        const bash = await killDuringBash(client, fleet, taskQueue, n);
+        bashEnds.push(bash.endMs);
+        bashEndings.push(bash.ending);
+        process.stderr.write(
+          `recovery (bash, a standby worker) ${n + 1}/${KILLS}: kill → run end ${bash.endMs} ms ` +
+            `(the call's attempt ${bash.ending})\n`,
+        );
+      }
       noise = await healthyNoise(client, taskQueue);
     } finally {
       await fleet.stop();
@@ -223,6 +295,11 @@ export async function benchRecovery(server: TemporalServer): Promise<BenchResult
         'one worker, restarted at once: time a kill costs the run',
         's',
         seconds(restarted.map((s) => s.resumeMs + s.handBackMs)),
+      ),
+      row(
+        `bash call's worker SIGKILLed, a standby polling → run end (${bashEndings.filter((e) => e === 'failed').length} of ${bashEndings.length} failed by the standby's watch)`,
+        's',
+        seconds(bashEnds),
       ),
       row(`timeouts + retries per healthy run (${HEALTHY_RUNS} at once, no kill)`, 'events', noise),
     ];

@@ -111,6 +111,12 @@ export const WORKSPACE_FAILURES = {
   unavailable: 'WorkspaceUnavailable',
 } as const;
 
+/**
+ * The failure type of an activity attempt failed by id because the worker holding it was lost
+ * (worker/lost-workers.ts): lost as a timed-out attempt is, and known seconds sooner.
+ */
+export const WORKER_LOST_FAILURE = 'WorkerLost';
+
 export interface WorkspaceMovedDetails {
   placement: WorkspacePlacement;
   ran: boolean;

@@ -126,7 +126,7 @@ export interface RuntimeSettings {
  * (activities/workspace/home-liveness.ts), so the beat bounds how soon a lost host's runs go on. The SDK's
  * default, 60 s, would leave `run` and `status` guessing for minutes.
  */
-export const WORKER_HEARTBEAT_INTERVAL_MS = 2000;
+export const WORKER_HEARTBEAT_INTERVAL_MS = 1000;
 
 /**
  * Every log of the SDK at `level` or above goes to stderr: the TypeScript side's through the logger, the Rust

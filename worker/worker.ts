@@ -4,6 +4,7 @@
  */
 import { hostname } from 'node:os';
 import { Client } from '@temporalio/client';
+import { watchLostWorkers } from './lost-workers';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -331,6 +332,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
     runs: options.runAdmission ?? DEFAULT_RUN_ADMISSION_SETTINGS,
   };
   const client = new Client({ connection: options.connection, namespace, dataConverter });
+  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   const pools: WorkerAdmission[] = (['subagents', 'runs'] as const).map((pool) => ({
     client,
     namespace,
@@ -352,7 +354,7 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
           taskQueue,
           identity,
           settings,
-          warn: options.say ?? ((line) => process.stderr.write(`${line}\n`)),
+          warn: say,
         });
   void declared.then(() => leases?.prefetch()).catch(() => undefined);
   // One reading of the event loop per worker (worker/load-guard.ts), stopped once the worker has stopped.
@@ -411,14 +413,16 @@ export async function createProjectWorker(options: ProjectWorkerOptions): Promis
   // drains, so it may answer that report itself); once it has stopped, the load guard's reading ends.
   if (leases)
     void untilState(worker, ['STOPPING', 'DRAINING', ...ENDED_STATES], 100).then(() => leases.close());
+  // Workers of the queue that die are found in seconds, and the attempts they held failed (worker/lost-workers.ts).
+  const lostWorkers = watchLostWorkers({ client, namespace, taskQueue, identity, say });
   void untilState(worker, ENDED_STATES, 1000).then(() => {
     leases?.stop();
     loop.stop();
+    void lostWorkers.stop();
   });
   await declared;
   admissions.set(worker, { pools, leases });
   // Once it runs, the worker says whether a live worker declared other settings (never fails, never waits).
-  const say = options.say ?? ((line: string) => process.stderr.write(`${line}\n`));
   if (options.tuning?.maxCachedWorkflows === 0) say(NO_CACHE_WARNING);
   void whenRunning(worker)
     .then(async (running) => (running ? (await Promise.all(pools.map(disagreeingWorkers))).flat() : []))

@@ -21,6 +21,7 @@ import {
 import type { ActivityOptions } from '@temporalio/common';
 import type { ProjectActivities } from '../activities';
 import {
+  WORKER_LOST_FAILURE,
   WORKSPACE_FAILURES,
   type Relocation,
   type WorkspaceMovedDetails,
@@ -170,10 +171,15 @@ export class WorkspaceRoute {
           waits += 1;
           continue;
         }
-        if (placement?.mode === 'home' && failure instanceof TimeoutFailure) {
+        // Lost with its host: timed out, or failed at once by a watcher that saw its worker die.
+        const lost =
+          failure instanceof TimeoutFailure ||
+          (failure instanceof ApplicationFailure && failure.type === WORKER_LOST_FAILURE);
+        if (placement?.mode === 'home' && lost) {
           const found = await relocation.relocateWorkspace({ placement, workspace: this.workspace });
           this.adopt(found.placement, found.moved);
-          if (failure.timeoutType === 'SCHEDULE_TO_START' || idempotent) continue;
+          const unstarted = failure instanceof TimeoutFailure && failure.timeoutType === 'SCHEDULE_TO_START';
+          if (unstarted || idempotent) continue;
         }
         throw err;
       }

@@ -2,7 +2,7 @@
  * Is a run's home host still there? Asked when a workspace call waited too long for its home's task queue, or
  * its attempt there was lost: the answer decides between trying the home again and moving the workspace. It
  * reads what the server keeps: the pollers of the home's activity task queue and the heartbeats of the workers
- * polling it (every 2 s from this project's: worker/runtime.ts). A host whose worker said it stopped, or fell
+ * polling it (every second from this project's: worker/runtime.ts). A host whose worker said it stopped, or fell
  * silent for five beats (10 s at the least), is gone; one that beat within the last one and a half beats is
  * alive; in between the question is asked again.
  */

@@ -1,0 +1,153 @@
+/**
+ * Killed workers told from slow ones in seconds, and what they were running failed at once: recovery in
+ * seconds without false interruptions.
+ *
+ * An activity's own heartbeat comes from the worker's event loop, which a saturated host holds up for seconds:
+ * an at-most-once call (bash, an append) therefore waits 10 s of silence before its attempt counts as lost, and a
+ * kill cost a run that long. The worker's heartbeat (ListWorkers, worker/runtime.ts) comes from the SDK's core,
+ * a thread of its own that a busy event loop does not hold up. Every project worker watches its task queue's:
+ * a worker whose latest heartbeat has not changed for `silenceMs` of this worker's time (no clock compared
+ * between machines) is taken for dead, and each activity attempt the server says it holds is failed by id,
+ * with `WorkerLost`: the workflow learns of it as of any failed attempt (a retryable call is retried, an
+ * at-most-once call reported interrupted, a home's workspace asked about) seconds sooner than the timeout.
+ *
+ * Only a worker beating lately counts (one long dead when the watch began is left to the timeouts); one that said it stopped is left alone (its shutdown settles its calls); each dead worker once.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { taskQueueHeartbeats, type HeartbeatSeen } from '../contracts/worker-heartbeats';
+import { WORKER_LOST_FAILURE } from '../contracts/workspace';
+import { WORKER_HEARTBEAT_INTERVAL_MS } from './runtime';
+
+/** How long a worker's heartbeat may stand still before it counts as dead: three beats. */
+export const LOST_WORKER_SILENCE_MS = 3 * WORKER_HEARTBEAT_INTERVAL_MS;
+
+/**
+ * A worker first seen with a beat older than this (by its clock and ours: skew only changes which dead workers
+ * are swept) is left alone: it died before anyone watched, and the timeouts have settled its calls.
+ */
+const RECENT_BEAT_MS = 60_000;
+
+/** How often the heartbeats are read. */
+const POLL_MS = 500;
+
+const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+
+/** Which workers fell silent: fed each reading of the heartbeats, with this process's clock (pure: unit-tested). */
+export class SilenceTracker {
+  private readonly latest = new Map<string, { atMs: number; firstSeenMs: number; changed: boolean }>();
+  private readonly lost = new Set<string>();
+
+  constructor(
+    private readonly self: string,
+    private readonly silenceMs: number,
+  ) {}
+
+  /**
+   * The workers found dead by this reading, each once. `nowMs`: a monotonic clock of this process, which times
+   * the silences; `wallMs`: the wall clock, only to tell a worker first seen long dead from one just killed.
+   */
+  observe(beats: readonly HeartbeatSeen[], nowMs: number, wallMs: number = Date.now()): string[] {
+    const found: string[] = [];
+    for (const beat of beats) {
+      if (beat.identity === this.self || beat.identity === '' || beat.atMs === undefined) continue;
+      if (beat.status !== 'running') {
+        this.latest.delete(beat.identity);
+        continue;
+      }
+      const known = this.latest.get(beat.identity);
+      if (known === undefined || known.atMs !== beat.atMs) {
+        // Beating now, or (first seen) recently by its own clock: a worker long dead is left to the timeouts.
+        const recent = known !== undefined || wallMs - beat.atMs < RECENT_BEAT_MS;
+        this.latest.set(beat.identity, { atMs: beat.atMs, firstSeenMs: nowMs, changed: recent });
+        continue;
+      }
+      if (!known.changed || this.lost.has(beat.identity)) continue;
+      if (nowMs - known.firstSeenMs < this.silenceMs) continue;
+      this.lost.add(beat.identity);
+      found.push(beat.identity);
+    }
+    return found;
+  }
+}
+
+export interface LostWorkerWatchOptions {
+  client: Client;
+  namespace: string;
+  taskQueue: string;
+  /** This worker's identity: never taken for dead by itself. */
+  identity: string;
+  silenceMs?: number;
+  say?: (line: string) => void;
+}
+
+/** The running executions of `taskQueue` (workflows on it; their activities may run on a home's queue). */
+async function* runningExecutions(
+  client: Client,
+  taskQueue: string,
+): AsyncGenerator<{ workflowId: string; runId: string }> {
+  if (!/^[^'"\\]*$/.test(taskQueue)) return;
+  const query = `TaskQueue = '${taskQueue}' AND ExecutionStatus = 'Running'`;
+  for await (const execution of client.workflow.list({ query })) {
+    yield { workflowId: execution.workflowId, runId: execution.runId };
+  }
+}
+
+/** Fails every started attempt the server says `lost` holds; returns how many. */
+export async function failAttemptsOf(
+  client: Client,
+  namespace: string,
+  taskQueue: string,
+  lost: string,
+): Promise<number> {
+  let failed = 0;
+  for await (const execution of runningExecutions(client, taskQueue)) {
+    const described = await client.workflowService
+      .describeWorkflowExecution({ namespace, execution })
+      .catch(() => undefined);
+    for (const pending of described?.pendingActivities ?? []) {
+      if (pending.state !== STARTED || pending.lastWorkerIdentity !== lost || !pending.activityId) continue;
+      const failure = ApplicationFailure.create({
+        type: WORKER_LOST_FAILURE,
+        message: `its worker ${lost} was lost (no heartbeat for ${LOST_WORKER_SILENCE_MS / 1000} s)`,
+      });
+      const done = await client.activity
+        .fail({ ...execution, activityId: pending.activityId }, failure)
+        .then(() => true)
+        // Finished meanwhile, or failed by another watcher: nothing to do.
+        .catch(() => false);
+      if (done) failed += 1;
+    }
+  }
+  return failed;
+}
+
+/** Watches the task queue's workers until `stop`. */
+export function watchLostWorkers(options: LostWorkerWatchOptions): { stop(): Promise<void> } {
+  const { client, namespace, taskQueue } = options;
+  const tracker = new SilenceTracker(options.identity, options.silenceMs ?? LOST_WORKER_SILENCE_MS);
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  const loop = (async () => {
+    while (!stopped) {
+      const beats = await taskQueueHeartbeats(client, namespace, taskQueue).catch(() => undefined);
+      for (const lost of tracker.observe(beats ?? [], performance.now())) {
+        const failed = await failAttemptsOf(client, namespace, taskQueue, lost).catch(() => 0);
+        if (failed > 0)
+          options.say?.(`worker ${lost} was lost: ${failed} activity attempt(s) it held failed at once`);
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, POLL_MS).unref();
+      });
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      wake?.();
+      await loop;
+    },
+  };
+}
