@@ -94,6 +94,9 @@ async function* runningExecutions(
   }
 }
 
+/** Executions described at once while looking for a lost worker's attempts. */
+const DESCRIBE_AT_ONCE = 8;
+
 /** Fails every started attempt the server says `lost` holds; returns how many. */
 export async function failAttemptsOf(
   client: Client,
@@ -101,17 +104,17 @@ export async function failAttemptsOf(
   taskQueue: string,
   lost: string,
 ): Promise<number> {
-  let failed = 0;
-  for await (const execution of runningExecutions(client, taskQueue)) {
+  const failure = ApplicationFailure.create({
+    type: WORKER_LOST_FAILURE,
+    message: `its worker ${lost} was lost (no heartbeat for ${LOST_WORKER_SILENCE_MS / 1000} s)`,
+  });
+  const failHeldBy = async (execution: { workflowId: string; runId: string }): Promise<number> => {
     const described = await client.workflowService
       .describeWorkflowExecution({ namespace, execution })
       .catch(() => undefined);
+    let failed = 0;
     for (const pending of described?.pendingActivities ?? []) {
       if (pending.state !== STARTED || pending.lastWorkerIdentity !== lost || !pending.activityId) continue;
-      const failure = ApplicationFailure.create({
-        type: WORKER_LOST_FAILURE,
-        message: `its worker ${lost} was lost (no heartbeat for ${LOST_WORKER_SILENCE_MS / 1000} s)`,
-      });
       const done = await client.activity
         .fail({ ...execution, activityId: pending.activityId }, failure)
         .then(() => true)
@@ -119,8 +122,17 @@ export async function failAttemptsOf(
         .catch(() => false);
       if (done) failed += 1;
     }
+    return failed;
+  };
+  let failed = 0;
+  let batch: Promise<number>[] = [];
+  for await (const execution of runningExecutions(client, taskQueue)) {
+    batch.push(failHeldBy(execution));
+    if (batch.length < DESCRIBE_AT_ONCE) continue;
+    failed += (await Promise.all(batch)).reduce((a, b) => a + b, 0);
+    batch = [];
   }
-  return failed;
+  return failed + (await Promise.all(batch)).reduce((a, b) => a + b, 0);
 }
 
 /** Watches the task queue's workers until `stop`. */

@@ -32,13 +32,16 @@ async function run(fake: FakeOpenAI, model: Record<string, unknown> = {}) {
       args: [input],
     });
     const result = await workflowResult(handle);
-    // Why a model call was attempted again, from its last attempt's start (none when it was not).
+    // Why a model call was attempted again, from its last attempt's start (none when it was not). The server
+    // records the start of a retried activity's last attempt only: its number says how many came before, its
+    // last failure why the one before it ended.
     const history = await handle.fetchHistory();
-    const retriedAfter = (history.events ?? [])
+    const retried = (history.events ?? [])
       .map((event) => event.activityTaskStartedEventAttributes)
-      .filter((started) => (started?.attempt ?? 1) > 1)
-      .map((started) => started?.lastFailure?.message);
-    return { ...result, retriedAfter };
+      .filter((started) => (started?.attempt ?? 1) > 1);
+    const retriedAfter = retried.map((started) => started?.lastFailure?.message);
+    const retries = retried.reduce((sum, started) => sum + (started?.attempt ?? 1) - 1, 0);
+    return { ...result, retriedAfter, retries };
   });
 }
 
@@ -55,7 +58,7 @@ it('fails a streamed 10 MB answer at the default 8 MiB cap, after one request', 
     // is then retried as any lost one is, and meets the cap again): each request past the first is one of those.
     const lostBeats = result.retriedAfter.filter((reason) => reason === 'activity Heartbeat timeout');
     expect(lostBeats).toEqual(result.retriedAfter);
-    expect(fake.chatRequests.length).toBeLessThanOrEqual(1 + lostBeats.length);
+    expect(fake.chatRequests.length).toBeLessThanOrEqual(1 + result.retries);
   } finally {
     await fake.close();
   }
