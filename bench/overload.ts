@@ -165,6 +165,7 @@ async function countCalls(client: Client, taskQueue: string) {
   // it is sent again (workflows/workspace-route.ts), and counts once, as the call it is.
   let bashInterrupted = 0;
   let bashMoved = 0;
+  const interruptedBy = new Map<string, number>();
   const { TIMEOUT_TYPE_SCHEDULE_TO_START } = temporal.api.enums.v1.TimeoutType;
   for (let i = 0; i < infos.length; i += 16) {
     for (const history of await histories(client, infos.slice(i, i + 16))) {
@@ -194,10 +195,16 @@ async function countCalls(client: Client, taskQueue: string) {
           scheduled.get(Number(timedOut.scheduledEventId)) === 'executeToolCall'
         ) {
           bashInterrupted += 1;
+          const why = timedOut?.failure?.message ?? 'timed out';
+          interruptedBy.set(why, (interruptedBy.get(why) ?? 0) + 1);
         }
       }
     }
   }
+  if (interruptedBy.size > 0)
+    process.stderr.write(
+      `bash calls interrupted by: ${[...interruptedBy].map(([why, n]) => `${why} (${n})`).join(', ')}\n`,
+    );
   return { modelCalls, bashCalls: bashCalls - bashMoved, bashMoved, bashInterrupted };
 }
 
