@@ -14,14 +14,14 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import type { SubagentInput } from '../contracts/subagent';
 import type { TemporalServer } from '../devserver/temporal-server';
 import { bundleProjectWorkflows } from '../worker/worker';
 import { WorkerFleet } from '../test/support/chaos-workers';
-import { subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
+import { longBashInput, subagentInput, tempDir, writeScript } from '../test/support/subagent-input';
 import { percentile, type BenchResult } from './stats';
 import { projectDataConverter } from '../payloads/data-converter';
 
@@ -58,6 +58,32 @@ async function pendingActivity(client: Client, workflowId: string) {
   return description.raw.pendingActivities?.[0];
 }
 
+/**
+ * Starts a subagent, waits for its first activity to run, and SIGKILLs the worker running it, anywhere between
+ * two heartbeats (they are a second apart), well before the call would end.
+ */
+async function killWhileRunning(
+  client: Client,
+  fleet: WorkerFleet,
+  taskQueue: string,
+  workflowId: string,
+  input: SubagentInput,
+): Promise<{ handle: WorkflowHandle; slot: number; killedAt: number }> {
+  const handle = await client.workflow.start('subagentWorkflow', { taskQueue, workflowId, args: [input] });
+  let identity = '';
+  while (identity === '') {
+    const activity = await pendingActivity(client, workflowId);
+    if (activity?.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
+      identity = activity.lastWorkerIdentity ?? '';
+    } else await sleep(20);
+  }
+  const slot = fleet.slotOf(identity);
+  if (slot < 0)
+    throw new Error(`${workflowId}: its call runs on ${identity}, not on a worker of this benchmark`);
+  await sleep(500 + Math.random() * 1500);
+  return { handle, slot, killedAt: await fleet.kill(slot) };
+}
+
 interface Sample {
   resumeMs: number;
   handBackMs: number;
@@ -75,23 +101,8 @@ async function killOnce(
   restartAtOnce = false,
 ): Promise<Sample> {
   const workflowId = `${taskQueue}-kill-${n}`;
-  const handle = await client.workflow.start('subagentWorkflow', {
-    taskQueue,
-    workflowId,
-    args: [setUp(MODEL_DELAY_MS, 1)],
-  });
-  let identity = '';
-  while (identity === '') {
-    const activity = await pendingActivity(client, workflowId);
-    if (activity?.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
-      identity = activity.lastWorkerIdentity ?? '';
-    } else await sleep(20);
-  }
-  const slot = fleet.slotOf(identity);
-  if (slot < 0) throw new Error(`the model call runs on ${identity}, not on a worker of this benchmark`);
-  // Anywhere between two heartbeats (they are a second apart), well before the call would end.
-  await sleep(500 + Math.random() * 1500);
-  const killedAt = await fleet.kill(slot);
+  const input = setUp(MODEL_DELAY_MS, 1);
+  const { handle, slot, killedAt } = await killWhileRunning(client, fleet, taskQueue, workflowId, input);
   const restarted = restartAtOnce ? fleet.restart(slot) : undefined;
 
   let resumedAt: number | undefined;
@@ -117,28 +128,6 @@ async function killOnce(
   };
 }
 
-/** A subagent whose first call is a bash call that would run for a minute: at most once, it is not retried. */
-function setUpBash(): SubagentInput {
-  const dir = tempDir('bench-recovery-bash');
-  const workspace = join(dir, 'workspace');
-  mkdirSync(workspace);
-  const scriptFile = writeScript(dir, {
-    scripts: [
-      {
-        turns: [
-          { content: 'A long one.', tool_calls: [{ name: 'bash', args: { command: 'sleep 60' } }] },
-          { content: 'Cut short; done.' },
-        ],
-      },
-    ],
-  });
-  return subagentInput({
-    workspace,
-    scriptFile,
-    config: { sandbox: { kind: 'host', allow_host_bash: true, bash_timeout_seconds: 300 } },
-  });
-}
-
 /**
  * One kill during a bash call, a standby worker polling: kill → the run's end (its close in history), and how
  * the call's attempt ended (failed by the standby's watch of worker heartbeats, or timed out).
@@ -150,22 +139,13 @@ async function killDuringBash(
   n: number,
 ): Promise<{ endMs: number; ending: 'failed' | 'timed out' | 'none' }> {
   const workflowId = `${taskQueue}-bash-${n}`;
-  const handle = await client.workflow.start('subagentWorkflow', {
+  const { handle, slot, killedAt } = await killWhileRunning(
+    client,
+    fleet,
     taskQueue,
     workflowId,
-    args: [setUpBash()],
-  });
-  let identity = '';
-  while (identity === '') {
-    const activity = await pendingActivity(client, workflowId);
-    if (activity?.state === PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
-      identity = activity.lastWorkerIdentity ?? '';
-    } else await sleep(20);
-  }
-  const slot = fleet.slotOf(identity);
-  if (slot < 0) throw new Error(`the bash call runs on ${identity}, not on a worker of this benchmark`);
-  await sleep(500 + Math.random() * 1500);
-  const killedAt = await fleet.kill(slot);
+    longBashInput('bench-recovery-bash', 60),
+  );
   await handle.result();
   const events = (await handle.fetchHistory()).events ?? [];
   const closed = events[events.length - 1];

@@ -209,3 +209,28 @@ export function scriptedBatchInput(
   });
   return buildBatchInput(config, { description, subagent_type: 'general-purpose', items, workspace, limits });
 }
+
+/**
+ * A subagent whose first call is a host `bash` call that runs `seconds` (at most once: never retried), then an
+ * answer: the call a worker is killed in.
+ */
+export function longBashInput(label: string, seconds: number): SubagentInput {
+  const dir = tempDir(label);
+  const workspace = join(dir, 'workspace');
+  mkdirSync(workspace);
+  const scriptFile = writeScript(dir, {
+    scripts: [
+      {
+        turns: [
+          { content: 'A long one.', tool_calls: [{ name: 'bash', args: { command: `sleep ${seconds}` } }] },
+          { content: 'It was cut short; done anyway.' },
+        ],
+      },
+    ],
+  });
+  return subagentInput({
+    workspace,
+    scriptFile,
+    config: { sandbox: { kind: 'host', allow_host_bash: true, bash_timeout_seconds: 300 } },
+  });
+}

@@ -4,15 +4,13 @@
  * "interrupted" from that, not from the call's 10 s heartbeat timeout, and carries on on the standby.
  */
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { temporal } from '@temporalio/proto';
 import { subagentStepsQuery } from '../../contracts/queries';
 import { WORKER_LOST_FAILURE } from '../../contracts/workspace';
 import { subagentWorkflow } from '../../workflows/subagent';
 import { connectClient, startProjectWorkerProcess, uniqueTaskQueue, waitFor } from '../harness/temporal';
-import { subagentInput, tempDir, writeScript } from '../support/subagent-input';
+import { longBashInput } from '../support/subagent-input';
 
 const { PendingActivityState } = temporal.api.enums.v1;
 
@@ -20,24 +18,7 @@ it('fails a dead worker’s bash call at once from a standby worker, and the run
   const { client, close } = await connectClient();
   const workers: ChildProcess[] = [];
   try {
-    const dir = tempDir('lost-worker');
-    const workspace = join(dir, 'workspace');
-    mkdirSync(workspace);
-    const scriptFile = writeScript(dir, {
-      scripts: [
-        {
-          turns: [
-            { content: 'A long one.', tool_calls: [{ name: 'bash', args: { command: 'sleep 120' } }] },
-            { content: 'It was cut short; done anyway.' },
-          ],
-        },
-      ],
-    });
-    const input = subagentInput({
-      workspace,
-      scriptFile,
-      config: { sandbox: { kind: 'host', allow_host_bash: true, bash_timeout_seconds: 300 } },
-    });
+    const input = longBashInput('lost-worker', 120);
     const taskQueue = uniqueTaskQueue('lost-worker');
     workers.push(await startProjectWorkerProcess(taskQueue), await startProjectWorkerProcess(taskQueue));
     const handle = await client.workflow.start(subagentWorkflow, {
@@ -79,4 +60,4 @@ it('fails a dead worker’s bash call at once from a standby worker, and the run
     for (const worker of workers) worker.kill('SIGKILL');
     await close();
   }
-}, 120_000);
+}, 240_000);
