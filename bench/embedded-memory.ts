@@ -8,6 +8,9 @@
  * Each run's process tree is read from /proc every 100 ms: each process's resident set (RSS) and unique set
  * (USS: the pages no other process maps), and the tree's sums at their peaks; besides, the CPU time each kind of process had used at its last sample. Linux only.
  *
+ * Each command starts as a user starts it, through the build's `bin/subagents` (node dist/client/cli.js with its
+ * allocator setting; a build without it, or EMBEDDED_NODE_FLAGS, starts Node itself).
+ *
  * Run alone: `node dist/bench/embedded-memory.js`. EMBEDDED_MEMORY_RUNS: rounds (default 3), each round one run
  * of every command with every build, interleaved; EMBEDDED_COMMANDS: `run,start` (default); EMBEDDED_BUILDS:
  * `label=<path to a build's client/cli.js>,…` to compare builds (default: this build alone); EMBEDDED_NODE_FLAGS
@@ -15,9 +18,9 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DEMO_DIR, DEMO_PROMPT } from '../cli/run-command';
 import { tempDir } from '../test/support/subagent-input';
 import { sampleProcess } from './support/process-sample';
@@ -144,7 +147,13 @@ async function oneRun(cli: string, command: string): Promise<RunMemory> {
   const args = commandArgs(command, dir, join(dir, 'workspace'));
   const env = { ...process.env, ...envPairs(process.env.EMBEDDED_ENV) };
   delete env.TEMPORAL_ADDRESS;
-  const child = spawn(process.execPath, [...flags, cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // As a user types it: the build's `bin/subagents` (its allocator setting), unless Node's flags are tried.
+  const launcher = join(dirname(cli), '..', '..', 'bin', 'subagents');
+  const [file, argv] =
+    flags.length === 0 && existsSync(launcher)
+      ? [launcher, args]
+      : [process.execPath, [...flags, cli, ...args]];
+  const child = spawn(file, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -24,6 +24,7 @@ import {
   ModelProviders,
   ONE_RUN_WORKER_OPTIONS,
   runUntilWithRestarts,
+  withoutSourceMappings,
   workerTuning,
 } from '../worker/worker';
 import { taskQueueLiveWorkers, type LiveWorker } from '../client/worker-liveness';
@@ -361,10 +362,14 @@ async function takenWithin(
 
 /**
  * The workflow bundle `npm run build` made, or, when it is missing or stale, one bundled from now (a failure
- * surfaces where it is awaited).
+ * surfaces where it is awaited). Its source map maps nothing (`withoutSourceMappings`: ~15 MiB less for the
+ * one run this process's worker serves), unless DEBUG asks for stack traces in the sources' lines; the whole
+ * bundle is not kept.
  */
 function startBundle(): Promise<string> {
-  const bundle = builtOrBundledWorkflows(say);
+  const bundle = builtOrBundledWorkflows(say).then((code) =>
+    process.env.DEBUG ? code : withoutSourceMappings(code),
+  );
   bundle.catch(() => undefined);
   return bundle;
 }

@@ -47,6 +47,8 @@ import { activityPayloadStore } from '../payloads/store';
 import type { WorkerTracing } from './tracing';
 import { waitProgress, type WaitProgress } from './wait-progress';
 import { builtWorkflowBundle, type BuiltWorkflowBundle, type BundleWithSources } from './workflow-bundle';
+
+export { withoutSourceMappings } from './workflow-bundle';
 import type { WorkspaceHosting } from './workspace-hosting';
 
 /** The model providers a process may keep across its workers' restarts (`providers` below). */

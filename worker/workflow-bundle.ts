@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import type * as Terser from 'terser' with { 'resolution-mode': 'import' };
 
 /** The project root, from dist/worker/ where this file runs. */
 const ROOT = join(__dirname, '..', '..');
@@ -26,9 +27,10 @@ export const BUILT_BUNDLE_MANIFEST_PATH = join(ROOT, 'dist', 'workflow-bundle.ma
 
 /**
  * Raised when the way the bundle is made changes while its sources may not (2: without the sources' text in its
- * source map, without zod's locales): a bundle an older build left behind is then bundled again.
+ * source map, without zod's locales; 3: printed in ASCII): a bundle an older build left behind is then bundled
+ * again.
  */
-const MANIFEST_VERSION = 2;
+const MANIFEST_VERSION = 3;
 
 export interface WorkflowBundleManifest {
   version: number;
@@ -46,6 +48,89 @@ export interface BundleWithSources {
 
 /** What a worker gets: the built bundle's code, or why it may not use it. */
 export type BuiltWorkflowBundle = { ok: true; code: string; path: string } | { ok: false; reason: string };
+
+const INLINE_MAP = '//# sourceMappingURL=data:application/json;base64,';
+
+/** A source map as JSON holds it: what a bundle's inline map decodes to. */
+export interface BundleSourceMap {
+  version: number;
+  file?: string;
+  sources: string[];
+  names: string[];
+  mappings: string;
+  [field: string]: unknown;
+}
+
+/** Where a bundle's inline source map starts (the comment) and where its base64 does. */
+function inlineMap(code: string): { at: number; base64: number } {
+  const at = code.lastIndexOf('//# sourceMappingURL=data:');
+  const base64 = at < 0 ? -1 : code.indexOf('base64,', at);
+  if (base64 < 0) throw new Error('the workflow bundle has no inline source map');
+  return { at, base64: base64 + 'base64,'.length };
+}
+
+/** A bundle's code and its inline source map (webpack's `inline-…-source-map`, as the SDK requires one). */
+export function splitSourceMap(code: string): { code: string; map: BundleSourceMap } {
+  const { at, base64 } = inlineMap(code);
+  const json = Buffer.from(code.slice(base64).trimEnd(), 'base64').toString();
+  return { code: code.slice(0, at), map: JSON.parse(json) as BundleSourceMap };
+}
+
+function joinSourceMap(code: string, map: BundleSourceMap): string {
+  return `${code.replace(/\n?$/, '\n')}${INLINE_MAP}${Buffer.from(JSON.stringify(map)).toString('base64')}`;
+}
+
+/**
+ * The bundle printed again in ASCII alone (each other character of a string, a regular expression or a template
+ * as its escape; comments dropped), its source map carried through: one bundle character that is not ASCII (our
+ * own `—` and `…`, 223 of them) makes V8 hold the whole 2.3 MB source, and each of its copies, two bytes a
+ * character. Names are kept and nothing is compressed: the code is the same code, without its layout.
+ */
+export async function asciiBundle(bundle: BundleWithSources): Promise<BundleWithSources> {
+  // Loaded here alone: a worker that loads the built bundle never needs it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy; import() needs --experimental-vm-modules under jest
+  const { minify } = require('terser') as typeof Terser;
+  const { code, map } = splitSourceMap(bundle.code);
+  const file = map.file ?? 'workflow-bundle.cjs';
+  const printed = await minify(
+    { [file]: code },
+    {
+      compress: false,
+      mangle: false,
+      format: { ascii_only: true, comments: false },
+      sourceMap: { content: JSON.stringify(map), asObject: true },
+    },
+  );
+  if (printed.code === undefined || typeof printed.map !== 'object') {
+    throw new Error('printing the workflow bundle in ASCII gave no code or no source map');
+  }
+  // `file` first: `withoutSourceMappings` reads it from the map's first bytes.
+  const { version, ...printedMap } = printed.map as unknown as BundleSourceMap;
+  return { ...bundle, code: joinSourceMap(printed.code, { version, file, ...printedMap }) };
+}
+
+/**
+ * The bundle with a source map that maps nothing (the SDK refuses a bundle without one): the SDK parses a
+ * bundle's map once a process, into WebAssembly memory it keeps (~15 MiB), and looks up every frame of every
+ * stack trace workflow code makes (one at each promise it creates). Stack traces then name the functions and
+ * their places in the bundle instead of the TypeScript sources' lines.
+ */
+export function withoutSourceMappings(code: string): string {
+  const { at, base64 } = inlineMap(code);
+  // Its first bytes when it starts with `file` (as asciiBundle writes it): parsing the whole map, a few MB that
+  // are thrown away at once, left this process's heap ~14 MiB larger for the whole run.
+  const head = Buffer.from(code.slice(base64, base64 + 1024), 'base64').toString();
+  const file = /^\{"version":3,"file":("(?:[^"\\]|\\.)*")/.exec(head)?.[1];
+  const map =
+    file === undefined ? splitSourceMap(code).map : { version: 3, file: JSON.parse(file) as string };
+  return joinSourceMap(code.slice(0, at), {
+    version: map.version,
+    ...(map.file !== undefined && { file: map.file }),
+    sources: [],
+    names: [],
+    mappings: '',
+  });
+}
 
 function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
