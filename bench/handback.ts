@@ -11,18 +11,15 @@
  * process tree) and the split one (`subagents worker` and `subagents run --address` against a dev server of
  * their own). Run alone: `node dist/bench/handback.js` (HANDBACK_RUNS, default 5).
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
 import type { TemporalServer } from '../devserver/temporal-server';
 import { FakeOpenAI, type FakeReply } from '../test/support/fake-openai';
 import { tempDir } from '../test/support/subagent-input';
 import { withBenchServer } from './support/bench-server';
+import { runSubagentsCli, startSubagentsWorker, stopWorker } from './support/subagents-cli';
 import { formatTable, msRow, type BenchResult } from './stats';
 
 const RUNS = Number(process.env.HANDBACK_RUNS ?? 5);
-const CLI = join(__dirname, '..', 'client', 'cli.js');
 const BASH_CALLS = 3;
 
 /** Lead: delegate; subagent: 3 bash calls then an answer; lead: the final answer. */
@@ -53,20 +50,10 @@ interface Sample {
   handBackMs: number;
 }
 
-/** Runs the CLI to its end; rejects with its output when it exits non-zero. */
-async function cli(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`subagents ${args[0]} exited ${code}:\n${output}`);
-}
-
 async function oneRun(fake: FakeOpenAI, runArgs: string[], env: NodeJS.ProcessEnv): Promise<Sample> {
   const before = fake.chatRequestTimes.length;
   fake.enqueue(...replies());
-  await cli(
+  await runSubagentsCli(
     [
       'run',
       ...runArgs,
@@ -116,21 +103,8 @@ export async function benchHandBack(server?: TemporalServer): Promise<BenchResul
   const split: Sample[] = [];
   const loads: number[] = [];
   const onServer = async (server: TemporalServer) => {
-    const worker = spawn(process.execPath, [CLI, 'worker', '--address', server.address], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const worker = await startSubagentsWorker(server.address, env);
     try {
-      await new Promise<void>((resolve, reject) => {
-        let log = '';
-        const onData = (chunk: Buffer) => {
-          log += chunk.toString();
-          if (/worker ready|polling/i.test(log)) resolve();
-        };
-        worker.stdout.on('data', onData);
-        worker.stderr.on('data', onData);
-        worker.once('exit', (code) => reject(new Error(`the worker exited ${code}:\n${log}`)));
-      });
       // One of each unmeasured first: the first run of a process tree pays for caches the rest share.
       for (let i = 0; i <= RUNS; i++) {
         loads.push(loadavg()[0]);
@@ -141,8 +115,7 @@ export async function benchHandBack(server?: TemporalServer): Promise<BenchResul
         split.push(s);
       }
     } finally {
-      worker.kill('SIGTERM');
-      await once(worker, 'exit');
+      await stopWorker(worker);
     }
   };
   await (server ? onServer(server) : withBenchServer(onServer)).finally(() => fake.close());
