@@ -8,7 +8,11 @@
  * here (lint holds it), and its failure wrapped as an `ActivityFailure` around the bare cause.
  *
  * Histories recorded before this may hold such a failure, which then failed the workflow: the wrap is taken only
- * under the patch (asked when a failure arrives, so a history without one records nothing).
+ * under a patch. It is asked when the local activity is scheduled (`local-activity-wrap`, once an execution),
+ * not when its failure arrives: a replay may hand workflow code a local activity's result in another activation
+ * than the recording did (the many-hosts test saw it), and a patch asked there then answers otherwise than it was
+ * recorded (a nondeterminism error). `local-activity-failure`, asked when a failure arrived, is what histories
+ * recorded between the two hold.
  */
 import {
   ActivityFailure,
@@ -24,12 +28,16 @@ import {
 import { RetryState } from '@temporalio/common';
 
 export const LOCAL_ACTIVITY_FAILURE_PATCH = 'local-activity-failure';
+export const LOCAL_ACTIVITY_WRAP_PATCH = 'local-activity-wrap';
 
-/** A local activity's rejection as a regular activity's would be: an `ActivityFailure` around the failure. */
-export function asActivityFailure(activityType: string, err: unknown): unknown {
+/**
+ * A local activity's rejection as a regular activity's would be: an `ActivityFailure` around the failure.
+ * `wrap`: what `local-activity-wrap` said when the activity was scheduled (else the older patch is asked now).
+ */
+export function asActivityFailure(activityType: string, err: unknown, wrap = false): unknown {
   if (err instanceof ActivityFailure || err instanceof CancelledFailure || !(err instanceof TemporalFailure))
     return err;
-  if (!patched(LOCAL_ACTIVITY_FAILURE_PATCH)) return err;
+  if (!wrap && !patched(LOCAL_ACTIVITY_FAILURE_PATCH)) return err;
   return new ActivityFailure(
     // The cause's own words: a workflow that ends on the failure says what went wrong, as it did before.
     err.message,
@@ -58,12 +66,21 @@ export function localActivities<A extends object>(
       get(_, activityType) {
         if (typeof activityType !== 'string') return undefined;
         const call = inner[activityType];
-        const rethrow = (err: unknown): never => {
-          throw asActivityFailure(activityType, err);
+        // Asked as the call is made, in the workflow's own order: see the file's comment.
+        const rethrowing = () => {
+          const wrap = patched(LOCAL_ACTIVITY_WRAP_PATCH);
+          return (err: unknown): never => {
+            throw asActivityFailure(activityType, err, wrap);
+          };
         };
-        const proxied = (...args: unknown[]) => call(...args).catch(rethrow);
-        proxied.executeWithOptions = (override: LocalActivityOptions, args: unknown[]) =>
-          call.executeWithOptions(override, args).catch(rethrow);
+        const proxied = (...args: unknown[]) => {
+          const rethrow = rethrowing();
+          return call(...args).catch(rethrow);
+        };
+        proxied.executeWithOptions = (override: LocalActivityOptions, args: unknown[]) => {
+          const rethrow = rethrowing();
+          return call.executeWithOptions(override, args).catch(rethrow);
+        };
         return proxied;
       },
     },

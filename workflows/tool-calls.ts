@@ -218,21 +218,26 @@ export class ToolCalls {
                   promoted: this.state.promoted_tools,
                 }),
           )
-        : await config.route.run((place) => {
-            const input = {
-              call,
-              workspace: config.route.workspace,
-              allowed_tools: config.allowedTools,
-              sandbox: config.sandbox,
-              ...withSkillMounts(config),
-              ...(screened?.secrets && { secrets: screened.secrets }),
-              placement: place.placement,
-              ...(config.toolOutput && { tool_output: config.toolOutput }),
-              ...this.readGate(call),
-            };
-            if (place.home || place.regular) return this.tools.regular(input, summary, place);
-            return (idempotent ? this.tools.idempotent : this.tools.once)(input, summary);
-          }, idempotent);
+        : await config.route.run(
+            (place) => {
+              const input = {
+                call,
+                workspace: config.route.workspace,
+                allowed_tools: config.allowedTools,
+                sandbox: config.sandbox,
+                ...withSkillMounts(config),
+                ...(screened?.secrets && { secrets: screened.secrets }),
+                placement: place.placement,
+                ...(config.toolOutput && { tool_output: config.toolOutput }),
+                ...this.readGate(call),
+              };
+              if (place.local) return this.tools.idempotent(input, summary);
+              if (place.home || place.regular) return this.tools.regular(input, summary, place);
+              return (idempotent ? this.tools.idempotent : this.tools.once)(input, summary);
+            },
+            idempotent,
+            true,
+          );
       if ('read_mark' in result && result.read_mark !== undefined) this.mark(call, result.read_mark);
       return {
         role: 'tool',

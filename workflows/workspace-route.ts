@@ -7,12 +7,19 @@
  * interrupted, as today, unless it is idempotent. A host that holds an older epoch refuses (fencing), naming
  * where the workspace is: the route takes that placement and sends the call there.
  *
+ * An idempotent call (`ls`, `read_file`, `glob`, …) with a `home` placement is first tried as a local activity,
+ * on the worker that runs the workflow: when that worker is the home (one process, or a run that stayed where it
+ * started) the call runs inside the workflow task, one task and one activity round trip less a turn. Elsewhere
+ * the host refuses it at once (WorkspaceMoved, not run), and the route sends it, and every later call at that
+ * placement, to the home's queue as before.
+ *
  * Each workflow of the run keeps its own route, from the placement in its input; they agree through the payload
  * store's epoch records, never through each other.
  */
 import {
   ActivityFailure,
   ApplicationFailure,
+  patched,
   proxyActivities,
   sleep,
   TimeoutFailure,
@@ -77,7 +84,15 @@ export interface CallPlace {
    * local activity would ask the same host again).
    */
   regular?: boolean;
+  /**
+   * An idempotent call at a `home` placement may be a local activity (`home` is still set, for callers that
+   * only make regular ones): the workflow's worker may be the home; if not, its host refuses at once.
+   */
+  local?: boolean;
 }
+
+/** Guards the local try of an idempotent call at a `home` placement (`WorkspaceRoute.run`). */
+export const HOME_LOCAL_READS_PATCH = 'home-local-reads';
 
 export interface WorkspaceRouteEvents {
   /** The workspace moved to another host (this route moved it, or learnt of it). */
@@ -99,6 +114,11 @@ export class WorkspaceRoute {
   private overCapSaid = false;
   /** A host could not serve a call: from then on calls go where any host may take them. */
   private refused = false;
+  /**
+   * The epoch at which a local try was refused (this workflow's worker is not that home): no more local tries
+   * until the workspace moves. 0: none refused yet (epochs start at 1).
+   */
+  private localRefusedEpoch = 0;
 
   constructor(
     placement: WorkspacePlacement | undefined,
@@ -145,13 +165,29 @@ export class WorkspaceRoute {
   /**
    * Runs one workspace call (`attempt`, given where it goes) until it has run where the workspace is. `idempotent`:
    * an attempt lost after it started may be made again; otherwise that loss is thrown to the caller.
+   * `localTries`: the caller runs an idempotent call as a local activity when it is given no `home` (unplaced)
+   * and when it is given `local` (a home placement, tried on this workflow's worker first).
    */
-  async run<R>(attempt: (place: CallPlace) => Promise<R>, idempotent: boolean): Promise<R> {
+  async run<R>(
+    attempt: (place: CallPlace) => Promise<R>,
+    idempotent: boolean,
+    localTries = false,
+  ): Promise<R> {
     let waits = 0;
     for (;;) {
       const placement = this.current;
+      const place = this.where();
+      const local =
+        localTries &&
+        idempotent &&
+        place.home !== undefined &&
+        placement?.mode === 'home' &&
+        placement.epoch !== this.localRefusedEpoch &&
+        patched(HOME_LOCAL_READS_PATCH);
+      // Whether this attempt runs on this workflow's worker: a refusal then says that worker is not the home.
+      const here = local || (localTries && idempotent && !place.home && !place.regular);
       try {
-        const result = await attempt(this.where());
+        const result = await attempt(local ? { ...place, local: true } : place);
         const outcome = result as WorkspaceOutcome | undefined;
         if (outcome?.workspace_placement) this.adopt(outcome.workspace_placement);
         if (outcome?.workspace_save) this.saved(outcome.workspace_save);
@@ -162,6 +198,10 @@ export class WorkspaceRoute {
         if (failure instanceof ApplicationFailure && failure.type === WORKSPACE_FAILURES.moved) {
           const details = failure.details?.[0] as WorkspaceMovedDetails | undefined;
           if (details) this.adopt(details.placement);
+          // This workflow's worker is not the home: the next calls go to the home's queue while it stays there.
+          if (here && !details?.ran && this.current?.mode === 'home') {
+            this.localRefusedEpoch = this.current.epoch;
+          }
           if (details?.ran && !idempotent) throw err;
           continue;
         }

@@ -239,6 +239,16 @@ export class WorkspaceHost {
       }
       return { result: await work() };
     }
+    if (placement.host_id !== this.deps.hostId) {
+      // A local try from a workflow that runs elsewhere (workflows/workspace-route.ts): not run, sent home.
+      const details: WorkspaceMovedDetails = { placement, ran: false };
+      throw ApplicationFailure.create({
+        message: `the run's workspace lives on host ${placement.host_id}, not on host ${this.deps.hostId}`,
+        type: WORKSPACE_FAILURES.moved,
+        nonRetryable: true,
+        details: [details],
+      });
+    }
     await this.fence(placement, false);
     const held = await this.hold(placement, workspace);
     const result = await work();

@@ -5,6 +5,9 @@
  * when a subagent's first append placed the workspace on a host that then died before answering: its next call,
  * an `ls`, was refused by a live host, and the subagent failed on the refusal instead of following it, because a
  * local activity's failure reached the workflow bare, not as an ActivityFailure (workflows/local-activities.ts).
+ *
+ * Idempotent calls at a home placement are tried on the workflow's own worker first (workflows/workspace-route.ts):
+ * on the home they run there, as local activities; elsewhere one refusal sends them, and the later ones, home.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +16,14 @@ import { leadStatusQuery } from '../../contracts/lead';
 import { DEFAULT_WORKSPACE_SETTINGS } from '../../contracts/workspace';
 import { workspaceHosting } from '../../worker/workspace-hosting';
 import { leadRunWorkflow } from '../../workflows/lead-run';
-import { connectClient, uniqueTaskQueue, withProjectWorker, type TestClient } from '../harness/temporal';
+import { Worker } from '@temporalio/worker';
+import {
+  connectClient,
+  testWorkflowBundle,
+  uniqueTaskQueue,
+  withProjectWorker,
+  type TestClient,
+} from '../harness/temporal';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
 
 let testClient: TestClient;
@@ -21,6 +31,31 @@ beforeAll(async () => {
   testClient = await connectClient();
 });
 afterAll(() => testClient.close());
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** The queues of a history's `executeToolCall` activities (regular ones), in order. */
+function toolCallQueues(events: readonly HistoryEvent[]): (string | null | undefined)[] {
+  return events.flatMap((event) => {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    return scheduled?.activityType?.name === 'executeToolCall' ? [scheduled.taskQueue?.name] : [];
+  });
+}
+
+/** How many of a history's local-activity markers are `executeToolCall`'s (run, or refused). */
+function localToolCalls(events: readonly HistoryEvent[]): number {
+  return events.filter(
+    (event) =>
+      event.markerRecordedEventAttributes?.markerName === 'core_local_activity' &&
+      Object.values(event.markerRecordedEventAttributes.details ?? {}).some((details) =>
+        (details.payloads ?? []).some((payload) =>
+          Buffer.from(payload.data ?? [])
+            .toString('utf8')
+            .includes('executeToolCall'),
+        ),
+      ),
+  ).length;
+}
 
 function homeHost(taskQueue: string, hostId: string): ReturnType<typeof workspaceHosting> {
   return workspaceHosting(
@@ -61,6 +96,8 @@ it('sends a first call refused by a host without the workspace to its home, and 
                       content: 'Write it down.',
                       tool_calls: [{ name: 'write_file', args: { path: 'notes.txt', content: 'on x\n' } }],
                     },
+                    { content: 'Check.', tool_calls: [{ name: 'ls', args: {} }] },
+                    { content: 'Read it.', tool_calls: [{ name: 'read_file', args: { path: 'notes.txt' } }] },
                     { content: 'Written.' },
                   ],
                 },
@@ -70,6 +107,12 @@ it('sends a first call refused by a host without the workspace to its home, and 
         ],
       });
       expect((await writer.result()).status).toBe('completed');
+      // On its home's own worker every call ran inside the workflow's tasks, as a local activity: the write
+      // (unplaced, it placed the workspace here) and the two reads after it (at the home placement, not sent to
+      // the home's queue).
+      const written = (await writer.fetchHistory()).events ?? [];
+      expect(toolCallQueues(written)).toEqual([]);
+      expect(localToolCalls(written)).toBe(3);
       const runKey = `${writer.workflowId}@${(await writer.describe()).runId}`;
 
       // A second workflow of the same run (its workspace key), on host y's queue, not told where the workspace
@@ -85,6 +128,8 @@ it('sends a first call refused by a host without the workspace to its home, and 
                   agent: 'lead',
                   turns: [
                     { content: 'Look around.', tool_calls: [{ name: 'ls', args: {} }] },
+                    { content: 'Again.', tool_calls: [{ name: 'ls', args: { path: '.' } }] },
+                    { content: 'Read it.', tool_calls: [{ name: 'read_file', args: { path: 'notes.txt' } }] },
                     { content: 'Looked.' },
                   ],
                 },
@@ -104,12 +149,18 @@ it('sends a first call refused by a host without the workspace to its home, and 
             host_id: 'host-x',
             epoch: 1,
           });
+          // The first call, refused on host y, went home; so did the two after it, without another try on y.
           const events = (await reader.fetchHistory()).events ?? [];
-          const toolCalls = events.flatMap((event: temporal.api.history.v1.IHistoryEvent) => {
-            const scheduled = event.activityTaskScheduledEventAttributes;
-            return scheduled?.activityType?.name === 'executeToolCall' ? [scheduled.taskQueue?.name] : [];
-          });
-          expect(toolCalls).toEqual([`${queueX}@host-x`]);
+          expect(toolCallQueues(events)).toEqual(Array(3).fill(`${queueX}@host-x`));
+          expect(localToolCalls(events)).toBe(1);
+          // Replayed (another worker, or the cache evicted it), the refused local try takes the same path.
+          for (const handle of [writer, reader]) {
+            await Worker.runReplayHistory(
+              { workflowBundle: { codePath: testWorkflowBundle() } },
+              await handle.fetchHistory(),
+              handle.workflowId,
+            );
+          }
         },
         { workspaces: hostY },
       );

@@ -90,6 +90,22 @@ describe('WorkspaceHost', () => {
     expect((err.details?.[0] as WorkspaceMovedDetails).placement).toEqual(first.placed);
   });
 
+  it("refuses, without running it, a call at a home placement that names another host (a workflow's local try)", async () => {
+    const placement = (await host('a').place('run-1', workspace)) as HomePlacement;
+    let ran = false;
+    const err = await refusal(
+      host('b').serve(placement, workspace, false, async () => {
+        ran = true;
+        return 'listed';
+      }),
+    );
+    expect(ran).toBe(false);
+    expect(err.type).toBe(WORKSPACE_FAILURES.moved);
+    expect(err.details?.[0]).toEqual({ placement, ran: false });
+    // Its home serves it.
+    expect((await host('a').serve(placement, workspace, false, async () => 'listed')).result).toBe('listed');
+  });
+
   it('saves each change, and a new host restores the newest save after the home is lost', async () => {
     const a = host('a');
     const placement = (await a.place('run-1', workspace)) as HomePlacement;
