@@ -28,8 +28,12 @@
  * · --dynamic key=json (repeatable; a dev server dynamic config value beyond the project's own)
  * · --memory (SQLite in memory instead of a file on disk) · --postgres (a Temporal server on PostgreSQL,
  * devserver/temporal-postgres.ts: a throwaway cluster, Temporal's own server built with Go on first use) · --label
- * text (names the configuration in the output) · --json (one JSON object on stdout). TEMPORAL_ADDRESS uses a
- * running server instead. Server RSS, CPU and writes are measured for the dev server only.
+ * text (names the configuration in the output) · --json (one JSON object on stdout) · --node-args=text (node's
+ * own flags for every worker process, ours and the floor's, space-separated: `--node-args='--cpu-prof
+ * --cpu-prof-dir=/tmp/p'` writes one .cpuprofile per thread as each worker exits, which
+ * bench/support/cpuprofile-summary.ts reads; `--perf-basic-prof` names JS frames for `perf record -g --inherit`,
+ * which counts time on a CPU only; NODE_OPTIONS does not take these flags).
+ * TEMPORAL_ADDRESS uses a running server instead. Server RSS, CPU and writes are measured for the dev server only.
  */
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -130,6 +134,8 @@ interface Options {
   floor: boolean;
   ours: boolean;
   childWork: FanOutChildWork;
+  /** Node's own flags for every worker process (a profiler's). */
+  nodeArgs: string[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -148,6 +154,7 @@ function parseOptions(argv: string[]): Options {
       'no-floor': { type: 'boolean', default: false },
       'floor-only': { type: 'boolean', default: false },
       child: { type: 'string', default: 'answer' },
+      'node-args': { type: 'string', default: '' },
     },
   });
   const childWork = values.child as FanOutChildWork;
@@ -194,6 +201,7 @@ function parseOptions(argv: string[]): Options {
     floor: !values['no-floor'],
     ours: !values['floor-only'],
     childWork,
+    nodeArgs: values['node-args'].split(' ').filter((arg) => arg !== ''),
   };
 }
 
@@ -415,6 +423,7 @@ async function main(): Promise<void> {
           taskQueue,
           bundlePath,
           env: { SUBAGENTS_CONFIG: workerConfig },
+          execArgv: options.nodeArgs,
         }),
       run: async (taskQueue, runId) => {
         const result = await (await api.startRun(input, { taskQueue, runId })).result();
@@ -431,6 +440,7 @@ async function main(): Promise<void> {
           namespace: server.namespace,
           taskQueue,
           bundlePath: floorBundlePath,
+          execArgv: options.nodeArgs,
         }),
       run: (taskQueue, runId) => runFloor(floorClient, taskQueue, runId, CHILDREN, childActivities),
     };

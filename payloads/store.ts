@@ -10,7 +10,7 @@
  * because the data converter is built where no worker is (every client, the codec server).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type * as S3Library from '@aws-sdk/client-s3';
 import {
@@ -69,9 +69,16 @@ export function localPayloadDir(settings: PayloadSettings, env: NodeJS.ProcessEn
  * Blobs as files `<dir>/ab/cdef…` (the first two hex digits name a folder, so no folder holds more than a
  * 256th of them). Writes go to a temporary file that is synced and renamed into place: a reader never sees
  * half a blob, and a crash leaves at worst a stray `.tmp` file. Owner-only permissions: blobs are transcripts.
+ * The sync stays (unlike the live stream's file): once the activity that stored a blob completes, history
+ * refers to it by key, and a blob lost to a power cut (a transcript, a shared field) cannot be made again.
  */
 export class LocalDirBlobStore implements BlobStore {
   readonly description: string;
+  /**
+   * The `ab/` folders this store made or found: a write into one needs no `mkdir` (a call into the thread pool
+   * per blob, issue 50 item 3). One removed behind its back is made again when the write finds it missing.
+   */
+  readonly #folders = new Set<string>();
 
   constructor(readonly dir: string) {
     this.description = `local directory ${dir}`;
@@ -84,14 +91,12 @@ export class LocalDirBlobStore implements BlobStore {
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
     const path = this.pathOf(key);
+    // A blob already there is left as it is: the same key is the same bytes.
     if (await exists(path)) return;
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    const temporary = join(
-      dirname(path),
-      `.${key.slice(2)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`,
-    );
+    const folder = dirname(path);
+    const temporary = join(folder, `.${key.slice(2)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
     try {
-      const file = await open(temporary, 'wx', 0o600);
+      const file = await this.#create(folder, temporary);
       try {
         await file.writeFile(bytes);
         await file.sync();
@@ -103,6 +108,21 @@ export class LocalDirBlobStore implements BlobStore {
       await unlink(temporary).catch(() => undefined);
       throw new Error(`cannot store payload blob ${key} in ${this.description}: ${(err as Error).message}`);
     }
+  }
+
+  /** Creates `temporary` in `folder`, making the folder first when this store has not seen it. */
+  async #create(folder: string, temporary: string): Promise<FileHandle> {
+    if (this.#folders.has(folder)) {
+      try {
+        return await open(temporary, 'wx', 0o600);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        this.#folders.delete(folder);
+      }
+    }
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    this.#folders.add(folder);
+    return open(temporary, 'wx', 0o600);
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {

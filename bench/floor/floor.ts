@@ -19,12 +19,21 @@ export interface FloorWorkerOptions {
   taskQueue: string;
   bundlePath: string;
   env?: NodeJS.ProcessEnv;
+  /** Node's own flags for the process (a profiler's). */
+  execArgv?: string[];
 }
 
 /** Starts the floor's worker process (`bench/floor/worker-main.ts`); resolves once it says it polls. */
 export function spawnFloorWorker(options: FloorWorkerOptions): Promise<ChildProcess> {
   const { address, namespace, taskQueue, bundlePath } = options;
-  const args = [require.resolve('./worker-main'), address, namespace, taskQueue, bundlePath];
+  const args = [
+    ...(options.execArgv ?? []),
+    require.resolve('./worker-main'),
+    address,
+    namespace,
+    taskQueue,
+    bundlePath,
+  ];
   const child = spawn(process.execPath, args, {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'inherit'],

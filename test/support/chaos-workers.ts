@@ -22,6 +22,8 @@ export interface WorkerProcessOptions {
   onLog?: (text: string) => void;
   /** What the worker in fleet slot `slot` has besides `env` (its config, its host id): same slot, same host. */
   slotEnv?: (slot: number) => NodeJS.ProcessEnv;
+  /** Node's own flags for the process (a profiler's, which NODE_OPTIONS does not take). */
+  execArgv?: string[];
 }
 
 /** Starts a worker process; resolves once it polls. */
@@ -36,7 +38,8 @@ export async function spawnWorkerProcess(options: WorkerProcessOptions): Promise
   };
   if (options.bundlePath === undefined) delete env.WORKFLOW_BUNDLE;
   else env.WORKFLOW_BUNDLE = options.bundlePath;
-  const child = spawn(process.execPath, [require.resolve('../../worker/worker-main')], {
+  const args = [...(options.execArgv ?? []), require.resolve('../../worker/worker-main')];
+  const child = spawn(process.execPath, args, {
     env,
     stdio: ['ignore', 'pipe', options.onLog ? 'pipe' : 'inherit'],
   });

@@ -50,6 +50,16 @@ describe('LocalDirBlobStore', () => {
     expect(after.mtimeMs).toBe(before.mtimeMs);
   });
 
+  it('makes its folder again when it was removed behind its back', async () => {
+    const blob = bytes('kept twice');
+    const key = blobKey(blob);
+    await store.put(key, blob);
+    rmSync(join(dir, 'payloads'), { recursive: true });
+    await store.put(key, blob);
+    expect(readFileSync(store.pathOf(key), 'utf8')).toBe('kept twice');
+    expect(statSync(join(dir, 'payloads', key.slice(0, 2))).mode & 0o777).toBe(0o700);
+  });
+
   it('answers undefined for a blob it does not have', async () => {
     expect(await store.get(blobKey(bytes('never stored')))).toBeUndefined();
   });
