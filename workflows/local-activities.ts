@@ -7,18 +7,18 @@
  * ended the subagent instead of being sent to the workspace's home. Every local activity in workflows/ is made
  * here (lint holds it), and its failure wrapped as an `ActivityFailure` around the bare cause.
  *
- * Histories recorded before this may hold such a failure, which then failed the workflow: the wrap is taken only
- * under a patch. It is asked when the local activity is scheduled (`local-activity-wrap`, once an execution),
- * not when its failure arrives: a replay may hand workflow code a local activity's result in another activation
- * than the recording did (the many-hosts test saw it), and a patch asked there then answers otherwise than it was
- * recorded (a nondeterminism error). `local-activity-failure`, asked when a failure arrived, is what histories
- * recorded between the two hold.
+ * No patch guards the wrap. Asking one when a failure arrives is unsound: a replay may hand workflow code a local
+ * activity's result in another activation than the recording did (the many-hosts test saw it), and `patched()`
+ * or `deprecatePatch()` asked there then records or expects its marker and search-attribute update elsewhere (a
+ * nondeterminism error); asking one as every local activity is scheduled costs every execution a marker and an
+ * update. What goes without a patch: a workflow that failed on such a failure before the wrap replays otherwise
+ * (a query on it in retention fails), and one that recorded the short-lived `local-activity-failure` marker
+ * (docs/patches.md).
  */
 import {
   ActivityFailure,
   ApplicationFailure,
   CancelledFailure,
-  patched,
   proxyLocalActivities,
   TemporalFailure,
   TimeoutFailure,
@@ -27,17 +27,10 @@ import {
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
 
-export const LOCAL_ACTIVITY_FAILURE_PATCH = 'local-activity-failure';
-export const LOCAL_ACTIVITY_WRAP_PATCH = 'local-activity-wrap';
-
-/**
- * A local activity's rejection as a regular activity's would be: an `ActivityFailure` around the failure.
- * `wrap`: what `local-activity-wrap` said when the activity was scheduled (else the older patch is asked now).
- */
-export function asActivityFailure(activityType: string, err: unknown, wrap = false): unknown {
+/** A local activity's rejection as a regular activity's would be: an `ActivityFailure` around the failure. */
+export function asActivityFailure(activityType: string, err: unknown): unknown {
   if (err instanceof ActivityFailure || err instanceof CancelledFailure || !(err instanceof TemporalFailure))
     return err;
-  if (!wrap && !patched(LOCAL_ACTIVITY_FAILURE_PATCH)) return err;
   return new ActivityFailure(
     // The cause's own words: a workflow that ends on the failure says what went wrong, as it did before.
     err.message,
@@ -66,21 +59,12 @@ export function localActivities<A extends object>(
       get(_, activityType) {
         if (typeof activityType !== 'string') return undefined;
         const call = inner[activityType];
-        // Asked as the call is made, in the workflow's own order: see the file's comment.
-        const rethrowing = () => {
-          const wrap = patched(LOCAL_ACTIVITY_WRAP_PATCH);
-          return (err: unknown): never => {
-            throw asActivityFailure(activityType, err, wrap);
-          };
+        const rethrow = (err: unknown): never => {
+          throw asActivityFailure(activityType, err);
         };
-        const proxied = (...args: unknown[]) => {
-          const rethrow = rethrowing();
-          return call(...args).catch(rethrow);
-        };
-        proxied.executeWithOptions = (override: LocalActivityOptions, args: unknown[]) => {
-          const rethrow = rethrowing();
-          return call.executeWithOptions(override, args).catch(rethrow);
-        };
+        const proxied = (...args: unknown[]) => call(...args).catch(rethrow);
+        proxied.executeWithOptions = (override: LocalActivityOptions, args: unknown[]) =>
+          call.executeWithOptions(override, args).catch(rethrow);
         return proxied;
       },
     },
