@@ -9,7 +9,8 @@
  *   - for the largest JSON payload kinds, their bytes by top-level field (which part of a child's input, of a
  *     model activity's input, is large).
  *
- * Flags: --runs 4 · --child answer|read-then-answer · --json (one JSON object on stdout).
+ * Flags: --runs 4 · --child answer|read-then-answer · --json (one JSON object on stdout) · --sequence (the
+ * first run's executions and the admission workflows', event by event, on stderr).
  */
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -143,11 +144,35 @@ export function tallyHistory(anatomy: Anatomy, history: temporal.api.history.v1.
   }
 }
 
-async function anatomyOf(client: Client, taskQueue: string, runs: number): Promise<Anatomy> {
+/** One execution's events in order, one line: each type shortened, with what names it (activity, signal, marker). */
+export function eventSequence(history: temporal.api.history.v1.IHistory): string {
+  return (history.events ?? [])
+    .map((event) => {
+      const type = EventType[event.eventType ?? 0].replace(/^EVENT_TYPE_/, '');
+      const attributesKey = Object.keys(event).find((key) => key.endsWith('EventAttributes'));
+      const of = attributesKey
+        ? qualifier((event as Record<string, unknown>)[attributesKey] as Record<string, unknown>)
+        : '';
+      return of ? `${type}[${of}]` : type;
+    })
+    .join(' ');
+}
+
+async function anatomyOf(
+  client: Client,
+  taskQueue: string,
+  runs: number,
+  sequenceOf?: (workflowId: string) => boolean,
+): Promise<Anatomy> {
   const anatomy: Anatomy = { runs, executions: 0, events: {}, payloads: {}, fields: {} };
   for await (const info of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
     const history = await client.workflow.getHandle(info.workflowId, info.runId).fetchHistory();
     tallyHistory(anatomy, history);
+    if (sequenceOf?.(info.workflowId)) {
+      process.stderr.write(
+        `${info.workflowId} (${history.events?.length ?? 0} events): ${eventSequence(history)}\n`,
+      );
+    }
   }
   return anatomy;
 }
@@ -206,6 +231,7 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: '4' },
       child: { type: 'string', default: 'answer' },
       json: { type: 'boolean', default: false },
+      sequence: { type: 'boolean', default: false },
     },
   });
   const runs = Number(values.runs);
@@ -288,8 +314,12 @@ async function main(): Promise<void> {
       expected(oursQueue, runs * (1 + FANOUT_CHILDREN)),
       expected(floorQueue, runs * (1 + FANOUT_CHILDREN)),
     ]);
-    const ours = await anatomyOf(rawClient, oursQueue, runs);
-    const floor = await anatomyOf(rawClient, floorQueue, runs);
+    // --sequence: the first run's executions (and the admission workflows'), event by event, on stderr.
+    const firstRun = values.sequence
+      ? (id: string) => id.includes(`-${stamp}-0`) || !id.includes(`-${stamp}-`)
+      : undefined;
+    const ours = await anatomyOf(rawClient, oursQueue, runs, firstRun);
+    const floor = await anatomyOf(rawClient, floorQueue, runs, firstRun);
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ child: childWork, ours, floor }, null, 2)}\n`);
     } else {

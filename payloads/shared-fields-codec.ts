@@ -5,6 +5,10 @@
  * every model call's input (the same definitions, the same tool specs) then costs history a digest each time
  * and the store one blob in all (issue 50).
  *
+ * Only fields named in SHARED_FIELD_NAMES are stored: the inputs a run repeats. A workflow's result, a query's
+ * answer (the Web UI's current details), an activity's result are written whole: other Temporal clients and the
+ * Web UI read those without the project's codecs, and none of them repeats.
+ *
  * On the wire: metadata `encoding: json/shared-fields`; data, as JSON, `{"value": <the object with each
  * stored field's value replaced by its digest>, "shared": [<the names of the stored fields>]}`. Decoding
  * fetches each field's JSON (kept in memory by digest, so a definition read by every child is read from the
@@ -28,6 +32,20 @@ const ENCODING_KEY = 'encoding';
 
 /** A field whose JSON is at least this long is stored; a digest with its quotes is 66 bytes. */
 export const SHARED_FIELD_MIN_BYTES = 256;
+/**
+ * The top-level fields stored, wherever they are large: what a run sends again and again in its inputs. A
+ * subagent's `agent` (its definition and prompt) and `scope` (the run scope, carried unchanged), a lead's
+ * `agents` (the catalog) and `scope`; a model call's `tools` (the specs), `messages` and `system_context` (the
+ * same first messages and context in every call of a turn's retries and of a fork).
+ */
+export const SHARED_FIELD_NAMES: ReadonlySet<string> = new Set([
+  'agent',
+  'agents',
+  'scope',
+  'tools',
+  'messages',
+  'system_context',
+]);
 /** Below this a payload cannot hold a field worth storing next to its others. */
 const MIN_PAYLOAD_BYTES = SHARED_FIELD_MIN_BYTES + 16;
 /** Fields' JSON kept in memory by digest, at most this many characters in all (oldest dropped first). */
@@ -53,6 +71,8 @@ export interface SharedFieldsCodecOptions {
   wholeAboveBytes?: number;
   /** False: payloads are written whole (`payloads.shared_fields: false`); those written with it are still read. */
   share?: boolean;
+  /** The top-level fields that may be stored (default SHARED_FIELD_NAMES); reading takes any. */
+  fieldNames?: ReadonlySet<string>;
 }
 
 export class SharedFieldsCodec implements PayloadCodec {
@@ -60,6 +80,7 @@ export class SharedFieldsCodec implements PayloadCodec {
   readonly minFieldBytes: number;
   readonly wholeAboveBytes: number;
   readonly share: boolean;
+  readonly fieldNames: ReadonlySet<string>;
   /** Digest → the field's JSON: stored by or read into this process (an insertion-ordered LRU). */
   private readonly known = new Map<string, string>();
   private knownChars = 0;
@@ -69,6 +90,7 @@ export class SharedFieldsCodec implements PayloadCodec {
     this.minFieldBytes = options.minFieldBytes ?? SHARED_FIELD_MIN_BYTES;
     this.wholeAboveBytes = options.wholeAboveBytes ?? Infinity;
     this.share = options.share ?? true;
+    this.fieldNames = options.fieldNames ?? SHARED_FIELD_NAMES;
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
@@ -93,8 +115,8 @@ export class SharedFieldsCodec implements PayloadCodec {
     const fields = value as Record<string, unknown>;
     const large: [string, string][] = [];
     for (const [name, field] of Object.entries(fields)) {
-      // `__proto__` would be set as the prototype on decoding rather than as a field: it stays in place.
-      if (name === '__proto__' || (typeof field !== 'object' && typeof field !== 'string')) continue;
+      // Only the named fields (never `__proto__`, which decoding would set as the prototype, not as a field).
+      if (!this.fieldNames.has(name) || (typeof field !== 'object' && typeof field !== 'string')) continue;
       const json = JSON.stringify(field);
       if (json.length >= this.minFieldBytes) large.push([name, json]);
     }

@@ -189,7 +189,7 @@ export const payloadsSection = section('payloads', {
   threshold_bytes: wholeNumber(MIN_PAYLOAD_THRESHOLD_BYTES, MAX_PAYLOAD_THRESHOLD_BYTES).default(
     DEFAULT_PAYLOAD_THRESHOLD_BYTES,
   ),
-  shared_fields: bool.default(false),
+  shared_fields: bool.default(true),
   store: oneOf(PAYLOAD_STORES).default('local'),
   path: z
     .string({ error: 'is not text (a folder)' })

@@ -5,6 +5,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { AdmissionSettings } from '../../contracts/admission';
 import type { LeadRunInput } from '../../contracts/lead';
+import type { PayloadSettings } from '../../contracts/config/payloads';
 import type { leadRunWorkflow } from '../../workflows/lead-run';
 import { projectDataConverter } from '../../payloads/data-converter';
 import { createProjectWorker, hostWorkerStopped, type ProjectWorkerOptions } from '../../worker/worker';
@@ -44,13 +45,19 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
-/** A client with the project's claim-check codec (the suite's payload store: SUBAGENTS_PAYLOAD_DIR). */
-export async function connectClient(address = testAddress()): Promise<TestClient> {
+/**
+ * A client with the project's codecs on the suite's payload store (SUBAGENTS_PAYLOAD_DIR), or on `payloads`'
+ * store: a test whose workers use another store gives theirs, since what the client starts holds shared fields.
+ */
+export async function connectClient(
+  address = testAddress(),
+  payloads?: PayloadSettings,
+): Promise<TestClient> {
   const connection = await Connection.connect({ address });
   const client = new Client({
     connection,
     namespace: testNamespace(),
-    dataConverter: projectDataConverter(),
+    dataConverter: projectDataConverter(payloads),
   });
   return { client, close: () => connection.close() };
 }

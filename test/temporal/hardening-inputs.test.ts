@@ -16,6 +16,7 @@ import { RunIdTakenError, SubagentsClient } from '../../client/api';
 import { INVALID_INPUT_FAILURE_TYPE, InvalidInputError } from '../../contracts/inputs';
 import type { LeadRunInput } from '../../contracts/lead';
 import type { SubagentInput } from '../../contracts/subagent';
+import { projectDataConverter } from '../../payloads/data-converter';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { subagentWorkflow } from '../../workflows/subagent';
 import {
@@ -85,7 +86,8 @@ async function replaysAsRefused(handle: WorkflowHandle): Promise<void> {
   ]);
   await expect(
     Worker.runReplayHistory(
-      { workflowBundle: { codePath: testWorkflowBundle() } },
+      // The project's converter: its input's larger fields are in the payload store (payloads.shared_fields).
+      { workflowBundle: { codePath: testWorkflowBundle() }, dataConverter: projectDataConverter() },
       history,
       handle.workflowId,
     ),

@@ -26,6 +26,7 @@ import { Host, hostsUnavailable } from '../support/hosts';
 import { MOTO_CREDENTIALS, motoMissing, startMoto, type MotoServer } from '../support/moto';
 import { available, itWhere } from '../support/required';
 import { artifactsDir } from '../support/outcomes';
+import { payloadSettings } from '../../payloads/store';
 import { historyOutline } from '../support/histories';
 import { WORKSPACE_FAILURES } from '../../contracts/workspace';
 import { leadInput, tempDir, writeScript } from '../support/subagent-input';
@@ -349,6 +350,14 @@ describeWithHosts('a run on many hosts', () => {
     'loses nothing when a home host is SIGKILLed mid-run, and fences it once it returns (S3)',
     async () => {
       const moto: MotoServer = await startMoto();
+      // This test's client writes to the hosts' store: a lead's input it starts holds shared fields (its scope).
+      Object.assign(process.env, MOTO_CREDENTIALS);
+      const s3Client = await connectClient(undefined, {
+        ...payloadSettings(),
+        store: 's3',
+        s3: moto.settings,
+      });
+      const client = s3Client.client;
       try {
         const payloads = `payloads: {store: s3, s3: ${JSON.stringify(moto.settings)}}`;
         const s = { ...scenario(client, 'hosts-s3', payloads), hostEnv: MOTO_CREDENTIALS };
@@ -449,6 +458,8 @@ describeWithHosts('a run on many hosts', () => {
           `host ${victimId} no longer holds the run's workspace (epoch 1)`,
         );
       } finally {
+        await s3Client.close();
+        for (const name of Object.keys(MOTO_CREDENTIALS)) delete process.env[name];
         await moto.stop();
       }
     },

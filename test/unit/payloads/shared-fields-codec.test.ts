@@ -70,6 +70,20 @@ describe('SharedFieldsCodec', () => {
     expect(readdirSync(dir)).toHaveLength(0);
   });
 
+  it("writes a result and a query's answer whole: only the inputs a run repeats are stored", async () => {
+    const ledger = Array.from({ length: 8 }, (_, i) => ({ task_id: `call-${i}`, status: 'completed' }));
+    const payloads = [
+      // A lead's result: other Temporal clients read it without the project's codecs.
+      toPayload({ status: 'completed', final_output: 'Done. '.repeat(100), ledger }),
+      // The Web UI's metadata query: its current details are read by the UI, no codec in between.
+      toPayload({ definition: { type: 'leadRunWorkflow' }, currentDetails: 'lead · completed. '.repeat(40) }),
+    ];
+    const encoded = await codec.encode(payloads);
+    encoded.forEach((payload, i) => expect(payload).toBe(payloads[i]));
+    const [input] = await codec.encode([toPayload({ agent, ledger, note: 'n'.repeat(400) })]);
+    expect(JSON.parse(new TextDecoder().decode(input.data))).toMatchObject({ shared: ['agent'] });
+  });
+
   it('leaves a payload the claim-check stores whole to it', async () => {
     const bounded = new SharedFieldsCodec({ store: new LocalDirBlobStore(dir), wholeAboveBytes: 4096 });
     const large = toPayload({ agent, notes: 'n'.repeat(4096) });

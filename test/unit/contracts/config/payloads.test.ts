@@ -25,7 +25,7 @@ describe('the payloads: section', () => {
   it('defaults to a local store, a 16 KiB threshold and the codec endpoint on, trusting no page, /encode off', () => {
     expect(defaultConfig().payloads).toEqual({
       threshold_bytes: 16384,
-      shared_fields: false,
+      shared_fields: true,
       store: 'local',
       codec_server: CODEC_SERVER_DEFAULTS,
       encryption: { key_env: 'SUBAGENTS_ENCRYPTION_KEY', key_command_timeout_seconds: 10 },
@@ -50,7 +50,7 @@ describe('the payloads: section', () => {
     });
     expect(config.payloads).toEqual({
       threshold_bytes: 65536,
-      shared_fields: false,
+      shared_fields: true,
       store: 's3',
       s3: {
         endpoint: 'http://minio.internal:9000',
@@ -143,12 +143,12 @@ describe('the payloads: section', () => {
     );
   });
 
-  it('shares fields only when asked: by default the project codec writes payloads whole', () => {
-    expect((projectCodec(parseConfig({}).config.payloads).codecs[0] as SharedFieldsCodec).share).toBe(false);
-    const { config } = parseConfig({ payloads: { shared_fields: true } });
-    expect(config.payloads.shared_fields).toBe(true);
+  it('shares fields by default, and writes payloads whole when told not to', () => {
+    expect((projectCodec(parseConfig({}).config.payloads).codecs[0] as SharedFieldsCodec).share).toBe(true);
+    const { config } = parseConfig({ payloads: { shared_fields: false } });
+    expect(config.payloads.shared_fields).toBe(false);
     const [shared] = projectCodec(config.payloads).codecs as [SharedFieldsCodec];
-    expect(shared.share).toBe(true);
+    expect(shared.share).toBe(false);
     expect(problemsOf({ shared_fields: 'no' })).toHaveLength(1);
   });
 
