@@ -5,9 +5,9 @@
  * every model call's input (the same definitions, the same tool specs) then costs history a digest each time
  * and the store one blob in all (issue 50).
  *
- * Only fields named in SHARED_FIELD_NAMES are stored: the inputs a run repeats. A workflow's result, a query's
- * answer (the Web UI's current details), an activity's result are written whole: other Temporal clients and the
- * Web UI read those without the project's codecs, and none of them repeats.
+ * Only fields named in SHARED_FIELD_NAMES are stored: the inputs a run repeats. No workflow's result and no
+ * query's answer (the Web UI's current details among them) holds such a field, so they are written whole: other
+ * Temporal clients and the Web UI read those without the project's codecs, and none of them repeats.
  *
  * On the wire: metadata `encoding: json/shared-fields`; data, as JSON, `{"value": <the object with each
  * stored field's value replaced by its digest>, "shared": [<the names of the stored fields>]}`. Decoding
