@@ -1,7 +1,8 @@
 /**
  * What the server keeps of the workers polling a task queue: their heartbeats (ListWorkers), read by the
  * client's liveness checks (client/worker-liveness.ts), by the workspace's home check
- * (activities/workspace/home-liveness.ts), and by `run` for the config each worker runs with.
+ * (activities/workspace/home-liveness.ts), by the lost-worker watch (worker/lost-workers.ts), and by `run` for
+ * the config each worker runs with.
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -11,6 +12,24 @@ import { temporal } from '@temporalio/proto';
  * how a worker publishes the digest of the config it runs runs with (worker/config-digest.ts).
  */
 export const CONFIG_DIGEST_PLUGIN_PREFIX = 'durable-subagents.config/';
+
+/**
+ * How often each worker tells the server it runs (one small call for all of a process's workers): clients
+ * tell a killed worker from a live one after three missed beats, and a stopped one at once from its last
+ * beat (client/worker-liveness.ts); a run whose home host fell silent moves its workspace after three
+ * (activities/workspace/home-liveness.ts), so the beat bounds how soon a lost host's runs go on. The SDK's
+ * default, 60 s, would leave `run` and `status` guessing for minutes.
+ */
+export const WORKER_HEARTBEAT_INTERVAL_MS = 1000;
+
+/** How long a worker's heartbeat may stand still before it counts as dead: three beats. */
+export const LOST_WORKER_SILENCE_MS = 3 * WORKER_HEARTBEAT_INTERVAL_MS;
+
+/**
+ * A worker first seen with a beat older than this (by its clock and ours: skew only changes which dead workers
+ * are swept) is left alone: it died before anyone watched, and the timeouts have settled its calls.
+ */
+const RECENT_BEAT_MS = 60_000;
 
 /** A worker's latest heartbeat. */
 export interface HeartbeatSeen {
@@ -99,4 +118,47 @@ export async function taskQueueHeartbeats(
     return undefined;
   }
   return seen;
+}
+
+/** Which workers fell silent: fed each reading of the heartbeats, with this process's clock (pure: unit-tested). */
+export class SilenceTracker {
+  private readonly latest = new Map<string, { atMs: number; firstSeenMs: number; changed: boolean }>();
+  private readonly lost = new Set<string>();
+
+  constructor(
+    private readonly self: string,
+    private readonly silenceMs: number,
+  ) {}
+
+  /**
+   * The workers found dead by this reading, each once. `nowMs`: a monotonic clock of this process, which times
+   * the silences; `wallMs`: the wall clock, only to tell a worker first seen long dead from one just killed.
+   */
+  observe(beats: readonly HeartbeatSeen[], nowMs: number, wallMs: number = Date.now()): string[] {
+    const found: string[] = [];
+    for (const beat of beats) {
+      if (beat.identity === this.self || beat.identity === '' || beat.atMs === undefined) continue;
+      if (beat.status !== 'running') {
+        this.latest.delete(beat.identity);
+        continue;
+      }
+      const known = this.latest.get(beat.identity);
+      if (known === undefined || known.atMs !== beat.atMs) {
+        // Beating now, or (first seen) recently by its own clock: a worker long dead is left to the timeouts.
+        const recent = known !== undefined || wallMs - beat.atMs < RECENT_BEAT_MS;
+        this.latest.set(beat.identity, { atMs: beat.atMs, firstSeenMs: nowMs, changed: recent });
+        continue;
+      }
+      if (!known.changed || this.lost.has(beat.identity)) continue;
+      if (nowMs - known.firstSeenMs < this.silenceMs) continue;
+      this.lost.add(beat.identity);
+      found.push(beat.identity);
+    }
+    return found;
+  }
+
+  /** Whether `identity` was found dead by an earlier reading (and has not beaten since). */
+  isLost(identity: string): boolean {
+    return this.lost.has(identity);
+  }
 }

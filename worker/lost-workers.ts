@@ -16,61 +16,13 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { taskQueueHeartbeats, type HeartbeatSeen } from '../contracts/worker-heartbeats';
+import { LOST_WORKER_SILENCE_MS, SilenceTracker, taskQueueHeartbeats } from '../contracts/worker-heartbeats';
 import { WORKER_LOST_FAILURE } from '../contracts/workspace';
-import { WORKER_HEARTBEAT_INTERVAL_MS } from './runtime';
-
-/** How long a worker's heartbeat may stand still before it counts as dead: three beats. */
-export const LOST_WORKER_SILENCE_MS = 3 * WORKER_HEARTBEAT_INTERVAL_MS;
-
-/**
- * A worker first seen with a beat older than this (by its clock and ours: skew only changes which dead workers
- * are swept) is left alone: it died before anyone watched, and the timeouts have settled its calls.
- */
-const RECENT_BEAT_MS = 60_000;
 
 /** How often the heartbeats are read. */
 const POLL_MS = 500;
 
 const STARTED = temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-
-/** Which workers fell silent: fed each reading of the heartbeats, with this process's clock (pure: unit-tested). */
-export class SilenceTracker {
-  private readonly latest = new Map<string, { atMs: number; firstSeenMs: number; changed: boolean }>();
-  private readonly lost = new Set<string>();
-
-  constructor(
-    private readonly self: string,
-    private readonly silenceMs: number,
-  ) {}
-
-  /**
-   * The workers found dead by this reading, each once. `nowMs`: a monotonic clock of this process, which times
-   * the silences; `wallMs`: the wall clock, only to tell a worker first seen long dead from one just killed.
-   */
-  observe(beats: readonly HeartbeatSeen[], nowMs: number, wallMs: number = Date.now()): string[] {
-    const found: string[] = [];
-    for (const beat of beats) {
-      if (beat.identity === this.self || beat.identity === '' || beat.atMs === undefined) continue;
-      if (beat.status !== 'running') {
-        this.latest.delete(beat.identity);
-        continue;
-      }
-      const known = this.latest.get(beat.identity);
-      if (known === undefined || known.atMs !== beat.atMs) {
-        // Beating now, or (first seen) recently by its own clock: a worker long dead is left to the timeouts.
-        const recent = known !== undefined || wallMs - beat.atMs < RECENT_BEAT_MS;
-        this.latest.set(beat.identity, { atMs: beat.atMs, firstSeenMs: nowMs, changed: recent });
-        continue;
-      }
-      if (!known.changed || this.lost.has(beat.identity)) continue;
-      if (nowMs - known.firstSeenMs < this.silenceMs) continue;
-      this.lost.add(beat.identity);
-      found.push(beat.identity);
-    }
-    return found;
-  }
-}
 
 export interface LostWorkerWatchOptions {
   client: Client;

@@ -9,6 +9,7 @@ import { ConfigError, type MetricsSettings } from '../contracts/config';
 import { metricsExporter } from './metrics';
 import { LEAD_RUN_FAILED_PREFIX, LEAD_RUN_TIMED_OUT_PREFIX } from '../contracts/lead';
 import { SUBAGENT_FAILED_PREFIX, SUBAGENT_TIMED_OUT_PREFIX } from '../contracts/subagent';
+import { WORKER_HEARTBEAT_INTERVAL_MS } from '../contracts/worker-heartbeats';
 
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const satisfies readonly LogLevel[];
 
@@ -119,14 +120,8 @@ export interface RuntimeSettings {
   metrics?: MetricsSettings;
 }
 
-/**
- * How often each worker tells the server it runs (one small call for all of a process's workers): clients
- * tell a killed worker from a live one after three missed beats, and a stopped one at once from its last
- * beat (client/worker-liveness.ts); a run whose home host fell silent moves its workspace after three
- * (activities/workspace/home-liveness.ts), so the beat bounds how soon a lost host's runs go on. The SDK's
- * default, 60 s, would leave `run` and `status` guessing for minutes.
- */
-export const WORKER_HEARTBEAT_INTERVAL_MS = 1000;
+/** How often each worker beats (contracts/worker-heartbeats.ts says what reads it). */
+export { WORKER_HEARTBEAT_INTERVAL_MS };
 
 /**
  * Every log of the SDK at `level` or above goes to stderr: the TypeScript side's through the logger, the Rust

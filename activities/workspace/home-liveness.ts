@@ -3,12 +3,21 @@
  * its attempt there was lost: the answer decides between trying the home again and moving the workspace. It
  * reads what the server keeps: the pollers of the home's activity task queue and the heartbeats of the workers
  * polling it (every second from this project's: worker/runtime.ts). A host whose worker said it stopped, or fell
- * silent for five beats (10 s at the least), is gone; one that beat within the last one and a half beats is
- * alive; in between the question is asked again.
+ * silent for five beats (10 s at the least) by the clocks of both, is gone; one that beat within the last one and
+ * a half beats is alive; in between the question is asked again, and the asker remembers what it read: a host
+ * whose every worker's beat then stands still for three beats of the asker's own clock is gone, the lost-worker
+ * watch's measure (worker/lost-workers.ts), which no clock skew or slow reader moves.
  */
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { taskQueueHeartbeats, millis } from '../../contracts/worker-heartbeats';
+import { performance } from 'node:perf_hooks';
+import {
+  LOST_WORKER_SILENCE_MS,
+  SilenceTracker,
+  taskQueueHeartbeats,
+  millis,
+  type HeartbeatSeen,
+} from '../../contracts/worker-heartbeats';
 
 export type HomeVerdict = 'alive' | 'gone' | 'unsure';
 
@@ -46,12 +55,47 @@ export function homeVerdict(
   return verdict;
 }
 
-/** What the server says of the host queue `queue` now. */
+/**
+ * An 'unsure' verdict made sure by what this asker saw before (pure: unit-tested): 'gone' once every running
+ * worker of the home has been found dead by `tracker` (fed `beats` here, `monotonicMs` its clock).
+ */
+export function rememberedVerdict(
+  verdict: HomeVerdict,
+  beats: readonly HeartbeatSeen[] | undefined,
+  tracker: SilenceTracker,
+  monotonicMs: number,
+  wallMs: number,
+): HomeVerdict {
+  if (verdict !== 'unsure' || beats === undefined) return verdict;
+  tracker.observe(beats, monotonicMs, wallMs);
+  const running = beats.filter((beat) => beat.status === 'running' || beat.status === 'unknown');
+  return running.length > 0 && running.every((beat) => tracker.isLost(beat.identity)) ? 'gone' : verdict;
+}
+
+/**
+ * Asks what the server says of the host queue `queue`, each call afresh, remembering the heartbeats it read
+ * (`rememberedVerdict`): ask again while 'unsure'.
+ */
+export function homeVerdictAsker(
+  client: Pick<Client, 'workflowService'>,
+  namespace: string,
+  queue: string,
+): () => Promise<HomeVerdict> {
+  const tracker = new SilenceTracker('', LOST_WORKER_SILENCE_MS);
+  return async () => {
+    let beats: HeartbeatSeen[] | undefined;
+    const verdict = await askHomeVerdict(client, namespace, queue, Date.now, (read) => (beats = read));
+    return rememberedVerdict(verdict, beats, tracker, performance.now(), Date.now());
+  };
+}
+
+/** What the server says of the host queue `queue` now; `seen` is given the heartbeats read. */
 export async function askHomeVerdict(
   client: Pick<Client, 'workflowService'>,
   namespace: string,
   queue: string,
   nowMs: () => number = Date.now,
+  seen?: (beats: HeartbeatSeen[] | undefined) => void,
 ): Promise<HomeVerdict> {
   const { pollers } = await client.workflowService.describeTaskQueue({
     namespace,
@@ -63,5 +107,6 @@ export async function askHomeVerdict(
     return lastAccessMs === undefined ? {} : { lastAccessMs };
   });
   const heartbeats = await taskQueueHeartbeats(client, namespace, queue);
+  seen?.(heartbeats);
   return homeVerdict(listed, heartbeats, nowMs());
 }

@@ -7,7 +7,7 @@
 import { Context } from '@temporalio/activity';
 import type { HomePlacement, Relocation } from '../../contracts/workspace';
 import { whileHeartbeating } from '../activity-context';
-import { askHomeVerdict } from './home-liveness';
+import { homeVerdictAsker } from './home-liveness';
 import type { WorkspaceHost } from './host';
 
 export interface RelocateWorkspaceInput {
@@ -24,13 +24,10 @@ export function createWorkspaceActivities(host: WorkspaceHost) {
     relocateWorkspace: (input: RelocateWorkspaceInput): Promise<Relocation> =>
       whileHeartbeating(async (signal) => {
         const context = Context.current();
+        const ask = homeVerdictAsker(context.client, context.info.namespace, input.placement.queue);
         const homeAlive = async (): Promise<boolean> => {
           for (;;) {
-            const verdict = await askHomeVerdict(
-              context.client,
-              context.info.namespace,
-              input.placement.queue,
-            );
+            const verdict = await ask();
             if (verdict !== 'unsure') return verdict === 'alive';
             await new Promise((resolve) => setTimeout(resolve, VERDICT_POLL_MS));
             signal.throwIfAborted();

@@ -1,5 +1,5 @@
 import type { HeartbeatSeen } from '../../../contracts/worker-heartbeats';
-import { SilenceTracker } from '../../../worker/lost-workers';
+import { SilenceTracker } from '../../../contracts/worker-heartbeats';
 
 const beat = (
   identity: string,
