@@ -17,6 +17,7 @@ import { DEFAULT_WORKSPACE_SETTINGS } from '../../contracts/workspace';
 import { workspaceHosting } from '../../worker/workspace-hosting';
 import { leadRunWorkflow } from '../../workflows/lead-run';
 import { Worker } from '@temporalio/worker';
+import { projectDataConverter } from '../../payloads/data-converter';
 import {
   connectClient,
   testWorkflowBundle,
@@ -156,7 +157,8 @@ it('sends a first call refused by a host without the workspace to its home, and 
           // Replayed (another worker, or the cache evicted it), the refused local try takes the same path.
           for (const handle of [writer, reader]) {
             await Worker.runReplayHistory(
-              { workflowBundle: { codePath: testWorkflowBundle() } },
+              // The project's converter: the inputs' larger fields are in the payload store (shared fields).
+              { workflowBundle: { codePath: testWorkflowBundle() }, dataConverter: projectDataConverter() },
               await handle.fetchHistory(),
               handle.workflowId,
             );
