@@ -3,7 +3,7 @@
  * counts, as client/delegation-status.ts reads them, with the held calls a person may decide.
  */
 import { UsageError } from './flags';
-import { pendingApprovalLines } from './approvals';
+import { approvalText, pendingApprovalLines } from './approvals';
 import type { BatchResult } from '../contracts/batch';
 import type { SubagentProgress } from '../contracts/queries';
 import type { SubagentResult } from '../contracts/subagent';
@@ -35,15 +35,22 @@ export function delegationStatusLines(status: DelegationStatus): string[] {
     head = `${id}: ${status.execution_status.toLowerCase()} without a result`;
   }
   const held = status.progress?.approvals ?? [];
+  const waits = `${id} waits for a person: ${held.length} tool ${held.length === 1 ? 'call' : 'calls'} held for approval`;
   return [
     head,
-    // Decided on the lead run (its Updates pass the decision down), by the ref the lead knows the call by.
-    ...(held.length > 0
+    // Decided on the lead run (its Updates pass the decision down), by the ref the lead knows the call by. A
+    // subagent's fork has no lead run, and `approve`/`deny` take only a lead's id: its calls are listed alone.
+    ...(held.length > 0 && status.kind === 'subagent_fork'
       ? [
-          `${id} waits for a person: ${held.length} tool ${held.length === 1 ? 'call' : 'calls'} held for approval`,
-          ...pendingApprovalLines(status.lead_run_id ?? id, held),
+          waits,
+          ...held.map(
+            (approval) => `approval ${approvalText(approval)}; denied at ${approval.expires_at} if undecided`,
+          ),
+          `approve and deny do not take a fork's id yet: the calls are denied when their time runs out`,
         ]
-      : []),
+      : held.length > 0
+        ? [waits, ...pendingApprovalLines(status.lead_run_id ?? id, held)]
+        : []),
     ...(status.error && !head.includes(status.error) ? [`error: ${status.error}`] : []),
     `${id} is ${status.is}; ${status.see.join('; ')}`,
     ...(status.ui_url ? [`Web UI: ${status.ui_url}`] : []),

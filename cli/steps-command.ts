@@ -68,7 +68,7 @@ async function stepsWorkflowId(
   const { kind } = await identify(client, first);
   if (kind.kind === 'unknown') throw new UsageError(`steps: no run or subagent ${first} on ${address}`);
   if (second === undefined) {
-    if (kind.kind === 'subagent' || kind.kind === 'batch_item') return first;
+    if (kind.kind === 'subagent' || kind.kind === 'subagent_fork' || kind.kind === 'batch_item') return first;
     if (kind.kind === 'lead')
       throw new UsageError(
         `steps: give a task id too: subagents steps ${first} <task-id> (task ids: subagents ledger ${first})`,

@@ -7,16 +7,19 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { batchStatusQuery, type BatchResult, type BatchStatus } from '../contracts/batch';
 import { subagentProgressQuery, type SubagentProgress } from '../contracts/queries';
 import type { SubagentResult } from '../contracts/subagent';
+import { FORK_WORKFLOW_TYPES } from '../contracts/run-fork';
 import { closedOutcome, insteadLines, kindText, type IdKind } from './id-kinds';
 
 /** The status of a subagent, a batch item or a batch (`status --json` of one). */
 export interface DelegationStatus {
   workflow_id: string;
-  kind: 'subagent' | 'batch_item' | 'batch';
+  kind: 'subagent' | 'subagent_fork' | 'batch_item' | 'batch';
   /** What it is, in words (`a subagent of run …`). */
   is: string;
   lead_run_id?: string;
   batch_id?: string;
+  /** A subagent's fork: the subagent it was forked from. */
+  forked_from?: string;
   state: 'open' | 'finished';
   /** Temporal's status of the execution (RUNNING, COMPLETED, FAILED, CANCELED, TERMINATED, TIMED_OUT). */
   execution_status: string;
@@ -34,10 +37,15 @@ export interface DelegationStatus {
 }
 
 /** The ids DelegationStatus is about. */
-export type DelegationKind = Extract<IdKind, { kind: 'subagent' | 'batch_item' | 'batch' }>;
+export type DelegationKind = Extract<IdKind, { kind: 'subagent' | 'subagent_fork' | 'batch_item' | 'batch' }>;
 
 export function isDelegationKind(kind: IdKind): kind is DelegationKind {
-  return kind.kind === 'subagent' || kind.kind === 'batch_item' || kind.kind === 'batch';
+  return (
+    kind.kind === 'subagent' ||
+    kind.kind === 'subagent_fork' ||
+    kind.kind === 'batch_item' ||
+    kind.kind === 'batch'
+  );
 }
 
 /**
@@ -88,6 +96,9 @@ export async function readDelegationStatus(
       if (closed.result) status.result = closed.result;
       if (closed.error) status.error = closed.error;
     }
+  } else if (open && description.type === FORK_WORKFLOW_TYPES.subagent) {
+    // A fork's first execution reads the original's state, then goes on as the subagent that answers this.
+    status.progress = { state: 'queued', turns: 0, last_seq: 0 };
   } else if (open) {
     status.progress = await ask(`subagent ${kind.id}`, description.taskQueue, () =>
       handle.query(subagentProgressQuery),
@@ -100,8 +111,13 @@ export async function readDelegationStatus(
   return status;
 }
 
-function leadAndBatch(kind: DelegationKind): { lead_run_id?: string; batch_id?: string } {
+function leadAndBatch(kind: DelegationKind): {
+  lead_run_id?: string;
+  batch_id?: string;
+  forked_from?: string;
+} {
   if (kind.kind === 'subagent') return { lead_run_id: kind.leadId };
+  if (kind.kind === 'subagent_fork') return { forked_from: kind.forkedFrom };
   if (kind.kind === 'batch') return kind.leadId === undefined ? {} : { lead_run_id: kind.leadId };
   return { batch_id: kind.batchId, ...(kind.leadId !== undefined && { lead_run_id: kind.leadId }) };
 }

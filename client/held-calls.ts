@@ -7,6 +7,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription }
 import type { PendingApproval } from '../contracts/approvals';
 import type { PendingQuestion } from '../contracts/clarification';
 import { leadStatusQuery } from '../contracts/lead';
+import { FORK_WORKFLOW_TYPES } from '../contracts/run-fork';
 import { subagentProgressQuery } from '../contracts/queries';
 import { askAndWait, isOpen, type QueryAsker } from './delegation-status';
 import { identify, type IdKind } from './id-kinds';
@@ -52,7 +53,9 @@ export async function heldCalls(
   const what = `${kind.kind === 'lead' ? 'run' : 'subagent'} ${workflowId}`;
   if (kind.kind === 'lead')
     return (await ask(what, description.taskQueue, () => handle.query(leadStatusQuery))).approvals ?? [];
-  if (kind.kind === 'subagent' || kind.kind === 'batch_item')
+  // A subagent's fork holds nothing while its first execution reads the original's state.
+  if (kind.kind === 'subagent_fork' && description.type === FORK_WORKFLOW_TYPES.subagent) return [];
+  if (kind.kind === 'subagent' || kind.kind === 'subagent_fork' || kind.kind === 'batch_item')
     return (
       (await ask(what, description.taskQueue, () => handle.query(subagentProgressQuery))).approvals ?? []
     );

@@ -13,13 +13,16 @@ import {
 } from '@temporalio/client';
 import { ADMISSION_WORKFLOW_TYPE } from '../contracts/admission';
 import { isCancelledFailure, RESULT_MEMO } from '../contracts/closing';
-import { LEAD_RUN_ID } from '../contracts/search-attributes';
+import { FORK_WORKFLOW_TYPES } from '../contracts/run-fork';
+import { FORKED_FROM, LEAD_RUN_ID } from '../contracts/search-attributes';
 
 /** What a workflow id names, as far as these commands care. */
 export type IdKind =
   | { kind: 'lead'; id: string }
   /** A delegation: `<parent>/task/<task>`, its parent the lead or (nested) another subagent. */
   | { kind: 'subagent'; id: string; leadId: string; parentId: string; taskId: string }
+  /** A fork of one subagent (`subagents fork <subagent-id>`): a run of its own, `forkedFrom` the original. */
+  | { kind: 'subagent_fork'; id: string; forkedFrom: string }
   /** A batch: a lead's (`<lead>/batch/<id>`, leadId set) or one `batch start` or a schedule started. */
   | { kind: 'batch'; id: string; leadId?: string }
   /** One attempt of one item of a batch: `<batch>/item/<key>/<attempt>`. */
@@ -36,9 +39,9 @@ const ADMISSION = /^subagents-(run-)?admission\/(.+)$/;
 
 /**
  * The kind of workflow `id` names, from its type (and its `LeadRunId` search attribute, `leadRunId`, which
- * a batch that belongs to no lead run sets to its own id).
+ * a batch that belongs to no lead run sets to its own id; its `ForkedFrom`, `forkedFrom`, set on a fork).
  */
-export function kindOf(id: string, workflowType: string, leadRunId?: string): IdKind {
+export function kindOf(id: string, workflowType: string, leadRunId?: string, forkedFrom?: string): IdKind {
   const lead = leadRunId !== undefined && leadRunId !== id ? leadRunId : undefined;
   switch (workflowType) {
     case 'leadRunWorkflow':
@@ -65,8 +68,13 @@ export function kindOf(id: string, workflowType: string, leadRunId?: string): Id
         const leadId = lead ?? id.slice(0, id.indexOf('/task/'));
         return { kind: 'subagent', id, leadId, parentId: task[1], taskId: task[2] };
       }
+      // A subagent's fork: its first execution reads the original (below), then it continues as this type.
+      if (forkedFrom !== undefined && lead === undefined) return { kind: 'subagent_fork', id, forkedFrom };
       return { kind: 'other', id, workflowType };
     }
+    case FORK_WORKFLOW_TYPES.subagent:
+      if (forkedFrom !== undefined) return { kind: 'subagent_fork', id, forkedFrom };
+      return { kind: 'other', id, workflowType };
     case ADMISSION_WORKFLOW_TYPE: {
       const admission = ADMISSION.exec(id);
       if (admission)
@@ -98,8 +106,9 @@ export async function identify(client: Client, id: string): Promise<Identified> 
     if (err instanceof WorkflowNotFoundError) return { kind: { kind: 'unknown', id } };
     throw err;
   }
-  const leadRunId = description.typedSearchAttributes.get(LEAD_RUN_ID);
-  return { kind: kindOf(id, description.type, leadRunId), description };
+  const attributes = description.typedSearchAttributes;
+  const kind = kindOf(id, description.type, attributes.get(LEAD_RUN_ID), attributes.get(FORKED_FROM));
+  return { kind, description };
 }
 
 /** `a subagent of run L`, `a batch`, …: what the id is, as the rest of a sentence. */
@@ -111,6 +120,8 @@ export function kindText(kind: IdKind): string {
       return kind.parentId === kind.leadId
         ? `a subagent of run ${kind.leadId}`
         : `a subagent of ${kind.parentId} (run ${kind.leadId})`;
+    case 'subagent_fork':
+      return `a fork of subagent ${kind.forkedFrom}, a run of its own`;
     case 'batch':
       return kind.leadId === undefined ? 'a batch' : `a batch of run ${kind.leadId}`;
     case 'batch_item':
@@ -162,6 +173,12 @@ export function insteadLines(command: string, kind: IdKind): string[] {
         ...(kind.leadId !== undefined && command !== 'cancel'
           ? [`its run's ${noun}: subagents ${command} ${kind.leadId}`]
           : []),
+      ];
+    case 'subagent_fork':
+      return [
+        `its status: subagents status ${kind.id}`,
+        `its steps: subagents steps ${kind.id}`,
+        `the subagent it was forked from: subagents status ${kind.forkedFrom}`,
       ];
     case 'batch_item':
       return [

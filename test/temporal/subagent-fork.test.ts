@@ -230,6 +230,27 @@ it("subagents fork <subagent-id> --turn 1 --json prints the fork's result with i
     expect(result.run_id).toMatch(/^run-/);
     expect(result.forked_from).toMatchObject({ from_run_id: subagentId, turn: 1 });
     expect(fake.chatRequests.length - before).toBe(1);
+
+    // The fork's own id reads as a subagent's: its status names where it came from, its steps are its own.
+    const status = await runCli(['status', result.run_id, ...server], cliEnv());
+    expect(status.stderr).toBe('');
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`${result.run_id}: completed`);
+    expect(status.stdout).toContain(`${result.run_id} is a fork of subagent ${subagentId}, a run of its own`);
+    const statusJson = await runCli(['status', result.run_id, '--json', ...server], cliEnv());
+    expect(JSON.parse(statusJson.stdout)).toMatchObject({
+      workflow_id: result.run_id,
+      kind: 'subagent_fork',
+      forked_from: subagentId,
+      state: 'finished',
+    });
+    const steps = await runCli(['steps', result.run_id, ...server], cliEnv());
+    expect(steps.code).toBe(0);
+    expect(steps.stdout).toContain('Part b is done: tool-output-of-part-b');
+    // A command that reads a lead run says what the id is and what reads it.
+    const ledger = await runCli(['ledger', result.run_id, ...server], cliEnv());
+    expect(ledger.code).toBe(2);
+    expect(ledger.stderr).toContain(`its steps: subagents steps ${result.run_id}`);
   });
 }, 240_000);
 
