@@ -131,7 +131,7 @@ export class SilenceTracker {
   ) {}
 
   /**
-   * The workers found dead by this reading, each once. `nowMs`: a monotonic clock of this process, which times
+   * The workers found dead by this reading, each once a silence. `nowMs`: a monotonic clock of this process, which times
    * the silences; `wallMs`: the wall clock, only to tell a worker first seen long dead from one just killed.
    */
   observe(beats: readonly HeartbeatSeen[], nowMs: number, wallMs: number = Date.now()): string[] {
@@ -147,6 +147,8 @@ export class SilenceTracker {
         // Beating now, or (first seen) recently by its own clock: a worker long dead is left to the timeouts.
         const recent = known !== undefined || wallMs - beat.atMs < RECENT_BEAT_MS;
         this.latest.set(beat.identity, { atMs: beat.atMs, firstSeenMs: nowMs, changed: recent });
+        // One found dead that beats again was stalled, not dead: alive now, and found again if it falls silent.
+        this.lost.delete(beat.identity);
         continue;
       }
       if (!known.changed || this.lost.has(beat.identity)) continue;

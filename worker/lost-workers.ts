@@ -11,7 +11,7 @@
  * with `WorkerLost`: the workflow learns of it as of any failed attempt (a retryable call is retried, an
  * at-most-once call reported interrupted, a home's workspace asked about) seconds sooner than the timeout.
  *
- * Only a worker beating lately counts (one long dead when the watch began is left to the timeouts); one that said it stopped is left alone (its shutdown settles its calls); each dead worker once.
+ * Only a worker beating lately counts (one long dead when the watch began is left to the timeouts); one that said it stopped is left alone (its shutdown settles its calls); each silence once.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';

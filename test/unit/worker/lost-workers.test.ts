@@ -22,6 +22,16 @@ describe('SilenceTracker', () => {
     expect(tracker.observe([beat('a@host', 1100)], 9000)).toEqual([]);
   });
 
+  it('takes one found dead that beats again for alive, and finds it again if it falls silent again', () => {
+    const tracker = new SilenceTracker('me@host', 3000);
+    tracker.observe([beat('a@host', 1000)], 1000, 1000);
+    expect(tracker.observe([beat('a@host', 1000)], 4000, 4000)).toEqual(['a@host']);
+    expect(tracker.isLost('a@host')).toBe(true);
+    tracker.observe([beat('a@host', 6000)], 6000, 6000);
+    expect(tracker.isLost('a@host')).toBe(false);
+    expect(tracker.observe([beat('a@host', 6000)], 9000, 9000)).toEqual(['a@host']);
+  });
+
   it('does not count a slow reader against a live worker: a late reading finds a newer beat', () => {
     const tracker = new SilenceTracker('me@host', 3000);
     tracker.observe([beat('a@host', 0)], 0);
