@@ -14,6 +14,11 @@ export function approvalText(approval: PendingApproval): string {
   );
 }
 
+/** The line of a held call that says what it is and when it is denied undecided. */
+export function heldCallLine(approval: PendingApproval): string {
+  return `approval ${approvalText(approval)}; denied at ${approval.expires_at} if undecided`;
+}
+
 /**
  * The three lines of a held call: what it is, and the two commands that decide it (`--call` only when the run
  * holds more than one, or the call is a subagent's).
@@ -26,7 +31,7 @@ export function approvalLines(
 ): string[] {
   const ref = several || approval.ref.includes('/') ? approval.ref : undefined;
   return [
-    `approval ${approvalText(approval)}; denied at ${approval.expires_at} if undecided`,
+    heldCallLine(approval),
     `  approve: ${approveCommandLine(runId, ref, flags)}`,
     `  deny:    ${denyCommandLine(runId, ref, flags)}`,
   ];

@@ -3,7 +3,7 @@
  * counts, as client/delegation-status.ts reads them, with the held calls a person may decide.
  */
 import { UsageError } from './flags';
-import { approvalText, pendingApprovalLines } from './approvals';
+import { heldCallLine, pendingApprovalLines } from './approvals';
 import type { BatchResult } from '../contracts/batch';
 import type { SubagentProgress } from '../contracts/queries';
 import type { SubagentResult } from '../contracts/subagent';
@@ -43,9 +43,7 @@ export function delegationStatusLines(status: DelegationStatus): string[] {
     ...(held.length > 0 && status.kind === 'subagent_fork'
       ? [
           waits,
-          ...held.map(
-            (approval) => `approval ${approvalText(approval)}; denied at ${approval.expires_at} if undecided`,
-          ),
+          ...held.map(heldCallLine),
           `approve and deny do not take a fork's id yet: the calls are denied when their time runs out`,
         ]
       : held.length > 0

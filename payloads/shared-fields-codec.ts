@@ -71,8 +71,6 @@ export interface SharedFieldsCodecOptions {
   wholeAboveBytes?: number;
   /** False: payloads are written whole (`payloads.shared_fields: false`); those written with it are still read. */
   share?: boolean;
-  /** The top-level fields that may be stored (default SHARED_FIELD_NAMES); reading takes any. */
-  fieldNames?: ReadonlySet<string>;
 }
 
 export class SharedFieldsCodec implements PayloadCodec {
@@ -80,7 +78,6 @@ export class SharedFieldsCodec implements PayloadCodec {
   readonly minFieldBytes: number;
   readonly wholeAboveBytes: number;
   readonly share: boolean;
-  readonly fieldNames: ReadonlySet<string>;
   /** Digest → the field's JSON: stored by or read into this process (an insertion-ordered LRU). */
   private readonly known = new Map<string, string>();
   private knownChars = 0;
@@ -90,7 +87,6 @@ export class SharedFieldsCodec implements PayloadCodec {
     this.minFieldBytes = options.minFieldBytes ?? SHARED_FIELD_MIN_BYTES;
     this.wholeAboveBytes = options.wholeAboveBytes ?? Infinity;
     this.share = options.share ?? true;
-    this.fieldNames = options.fieldNames ?? SHARED_FIELD_NAMES;
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
@@ -116,7 +112,7 @@ export class SharedFieldsCodec implements PayloadCodec {
     const large: [string, string][] = [];
     for (const [name, field] of Object.entries(fields)) {
       // Only the named fields (never `__proto__`, which decoding would set as the prototype, not as a field).
-      if (!this.fieldNames.has(name) || (typeof field !== 'object' && typeof field !== 'string')) continue;
+      if (!SHARED_FIELD_NAMES.has(name) || (typeof field !== 'object' && typeof field !== 'string')) continue;
       const json = JSON.stringify(field);
       if (json.length >= this.minFieldBytes) large.push([name, json]);
     }
